@@ -1,0 +1,74 @@
+#!/bin/sh
+# ljlog set-up: Debian packages, the matching LuaJIT source tree, and the build.
+# Usage: scripts/setup.sh [--no-build]    (run as root, or with sudo available)
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+deps="$top/third_party"
+pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev libcriterion-dev
+autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3"
+
+say() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install as root: $pkgs"
+	sudo="sudo"
+fi
+
+# -- Debian packages ---------------------------------------------------------
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	say "installing:$missing"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi
+
+# -- LuaJIT source matching the installed luajit -------------------------------
+# A private apt configuration with deb-src lines: the system's is left alone.
+ver=$(dpkg-query -W -f='${Version}' luajit)
+src="$deps/luajit-$ver"
+if [ ! -f "$src/src/lj_obj.h" ]; then
+	say "fetching LuaJIT source $ver (apt-get source)"
+	apt="$deps/apt"
+	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$deps/dl"
+	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+	cat >"$apt/sources.list" <<EOT
+deb-src http://deb.debian.org/debian $suite main
+deb-src http://deb.debian.org/debian $suite-updates main
+deb-src http://deb.debian.org/debian-security $suite-security main
+EOT
+	opts="-o Dir::Etc::SourceList=$apt/sources.list -o Dir::Etc::SourceParts=/dev/null
+-o Dir::State::Lists=$apt/lists -o Dir::Cache::Archives=$apt/archives
+-o APT::Sandbox::User=root"
+	# shellcheck disable=SC2086
+	apt-get $opts update -q >/dev/null || die "apt-get update for deb-src failed"
+	rm -rf "$deps/dl"/* "$src"
+	# shellcheck disable=SC2086
+	(cd "$deps/dl" && apt-get $opts source -q --download-only "luajit=$ver" >/dev/null) ||
+		die "apt-get source luajit=$ver failed"
+	(cd "$deps/dl" && dpkg-source -q -x ./*.dsc "$src" >/dev/null 2>&1) ||
+		die "dpkg-source could not unpack luajit $ver"
+	[ -f "$src/src/lj_obj.h" ] || die "no src/lj_obj.h in $src"
+fi
+ln -sfn "luajit-$ver" "$deps/luajit-src"
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+# -- Build -------------------------------------------------------------------
+cd "$top"
+if [ ! -f configure ] || [ configure.ac -nt configure ]; then
+	say "autoreconf"
+	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+fi
+if [ ! -f Makefile ] || [ configure -nt config.status ]; then
+	say "configure"
+	./configure -q --with-luajit-src="$deps/luajit-src" ${LJLOG_CONFIGURE_FLAGS:-}
+fi
+say "make"
+make -s -j"$(nproc)" >/dev/null

@@ -1,0 +1,91 @@
+/*
+** ljlog file format constants, shared by the writer and the reader.
+** doc/format.txt is the source of truth; tests/unit/test_format.c checks this.
+*/
+#ifndef LJLOG_BLOCKS_FORMAT_H
+#define LJLOG_BLOCKS_FORMAT_H
+
+/* -- Version changelog ---------------------------------------------------- */
+/* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events. */
+#define FORMAT_VERSION 1
+
+/* -- File and block header ------------------------------------------------- */
+#define FORMAT_MAGIC "LJLOG\r\n\x1a"
+#define FORMAT_MAGIC_LEN 8
+#define FORMAT_SYNC 0xB10Cu
+#define FORMAT_HEADER_LEN 16
+#define FORMAT_MAX_PAYLOAD (64u << 20)
+
+/* Block kinds. */
+enum format_kind {
+	FORMAT_KIND_INTRO = 1,
+	FORMAT_KIND_END = 2,
+	FORMAT_KIND_MAPPING = 3,
+	FORMAT_KIND_EVENTS = 4,
+};
+
+/* Counter kinds (INTRO counter_kind). */
+enum format_counter {
+	FORMAT_COUNTER_TSC = 1,
+	FORMAT_COUNTER_MONO_NS = 2,
+};
+
+/* MAPPING record kinds. */
+enum format_rec {
+	FORMAT_REC_VM = 1,
+	FORMAT_REC_PROTO = 2,
+	FORMAT_REC_CFUNC = 3,
+	FORMAT_REC_FFUNC = 4,
+	FORMAT_REC_COROUTINE = 5,
+};
+
+#define FORMAT_VM_JIT_OFF 1u  /* VM record flags, bit 0 */
+#define FORMAT_CO_MAIN 1u     /* COROUTINE record flags, bit 0 */
+
+/* -- Events ------------------------------------------------------------------ */
+/* First byte of an event: op in the high 3 bits, lo in the low 5. */
+#define FORMAT_OP_SHIFT 5
+#define FORMAT_LO_MASK 31u
+#define FORMAT_SLOT_ESCAPE 31u /* lo value: an sleb slot delta follows */
+
+enum format_op {
+	FORMAT_OP_ENTER = 0,
+	FORMAT_OP_EXIT = 1,
+	FORMAT_OP_ALLOC = 2,
+	FORMAT_OP_FREE = 3,
+	FORMAT_OP_REALLOC = 4,
+	FORMAT_OP_GC = 5,
+	FORMAT_OP_SWITCH = 6,
+	FORMAT_OP_VM = 7,
+};
+
+/* VM event sub-kinds (lo of FORMAT_OP_VM). */
+enum format_vm_sub {
+	FORMAT_VM_ATTACH = 0,
+	FORMAT_VM_DETACH = 1,
+};
+
+/* Allocation site kinds (lo of ALLOC and REALLOC). */
+enum format_site {
+	FORMAT_SITE_UNKNOWN = 0,
+	FORMAT_SITE_LUA = 1,
+	FORMAT_SITE_C = 2,
+	FORMAT_SITE_TRACE = 3,
+	FORMAT_SITE_GC = 4,
+	FORMAT_SITE_JIT = 5,
+	FORMAT_SITE_INTERNAL = 6,
+	FORMAT_SITE__MAX
+};
+
+/* GC phases (lo of FORMAT_OP_GC), LuaJIT's GCS* order. */
+enum format_gc_phase {
+	FORMAT_GC_PAUSE = 0,
+	FORMAT_GC_PROPAGATE = 1,
+	FORMAT_GC_ATOMIC = 2,
+	FORMAT_GC_SWEEPSTRING = 3,
+	FORMAT_GC_SWEEP = 4,
+	FORMAT_GC_FINALIZE = 5,
+	FORMAT_GC__MAX
+};
+
+#endif

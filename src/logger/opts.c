@@ -1,0 +1,237 @@
+/*
+** ljlog options: the LUAJIT_PROFILE grammar, log[:opt[,opt]...].
+** Pure parsing: no LuaJIT, no allocation, usable from the CLI.
+*/
+#include "logger/opts.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char valid_list[] =
+	"calls, alloc, gc, nodefaults, keepjit, file=PATH, buffer=SIZE, "
+	"flush=INTERVAL";
+
+/* Any context. The valid option names, for messages and --help. */
+const char *opts_valid_list(void)
+{
+	return valid_list;
+}
+
+static int word_is(const char *s, size_t len, const char *w)
+{
+	return strlen(w) == len && memcmp(s, w, len) == 0;
+}
+
+/* Parse the leading decimal digits of s[0..len); returns digits used. */
+static size_t digits(const char *s, size_t len, uint64_t *v)
+{
+	size_t i = 0;
+	uint64_t r = 0;
+	while (i < len && s[i] >= '0' && s[i] <= '9') {
+		if (r > (UINT64_MAX - 9) / 10)
+			return 0;
+		r = r * 10 + (uint64_t)(s[i] - '0');
+		i++;
+	}
+	*v = r;
+	return i;
+}
+
+/* Any context. Parse "100ms", "1s", "500us", "250ns", "0"; 0 or -EINVAL. */
+int opts_parse_duration(const char *s, size_t len, uint64_t *ns)
+{
+	uint64_t v, mul;
+	size_t n = digits(s, len, &v);
+	if (n == 0)
+		return -EINVAL;
+	const char *u = s + n;
+	size_t ul = len - n;
+	if (ul == 0 && v == 0)
+		mul = 1;
+	else if (word_is(u, ul, "ns"))
+		mul = 1;
+	else if (word_is(u, ul, "us"))
+		mul = 1000;
+	else if (word_is(u, ul, "ms"))
+		mul = 1000000;
+	else if (word_is(u, ul, "s"))
+		mul = 1000000000;
+	else
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*ns = v * mul;
+	return 0;
+}
+
+/* Any context. Parse "4096", "64k", "1m", "1g"; 0 or -EINVAL. */
+int opts_parse_size(const char *s, size_t len, uint64_t *bytes)
+{
+	uint64_t v, mul = 1;
+	size_t n = digits(s, len, &v);
+	if (n == 0)
+		return -EINVAL;
+	const char *u = s + n;
+	size_t ul = len - n;
+	if (ul == 1 || (ul == 2 && (u[1] == 'b' || u[1] == 'B'))) {
+		switch (u[0]) {
+		case 'k': case 'K': mul = 1ull << 10; break;
+		case 'm': case 'M': mul = 1ull << 20; break;
+		case 'g': case 'G': mul = 1ull << 30; break;
+		default: return -EINVAL;
+		}
+	} else if (ul != 0) {
+		return -EINVAL;
+	}
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*bytes = v * mul;
+	return 0;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, const char *s,
+		size_t len)
+{
+	if (err && errlen) {
+		char buf[256];
+		snprintf(buf, sizeof buf, "%.*s", (int)(len > 200 ? 200 : len), s);
+		snprintf(err, errlen, fmt, buf, valid_list);
+	}
+	return -EINVAL;
+}
+
+/* Apply one option s[0..len) to o. */
+static int one(const char *s, size_t len, struct opts *o, unsigned *named,
+	       int *nodefaults, char *err, size_t errlen)
+{
+	const char *eq = memchr(s, '=', len);
+	size_t kl = eq ? (size_t)(eq - s) : len;
+	const char *val = eq ? eq + 1 : NULL;
+	size_t vl = eq ? len - kl - 1 : 0;
+
+	if (len == 0)
+		return 0; /* "calls,,alloc" and a trailing comma are fine */
+	if (!eq) {
+		if (word_is(s, len, "calls"))
+			*named |= OPTS_CALLS;
+		else if (word_is(s, len, "alloc"))
+			*named |= OPTS_ALLOC;
+		else if (word_is(s, len, "gc"))
+			*named |= OPTS_GC;
+		else if (word_is(s, len, "nodefaults"))
+			*nodefaults = 1;
+		else if (word_is(s, len, "keepjit"))
+			o->keepjit = 1;
+		else if (word_is(s, len, "sample") || word_is(s, len, "jit") ||
+			 word_is(s, len, "host"))
+			return fail(err, errlen,
+				    "option '%s' is not available in this "
+				    "version of ljlog (valid: %s)",
+				    s, len);
+		else if (word_is(s, len, "file") || word_is(s, len, "buffer") ||
+			 word_is(s, len, "flush"))
+			return fail(err, errlen,
+				    "option '%s' needs a value, like file=PATH, "
+				    "buffer=SIZE, flush=INTERVAL (valid: %s)",
+				    s, len);
+		else
+			return fail(err, errlen,
+				    "unknown option '%s' (valid: %s)", s, len);
+		return 0;
+	}
+	if (word_is(s, kl, "file")) {
+		if (vl == 0)
+			return fail(err, errlen,
+				    "option '%s' needs a path (valid: %s)", s,
+				    len);
+		if (vl >= sizeof o->file)
+			return fail(err, errlen, "option '%s' is too long%.0s",
+				    s, kl);
+		memcpy(o->file, val, vl);
+		o->file[vl] = '\0';
+	} else if (word_is(s, kl, "buffer")) {
+		uint64_t b;
+		if (opts_parse_size(val, vl, &b) < 0 || b < OPTS_MIN_BUFFER ||
+		    b > OPTS_MAX_BUFFER)
+			return fail(err, errlen,
+				    "bad size in '%s': use 4k to 1g, like "
+				    "buffer=512k (valid: %s)",
+				    s, len);
+		o->buffer = (size_t)b;
+	} else if (word_is(s, kl, "flush")) {
+		uint64_t ns;
+		if (opts_parse_duration(val, vl, &ns) < 0)
+			return fail(err, errlen,
+				    "bad interval in '%s': use a unit, like "
+				    "flush=100ms, 1s, 500us, or 0 (valid: %s)",
+				    s, len);
+		o->flush_ns = ns;
+	} else {
+		return fail(err, errlen, "unknown option '%s' (valid: %s)", s,
+			    len);
+	}
+	return 0;
+}
+
+/* Any context. Parse s into o; 0 or -EINVAL with a message in err. */
+int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
+{
+	unsigned named = 0;
+	int nodefaults = 0;
+	memset(o, 0, sizeof *o);
+	o->buffer = OPTS_DEFAULT_BUFFER;
+	o->flush_ns = OPTS_DEFAULT_FLUSH_NS;
+	snprintf(o->file, sizeof o->file, "%s", OPTS_DEFAULT_FILE);
+	if (err && errlen)
+		err[0] = '\0';
+	if (!s)
+		s = "";
+	if (strncmp(s, "log", 3) == 0 && (s[3] == '\0' || s[3] == ':'))
+		s += s[3] ? 4 : 3;
+	else if (strchr(s, ':') && !memchr(s, ',', (size_t)(strchr(s, ':') - s)) &&
+		 !memchr(s, '=', (size_t)(strchr(s, ':') - s)))
+		return fail(err, errlen,
+			    "unknown profiler '%s': ljlog takes 'log:OPTIONS' "
+			    "(valid options: %s)",
+			    s, (size_t)(strchr(s, ':') - s));
+	while (*s) {
+		const char *c = strchr(s, ',');
+		size_t len = c ? (size_t)(c - s) : strlen(s);
+		int r = one(s, len, o, &named, &nodefaults, err, errlen);
+		if (r < 0)
+			return r;
+		s += len + (c != NULL);
+	}
+	o->events = nodefaults ? named : (OPTS_DEFAULTS | named);
+	return 0;
+}
+
+/* Any context. Expand %p (pid) and %% in pattern; 0 or -ENAMETOOLONG. */
+int opts_expand_file(const char *pattern, pid_t pid, char *out, size_t outlen)
+{
+	size_t n = 0;
+	for (const char *p = pattern; *p; p++) {
+		char tmp[24];
+		const char *add = tmp;
+		size_t al;
+		if (p[0] == '%' && p[1] == 'p') {
+			snprintf(tmp, sizeof tmp, "%ld", (long)pid);
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			tmp[0] = '%', tmp[1] = '\0';
+			p++;
+		} else {
+			tmp[0] = *p, tmp[1] = '\0';
+		}
+		al = strlen(add);
+		if (n + al + 1 > outlen)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, al);
+		n += al;
+	}
+	if (n + 1 > outlen)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	return 0;
+}

@@ -1,0 +1,50 @@
+/*
+** ljlog options: the LUAJIT_PROFILE grammar, log[:opt[,opt]...].
+** Shared by the profiler and the ljlog CLI (record validates before running).
+*/
+#ifndef LJLOG_LOGGER_OPTS_H
+#define LJLOG_LOGGER_OPTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Event families. */
+#define OPTS_CALLS 0x1u
+#define OPTS_ALLOC 0x2u
+#define OPTS_GC 0x4u
+#define OPTS_DEFAULTS (OPTS_CALLS | OPTS_ALLOC | OPTS_GC)
+
+#define OPTS_FILE_MAX 4096
+#define OPTS_DEFAULT_FILE "ljlog-%p.ljlog"
+#define OPTS_DEFAULT_BUFFER (512u << 10)
+#define OPTS_MIN_BUFFER (4u << 10)
+#define OPTS_MAX_BUFFER (1u << 30)
+#define OPTS_DEFAULT_FLUSH_NS 1000000000ull
+
+/* Parsed options. */
+struct opts {
+	unsigned events;	  /* OPTS_* families */
+	int keepjit;		  /* calls: leave the JIT on */
+	size_t buffer;		  /* per-VM event buffer bytes */
+	uint64_t flush_ns;	  /* flush interval, 0: only when full */
+	char file[OPTS_FILE_MAX]; /* output path, %p not yet expanded */
+};
+
+/* Any context. Parse s ("log:calls,file=x" or "calls,file=x"); 0 or -EINVAL
+** with a one-line message in err naming the bad option and the valid ones. */
+int opts_parse(const char *s, struct opts *o, char *err, size_t errlen);
+
+/* Any context. Parse "100ms", "1s", "500us", "250ns", "0"; 0 or -EINVAL. */
+int opts_parse_duration(const char *s, size_t len, uint64_t *ns);
+
+/* Any context. Parse "4096", "64k", "1m", "1g"; 0 or -EINVAL. */
+int opts_parse_size(const char *s, size_t len, uint64_t *bytes);
+
+/* Any context. Expand %p (pid) and %% in pattern; 0 or -ENAMETOOLONG. */
+int opts_expand_file(const char *pattern, pid_t pid, char *out, size_t outlen);
+
+/* Any context. The valid option names, for messages and --help. */
+const char *opts_valid_list(void);
+
+#endif
