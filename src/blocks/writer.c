@@ -1,1 +1,242 @@
-/* placeholder */
+/*
+** ljlog writer: block building and the process's one output file.
+*/
+#include "blocks/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stat/clock.h"
+
+/* -- Byte buffers -------------------------------------------------------------- */
+
+/* Owner thread only. Grow b for n more bytes (cold path of wbuf_room). */
+uint8_t *wbuf_grow(struct wbuf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	while (cap < b->len + n)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (!p)
+		return NULL;
+	b->p = p;
+	b->cap = cap;
+	return b->p + b->len;
+}
+
+/* Owner thread only. Free the buffer's memory. */
+void wbuf_free(struct wbuf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+/* Owner thread only. Start a block: reserves its header. */
+size_t writer_block_begin(struct wbuf *b)
+{
+	if (!wbuf_room(b, FORMAT_HEADER_LEN))
+		return (size_t)-1;
+	size_t off = b->len;
+	b->len += FORMAT_HEADER_LEN;
+	return off;
+}
+
+/* Owner thread only. Finish the block started at off: packs its header. */
+void writer_block_end(struct wbuf *b, size_t off, unsigned kind)
+{
+	uint8_t *hdr = b->p + off;
+	size_t len = b->len - off - FORMAT_HEADER_LEN;
+	blocks_header_pack(hdr, kind, hdr + FORMAT_HEADER_LEN, (uint32_t)len);
+}
+
+/* -- The output file (global lock) ------------------------------------------- */
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int fd;			/* -1 when closed */
+	int err;		/* sticky -errno */
+	uint64_t bytes;		/* bytes written */
+	uint64_t blocks;	/* blocks written */
+	uint64_t events;	/* events in EVENTS blocks written */
+	uint64_t vms;		/* VMs attached over the run */
+	char path[4096];
+} out = {.fd = -1};
+
+/* Any thread. Take the global lock. */
+void writer_lock(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+/* Any thread. Release the global lock. */
+void writer_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+/* Caller holds the global lock. 1 while an output file is open. */
+int writer_is_open(void)
+{
+	return out.fd >= 0;
+}
+
+/* Caller holds the global lock. The open file's path. */
+const char *writer_path(void)
+{
+	return out.fd >= 0 ? out.path : "";
+}
+
+/* Write all of p with one write(2), retrying only on EINTR/short writes. */
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static uint8_t *put_clock(uint8_t *p)
+{
+	struct clock_pair c;
+	clock_pair_now(&c);
+	p = blocks_uleb_put(p, c.counter);
+	p = blocks_uleb_put(p, c.mono_ns);
+	return blocks_uleb_put(p, c.real_ns);
+}
+
+/* Caller holds the global lock. Create path and write magic + INTRO. */
+int writer_open(const char *path, const struct writer_intro *in, char *err,
+		size_t errlen)
+{
+	struct wbuf b = {0};
+	char exe[4096];
+	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (el < 0)
+		el = 0;
+	exe[el] = '\0';
+	size_t vl = strlen(in->luajit_version), ol = strlen(in->options);
+	uint64_t hz = clock_hz();
+
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		int e = errno;
+		snprintf(err, errlen, "cannot open '%s' for writing: %s", path,
+			 strerror(e));
+		return -e;
+	}
+	uint8_t *p = wbuf_room(&b, FORMAT_MAGIC_LEN);
+	if (!p)
+		goto nomem;
+	memcpy(p, FORMAT_MAGIC, FORMAT_MAGIC_LEN);
+	b.len += FORMAT_MAGIC_LEN;
+	size_t off = writer_block_begin(&b);
+	p = off == (size_t)-1 ? NULL : wbuf_room(&b, 128 + (size_t)el + vl + ol);
+	if (!p)
+		goto nomem;
+	p = blocks_uleb_put(p, FORMAT_VERSION);
+	p = blocks_uleb_put(p, sizeof(void *));
+	p = blocks_uleb_put(p, (uint64_t)getpid());
+	p = blocks_str_put(p, exe, (size_t)el);
+	p = blocks_str_put(p, in->luajit_version, vl);
+	p = blocks_str_put(p, in->options, ol);
+	p = blocks_uleb_put(p, CLOCK_KIND);
+	p = blocks_uleb_put(p, CLOCK_TS_SHIFT);
+	p = blocks_uleb_put(p, hz);
+	p = put_clock(p);
+	b.len = (size_t)(p - b.p);
+	writer_block_end(&b, off, FORMAT_KIND_INTRO);
+	int r = write_all(fd, b.p, b.len);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-r));
+		close(fd);
+		wbuf_free(&b);
+		return r;
+	}
+	out.fd = fd;
+	out.err = 0;
+	out.bytes = b.len;
+	out.blocks = 1;
+	out.events = 0;
+	out.vms = 0;
+	snprintf(out.path, sizeof out.path, "%s", path);
+	wbuf_free(&b);
+	return 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	close(fd);
+	wbuf_free(&b);
+	return -ENOMEM;
+}
+
+/* Caller holds the global lock. Write the blocks in b with one write(2). */
+int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
+{
+	if (out.fd < 0)
+		return -EBADF;
+	if (out.err)
+		return out.err;
+	int r = write_all(out.fd, b->p, b->len);
+	if (r < 0) {
+		out.err = r;
+		return r;
+	}
+	out.bytes += b->len;
+	out.blocks += nblocks;
+	out.events += nevents;
+	return 0;
+}
+
+/* Caller holds the global lock. Count one more VM attached over the run. */
+void writer_count_vm(void)
+{
+	out.vms++;
+}
+
+/* Caller holds the global lock. Write the END block and close. */
+int writer_close(void)
+{
+	if (out.fd < 0)
+		return -EBADF;
+	struct wbuf b = {0};
+	size_t off = writer_block_begin(&b);
+	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(&b, 96);
+	if (p) {
+		p = blocks_uleb_put(p, out.events);
+		p = blocks_uleb_put(p, out.blocks);
+		p = blocks_uleb_put(p, out.bytes);
+		p = blocks_uleb_put(p, 0); /* samples dropped */
+		p = blocks_uleb_put(p, out.vms);
+		p = put_clock(p);
+		b.len = (size_t)(p - b.p);
+		writer_block_end(&b, off, FORMAT_KIND_END);
+		writer_write(&b, 1, 0);
+	} else if (!out.err) {
+		out.err = -ENOMEM;
+	}
+	wbuf_free(&b);
+	int r = out.err;
+	if (close(out.fd) < 0 && !r)
+		r = -errno;
+	if (r)
+		fprintf(stderr,
+			"ljlog: writing '%s' failed after %llu bytes: %s; "
+			"the log is readable up to there\n",
+			out.path, (unsigned long long)out.bytes, strerror(-r));
+	out.fd = -1;
+	return r;
+}

@@ -1,1 +1,73 @@
-/* placeholder */
+/*
+** ljlog writer: block building and the process's one output file.
+** The global lock serialises writers; every batch of blocks is one write(2).
+*/
+#ifndef LJLOG_BLOCKS_WRITER_H
+#define LJLOG_BLOCKS_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blocks/blocks.h"
+
+/* Growable byte buffer for building blocks. */
+struct wbuf {
+	uint8_t *p;
+	size_t len;
+	size_t cap;
+};
+
+/* Owner thread only. Make room for n more bytes; pointer to write at, or
+** NULL when out of memory. */
+static inline uint8_t *wbuf_room(struct wbuf *b, size_t n)
+{
+	extern uint8_t *wbuf_grow(struct wbuf *b, size_t n);
+	if (__builtin_expect(b->len + n > b->cap, 0))
+		return wbuf_grow(b, n);
+	return b->p + b->len;
+}
+
+/* Owner thread only. Free the buffer's memory. */
+void wbuf_free(struct wbuf *b);
+
+/* Owner thread only. Start a block: reserves its header; returns the
+** block's offset in b, or (size_t)-1 when out of memory. */
+size_t writer_block_begin(struct wbuf *b);
+
+/* Owner thread only. Finish the block started at off: packs its header. */
+void writer_block_end(struct wbuf *b, size_t off, unsigned kind);
+
+/* What the INTRO block says besides the clock. */
+struct writer_intro {
+	const char *luajit_version;
+	const char *options;
+};
+
+/* Any thread. Take / release the global lock. */
+void writer_lock(void);
+void writer_unlock(void);
+
+/* Caller holds the global lock. 1 while an output file is open. */
+int writer_is_open(void);
+
+/* Caller holds the global lock. The open file's path ("" when closed). */
+const char *writer_path(void);
+
+/* Caller holds the global lock. Create path and write magic + INTRO; 0 or
+** -errno with a message in err. */
+int writer_open(const char *path, const struct writer_intro *in, char *err,
+		size_t errlen);
+
+/* Caller holds the global lock. Write the blocks in b (nblocks of them,
+** holding nevents events) with one write(2). A failure is kept (sticky):
+** later writes are dropped. 0 or the sticky -errno. */
+int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents);
+
+/* Caller holds the global lock. Count one more VM attached over the run. */
+void writer_count_vm(void);
+
+/* Caller holds the global lock. Write the END block and close; reports a
+** sticky error on stderr. 0 or -errno. */
+int writer_close(void);
+
+#endif

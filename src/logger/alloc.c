@@ -1,1 +1,152 @@
-/* placeholder */
+/*
+** ljlog allocator wrapper.
+** Every free of a mapped address forgets its ID; entering a sweep phase
+** flushes first, because sweeping frees prototypes and coroutines.
+*/
+#include "logger/alloc.h"
+
+#include "logger/logger.h"
+
+/* -- Sites ---------------------------------------------------------------------- */
+
+/* Site word (buf.h) of an allocation happening now; *key gets the site's
+** pointer or ffid. ptr is the block being reallocated (or NULL). */
+static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
+			lua_State **co)
+{
+	global_State *g = vm->g;
+	int32_t st = g->vmstate;
+	*co = NULL;
+	if (st >= 0) { /* compiled code: trace number */
+		jit_State *J = G2J(g);
+		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+		if (T && gcref(T->startpt)) {
+			GCproto *pt = &gcref(T->startpt)->pt;
+			const BCIns *pc = mref(T->startpc, const BCIns);
+			uint32_t line = lj_proto_line(pt, proto_bcpos(pt, pc));
+			*key = (uint64_t)(uintptr_t)pt;
+			return FORMAT_SITE_TRACE | BUF_KEY_PROTO << 4 |
+			       (uint64_t)line << 8;
+		}
+		return FORMAT_SITE_TRACE;
+	}
+	switch (~st) {
+	case LJ_VMST_GC:
+		return FORMAT_SITE_GC;
+	case LJ_VMST_RECORD:
+	case LJ_VMST_OPT:
+	case LJ_VMST_ASM:
+		return FORMAT_SITE_JIT;
+	default:
+		break;
+	}
+	lua_State *L = &gcref(g->cur_L)->th;
+	if (!gcref(g->cur_L))
+		return FORMAT_SITE_INTERNAL;
+	TValue *stack = tvref(L->stack), *base = L->base;
+	/* The Lua stack itself is being reallocated: don't read frames. */
+	if (ptr == (void *)stack)
+		return FORMAT_SITE_INTERNAL;
+	if (base <= stack + 1 + LJ_FR2 || base > tvref(L->maxstack))
+		return FORMAT_SITE_INTERNAL;
+	GCfunc *fn = frame_func(base - 1);
+	if (fn->c.gct != (uint8_t)~LJ_TFUNC)
+		return FORMAT_SITE_UNKNOWN;
+	*co = L;
+	if (isluafunc(fn)) {
+		GCproto *pt = funcproto(fn);
+		uint32_t line = (uint32_t)pt->firstline;
+		void *cf = cframe_raw(L->cframe);
+		if (cf) {
+			const BCIns *pc = cframe_pc(cf), *bc = proto_bc(pt);
+			if (pc > bc && pc <= bc + pt->sizebc)
+				line = lj_proto_line(pt, proto_bcpos(pt, pc) - 1);
+		}
+		*key = (uint64_t)(uintptr_t)pt;
+		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 | (uint64_t)line << 8;
+	}
+	if (fn->c.ffid > FF_C) {
+		*key = fn->c.ffid;
+		return FORMAT_SITE_C | BUF_KEY_FFUNC << 4;
+	}
+	*key = (uint64_t)(uintptr_t)fn->c.f;
+	return FORMAT_SITE_C | BUF_KEY_CFUNC << 4;
+}
+
+/* -- GC phases ------------------------------------------------------------------- */
+
+/* VM thread only. The GC moved to another phase since the last call. */
+static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
+{
+	global_State *g = vm->g;
+	uint8_t st = g->gc.state;
+	vm->gcstate = st;
+	if (vm->events & OPTS_GC) {
+		uint64_t ts = clock_now();
+		uint64_t *p = logger_reserve(vm, NULL, ts);
+		p[0] = BUF_W0(BUF_GC, st);
+		p[1] = ts;
+		p[2] = g->gc.total;
+		vm->bp = p + 3;
+	}
+	/* Sweeping frees prototypes and coroutines the buffer may name. */
+	if (st == GCSsweepstring || st == GCSsweep)
+		logger_flush_full(vm);
+}
+
+/* -- The allocator ----------------------------------------------------------------- */
+
+/* VM thread only. lua_Alloc wrapper. */
+void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct logger_vm *vm = ud;
+	uint64_t x = 0, key = 0;
+	lua_State *co = NULL;
+	void *np;
+
+	if (LJ_UNLIKELY(vm->g->gc.state != vm->gcstate))
+		gc_changed(vm);
+	if (!(vm->events & OPTS_ALLOC)) {
+		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		if (nsize == 0 && ptr)
+			maps_remove(&vm->map, (uintptr_t)ptr);
+		return np;
+	}
+	if (nsize)
+		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
+	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+	uint64_t ts = clock_now();
+	uint64_t *p;
+	if (nsize == 0) {
+		if (!ptr)
+			return np;
+		maps_remove(&vm->map, (uintptr_t)ptr);
+		p = logger_reserve(vm, NULL, ts);
+		p[0] = BUF_W0(BUF_FREE, 0);
+		p[1] = ts;
+		p[2] = (uint64_t)(uintptr_t)ptr;
+		p[3] = osize;
+		vm->bp = p + 4;
+	} else if (!np) {
+		return np; /* failed: LuaJIT raises its memory error */
+	} else if (!ptr) {
+		p = logger_reserve(vm, co, ts);
+		p[0] = BUF_W0(BUF_ALLOC, x);
+		p[1] = ts;
+		p[2] = key;
+		p[3] = (uint64_t)(uintptr_t)np;
+		p[4] = nsize;
+		vm->bp = p + 5;
+	} else {
+		p = logger_reserve(vm, co, ts);
+		p[0] = BUF_W0(BUF_REALLOC, x);
+		p[1] = ts;
+		p[2] = key;
+		p[3] = (uint64_t)(uintptr_t)ptr;
+		p[4] = osize;
+		p[5] = (uint64_t)(uintptr_t)np;
+		p[6] = nsize;
+		vm->bp = p + 7;
+	}
+	return np;
+}

@@ -1,1 +1,46 @@
-/* placeholder */
+/*
+** ljlog per-VM event buffer: raw records of 64-bit words.
+** Records hold raw pointers; flush (logger/flush.c) maps and encodes them.
+*/
+#ifndef LJLOG_LOGGER_BUF_H
+#define LJLOG_LOGGER_BUF_H
+
+#include <stdint.h>
+
+/* Record kinds: word 0 = kind | x << 8, word 1 = counter, then the rest. */
+enum buf_rec {
+	BUF_ENTER_LUA = 1, /* x slot, GCproto* */
+	BUF_ENTER_C,	   /* x slot, lua_CFunction */
+	BUF_ENTER_FF,	   /* x slot, ffid */
+	BUF_EXIT,	   /* x slot */
+	BUF_ALLOC,	   /* x site, site key, addr, size */
+	BUF_FREE,	   /* addr, size */
+	BUF_REALLOC,	   /* x site, site key, old addr, old size, new addr, new size */
+	BUF_GC,		   /* x phase, heap */
+	BUF_SWITCH,	   /* lua_State* */
+	BUF_ATTACH,	   /* heap */
+	BUF_DETACH,	   /* heap */
+};
+
+/* Words in the largest record, and the room kept free before a flush:
+** a record plus the SWITCH that may precede it. */
+#define BUF_REC_MAX 7
+#define BUF_SLACK (BUF_REC_MAX + 3)
+
+/* Site word (x of ALLOC/REALLOC): site kind | key kind << 4 | line << 8. */
+enum buf_key {
+	BUF_KEY_NONE = 0,
+	BUF_KEY_PROTO = 1,
+	BUF_KEY_CFUNC = 2,
+	BUF_KEY_FFUNC = 3,
+	BUF_KEY_COROUTINE = 4,
+};
+
+#define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
+#define BUF_KIND(w0) ((unsigned)((w0)&0xff))
+#define BUF_X(w0) ((w0) >> 8)
+
+/* Words of each record kind, indexed by kind. */
+extern const uint8_t buf_words[];
+
+#endif

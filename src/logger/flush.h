@@ -1,1 +1,18 @@
-/* placeholder */
+/*
+** ljlog flush: map the buffer's pointers to IDs, encode, write.
+*/
+#ifndef LJLOG_LOGGER_FLUSH_H
+#define LJLOG_LOGGER_FLUSH_H
+
+#include "logger/logger.h"
+
+/* VM thread only. Map every pointer in vm's buffer that has no ID yet
+** (copying names out of the VM), then write a MAPPING block (when new IDs
+** were made) and the EVENTS block with one write; empty the buffer.
+** Must run before the GC frees anything the buffer points to. */
+void flush_vm(struct logger_vm *vm);
+
+/* VM thread only. Write a MAPPING block holding only vm's VM record. */
+int flush_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags);
+
+#endif

@@ -1,1 +1,92 @@
-/* placeholder */
+/*
+** ljlog calls: the call/return hook and the C function wrapper.
+** LuaJIT fires call hooks for every function but return hooks only for Lua
+** functions; C functions get their EXIT from the wrapper, fast functions
+** none (doc/format.txt, "Frames").
+*/
+#include "logger/hooks.h"
+
+#include "logger/logger.h"
+
+/* VM thread only. lua_Hook for calls and returns. */
+void hooks_call(lua_State *L, lua_Debug *ar)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	if (LJ_UNLIKELY(!vm))
+		return;
+	uint64_t ts = clock_now();
+	uint64_t slot = (uint64_t)ar->i_ci;
+	TValue *frame = tvref(L->stack) + slot;
+	uint64_t *p;
+	if (ar->event == LUA_HOOKCALL) {
+		GCfunc *fn = frame_func(frame);
+		unsigned kind;
+		uint64_t what;
+		if (isluafunc(fn)) {
+			kind = BUF_ENTER_LUA;
+			what = (uint64_t)(uintptr_t)funcproto(fn);
+		} else if (lj_is_asm_ff(vm->g, fn)) {
+			kind = BUF_ENTER_FF;
+			what = fn->c.ffid;
+		} else {
+			return; /* a C function: hooks_wrap records it */
+		}
+		p = logger_reserve(vm, L, ts);
+		p[0] = BUF_W0(kind, slot);
+		p[1] = ts;
+		p[2] = what;
+		vm->bp = p + 3;
+	} else {
+		/* A vararg function returns from the frame FUNCV moved up;
+		** its ENTER was at the frame below (frame_prevd). */
+		if (frame_isvarg(frame))
+			slot -= (uint64_t)frame_sized(frame) / sizeof(TValue);
+		p = logger_reserve(vm, L, ts);
+		p[0] = BUF_W0(BUF_EXIT, slot);
+		p[1] = ts;
+		vm->bp = p + 2;
+	}
+}
+
+/* VM thread only. C function wrapper: ENTER, the call, EXIT. */
+int hooks_wrap(lua_State *L, lua_CFunction f)
+{
+	global_State *g = G(L);
+	struct logger_vm *vm = logger_vm_of(g);
+	int (*prev)(lua_State *, lua_CFunction) = NULL;
+	int n;
+	if (LJ_UNLIKELY(!vm))
+		return f(L);
+	uint64_t slot = lj_top_slot(L);
+	GCfunc *fn = lj_slot_func(L, (ptrdiff_t)slot);
+	uint64_t ts = clock_now();
+	uint64_t *p = logger_reserve(vm, L, ts);
+	/* Library functions in C (string.rep, print) are named by ffid. */
+	if (fn->c.ffid > FF_C) {
+		p[0] = BUF_W0(BUF_ENTER_FF, slot);
+		p[2] = fn->c.ffid;
+	} else {
+		p[0] = BUF_W0(BUF_ENTER_C, slot);
+		p[2] = (uint64_t)(uintptr_t)f;
+	}
+	p[1] = ts;
+	vm->bp = p + 3;
+	/* Chain to a wrapper the program set for its own C functions. */
+	if (LJ_UNLIKELY(vm->orig_wrapf != NULL) &&
+	    mref(fn->c.pc, const BCIns) == &g->bc_cfunc_ext)
+		prev = (int (*)(lua_State *, lua_CFunction))(void (*)(void))
+			vm->orig_wrapf;
+	n = prev ? prev(L, f) : f(L);
+	/* f may have detached (ljlog.stop, lua_close's finalizers): look again. */
+	vm = logger_vm_of(g);
+	if (LJ_LIKELY(vm != NULL)) {
+		if (LJ_UNLIKELY(f == vm->names.require_f))
+			names_scan(&vm->names, L); /* a module may be new */
+		ts = clock_now();
+		p = logger_reserve(vm, L, ts);
+		p[0] = BUF_W0(BUF_EXIT, slot);
+		p[1] = ts;
+		vm->bp = p + 2;
+	}
+	return n;
+}

@@ -1,1 +1,324 @@
-/* placeholder */
+/*
+** ljlog logger: attach and detach, the registry of attached VMs, exit.
+** A profiled program never crashes because of ljlog: every failure here is
+** a message and an unprofiled VM.
+*/
+#define _GNU_SOURCE
+#include "config.h"
+
+#include "logger/logger.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "logger/flush.h"
+#include "logger/hooks.h"
+
+#define SENTINEL_KEY "ljlog.sentinel"
+
+static struct logger_vm *vms; /* attached VMs; global lock */
+static int jit_note_said;     /* the JIT-off note is said once */
+
+static pid_t tid_now(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* -- Keeping the code loaded ------------------------------------------------------- */
+
+/* Any context. Keep this shared object loaded for the life of the process. */
+void logger_pin(void)
+{
+	static int pinned;
+	Dl_info info;
+	if (__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (dladdr((void *)logger_pin, &info) && info.dli_fname)
+		(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* -- Does this VM match what ljlog was built for? ---------------------------------- */
+
+static const char *running_version(lua_State *L, char *buf, size_t len)
+{
+	const char *v = NULL;
+	int top = lua_gettop(L);
+	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "jit");
+		if (lua_istable(L, -1)) {
+			lua_getfield(L, -1, "version");
+			if (lua_type(L, -1) == LUA_TSTRING) {
+				snprintf(buf, len, "%s", lua_tostring(L, -1));
+				v = buf;
+			}
+		}
+	}
+	lua_settop(L, top);
+	return v;
+}
+
+/* VM thread only. 0 when L's VM is the LuaJIT ljlog was built for. */
+static int check_vm(lua_State *L, char *err, size_t errlen)
+{
+	global_State *g = G(L);
+	char vbuf[128];
+	const char *v = running_version(L, vbuf, sizeof vbuf), *probe = NULL;
+	void *ud;
+	if (v && strcmp(v, LJLOG_EXPECT_VERSION) != 0) {
+		snprintf(err, errlen,
+			 "LuaJIT mismatch: this program runs '%s' but ljlog was "
+			 "built for '%s' (LuaJIT source %s); not profiling",
+			 v, LJLOG_EXPECT_VERSION, LJLOG_LUAJIT_SRC_VERSION);
+		return -EPROTO;
+	}
+	/* Probes: internal reads against what the public API says. */
+	if (L->gct != (uint8_t)~LJ_TTHREAD || mainthread(g)->gct != (uint8_t)~LJ_TTHREAD)
+		probe = "thread type tags";
+	else if (lua_getallocf(L, &ud) != g->allocf || ud != g->allocd)
+		probe = "allocator fields";
+	else if (g->strempty.gct != (uint8_t)~LJ_TSTR || g->strempty.len != 0)
+		probe = "empty string";
+	else if (lua_gethook(L) != g->hookf ||
+		 lua_gethookmask(L) != (g->hookmask & HOOK_EVENTMASK))
+		probe = "hook fields";
+	else if (lua_gc(L, LUA_GCCOUNT, 0) != (int)(g->gc.total >> 10) ||
+		 lua_gc(L, LUA_GCCOUNTB, 0) != (int)(g->gc.total & 0x3ff))
+		probe = "heap size";
+	else if (L->base < tvref(L->stack) || L->top < L->base ||
+		 L->top > tvref(L->maxstack))
+		probe = "stack fields";
+	if (!probe) {
+		lua_getfield(L, LUA_GLOBALSINDEX, "print");
+		if (lua_isfunction(L, -1)) {
+			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
+			if (fn->c.gct != (uint8_t)~LJ_TFUNC || fn->c.ffid <= FF_C)
+				probe = "function layout";
+		}
+		lua_pop(L, 1);
+	}
+	if (probe) {
+		snprintf(err, errlen,
+			 "LuaJIT mismatch: this program's LuaJIT (%s) does not "
+			 "have the internal layout ljlog was built for (%s, "
+			 "source %s): probe '%s' failed; not profiling",
+			 v ? v : "version unknown", LJLOG_EXPECT_VERSION,
+			 LJLOG_LUAJIT_SRC_VERSION, probe);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/* -- Closing the log at lua_close and at exit ---------------------------------------- */
+
+/* VM thread only (lua_close's finalizers). Detach before the VM is freed. */
+static int sentinel_gc(lua_State *L)
+{
+	char err[256];
+	if (logger_vm_of(G(L)) && logger_detach(L, err, sizeof err) < 0)
+		fprintf(stderr, "ljlog: %s\n", err);
+	return 0;
+}
+
+/* VM thread only. A userdata in the registry whose __gc detaches. */
+static void sentinel_set(lua_State *L)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+	int have = !lua_isnil(L, -1);
+	lua_pop(L, 1);
+	if (have)
+		return;
+	lua_newuserdata(L, 1);
+	lua_createtable(L, 0, 1);
+	lua_pushcfunction(L, sentinel_gc);
+	lua_setfield(L, -2, "__gc");
+	lua_setmetatable(L, -2);
+	lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
+}
+
+static void record_vm_event(struct logger_vm *vm, unsigned kind)
+{
+	uint64_t ts = clock_now();
+	uint64_t *p = logger_reserve(vm, NULL, ts);
+	p[0] = BUF_W0(kind, 0);
+	p[1] = ts;
+	p[2] = vm->g->gc.total;
+	vm->bp = p + 3;
+}
+
+/* Process exit without lua_close: flush this thread's VMs, write END. */
+static void at_exit(void)
+{
+	struct logger_vm *mine[64];
+	int n = 0;
+	pid_t me = tid_now();
+	writer_lock();
+	for (struct logger_vm *vm = vms; vm && n < 64; vm = vm->next)
+		if (vm->tid == me && !vm->in_flush)
+			mine[n++] = vm;
+	writer_unlock();
+	for (int i = 0; i < n; i++) {
+		record_vm_event(mine[i], BUF_DETACH);
+		flush_vm(mine[i]);
+	}
+	writer_lock();
+	if (writer_is_open())
+		writer_close();
+	writer_unlock();
+}
+
+/* -- Attach and detach ------------------------------------------------------------- */
+
+static void vm_free(struct logger_vm *vm)
+{
+	maps_free(&vm->map);
+	names_free(&vm->names);
+	wbuf_free(&vm->enc);
+	wbuf_free(&vm->out);
+	free(vm->buf);
+	free(vm);
+}
+
+/* VM thread only. Attach to L's VM; 0 or -errno with a message in err. */
+int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
+{
+	static int atexit_set;
+	global_State *g = G(L);
+	struct opts o;
+	char path[OPTS_FILE_MAX], vbuf[128];
+	int r;
+
+	if ((r = opts_parse(options, &o, err, errlen)) < 0)
+		return r;
+	if (logger_vm_of(g)) {
+		snprintf(err, errlen, "already profiling this Lua VM");
+		return -EALREADY;
+	}
+	if ((r = check_vm(L, err, errlen)) < 0)
+		return r;
+	if (opts_expand_file(o.file, getpid(), path, sizeof path) < 0) {
+		snprintf(err, errlen, "file name too long: '%.200s'", o.file);
+		return -ENAMETOOLONG;
+	}
+	logger_pin();
+
+	struct logger_vm *vm = calloc(1, sizeof *vm);
+	if (!vm || !(vm->buf = malloc(o.buffer)) || maps_init(&vm->map) < 0) {
+		if (vm)
+			vm_free(vm);
+		snprintf(err, errlen, "out of memory for a %zu byte buffer", o.buffer);
+		return -ENOMEM;
+	}
+	vm->g = g;
+	vm->events = o.events;
+	vm->buf_words = o.buffer / sizeof(uint64_t);
+	vm->bp = vm->buf;
+	vm->bend = vm->buf + vm->buf_words - BUF_SLACK;
+	vm->flush_ticks = o.flush_ns ? clock_ticks(o.flush_ns) : 0;
+	vm->flush_at = o.flush_ns ? clock_now() + vm->flush_ticks : UINT64_MAX;
+	vm->tid = tid_now();
+	names_scan(&vm->names, L);
+	names_add_c(&vm->names, sentinel_gc, "ljlog.(lua_close)");
+
+	writer_lock();
+	if (!writer_is_open()) {
+		const char *v = running_version(L, vbuf, sizeof vbuf);
+		struct writer_intro in = {v ? v : LUAJIT_VERSION,
+					  options ? options : ""};
+		if ((r = writer_open(path, &in, err, errlen)) < 0) {
+			writer_unlock();
+			vm_free(vm);
+			return r;
+		}
+		if (!atexit_set)
+			atexit_set = atexit(at_exit) == 0;
+	} else if (strcmp(writer_path(), path) != 0) {
+		snprintf(err, errlen,
+			 "this process already writes '%s': all Lua VMs of a "
+			 "process share one log, not '%s'",
+			 writer_path(), path);
+		writer_unlock();
+		vm_free(vm);
+		return -EBUSY;
+	}
+	vm->id = maps_new_id();
+	writer_count_vm();
+	vm->next = vms;
+	vms = vm;
+	writer_unlock();
+
+	/* calls: the JIT off (no hooks fire in compiled code), hook, wrapper. */
+	unsigned flags = 0;
+	if ((o.events & OPTS_CALLS) && !o.keepjit && (G2J(g)->flags & JIT_F_ON) &&
+	    !(g->hookmask & HOOK_GC)) {
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+		vm->jit_was_on = 1;
+		flags |= FORMAT_VM_JIT_OFF;
+		if (!__atomic_exchange_n(&jit_note_said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+				"ljlog: calls: turned the JIT compiler off "
+				"(LuaJIT fires no call hooks in compiled "
+				"code); add 'keepjit' to keep it on\n");
+	}
+	flush_vm_record(vm, g->gc.total, flags);
+	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
+	vm->gcstate = g->gc.state;
+	record_vm_event(vm, BUF_ATTACH);
+	lua_setallocf(L, alloc_lua, vm); /* from here on, vm is live */
+	if (o.events & OPTS_CALLS) {
+		if (g->hookf && g->hookf != hooks_call)
+			fprintf(stderr, "ljlog: calls: replacing the program's "
+					"debug hook\n");
+		vm->orig_bc_ext = g->bc_cfunc_ext;
+		vm->orig_bc_int = g->bc_cfunc_int;
+		vm->orig_wrapf = bc_op(g->bc_cfunc_ext) == BC_FUNCCW ? g->wrapf : NULL;
+		g->wrapf = (lua_CFunction)(void (*)(void))hooks_wrap;
+		g->bc_cfunc_ext = g->bc_cfunc_int = BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
+		lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
+	}
+	sentinel_set(L);
+	return 0;
+}
+
+/* VM thread only. Flush, DETACH, restore the VM; END after the last VM. */
+int logger_detach(lua_State *L, char *err, size_t errlen)
+{
+	global_State *g = G(L);
+	struct logger_vm *vm = logger_vm_of(g), **pp;
+	int r = 0;
+	if (!vm) {
+		snprintf(err, errlen, "not profiling this Lua VM");
+		return -ENOENT;
+	}
+	if (g->hookf == hooks_call)
+		lua_sethook(L, NULL, 0, 0);
+	if (g->wrapf == (lua_CFunction)(void (*)(void))hooks_wrap) {
+		g->wrapf = vm->orig_wrapf;
+		g->bc_cfunc_ext = vm->orig_bc_ext;
+		g->bc_cfunc_int = vm->orig_bc_int;
+	}
+	record_vm_event(vm, BUF_DETACH);
+	flush_vm(vm);
+	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */
+	/* luaJIT_setmode raises an error inside __gc (lua_close's finalizers),
+	** where the JIT is being turned off for good anyway. */
+	if (vm->jit_was_on && !(g->hookmask & HOOK_GC))
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
+	writer_lock();
+	for (pp = &vms; *pp; pp = &(*pp)->next) {
+		if (*pp == vm) {
+			*pp = vm->next;
+			break;
+		}
+	}
+	if (!vms && writer_is_open() && (r = writer_close()) < 0)
+		snprintf(err, errlen, "the log is incomplete: %s", strerror(-r));
+	writer_unlock();
+	vm_free(vm);
+	return r;
+}

@@ -1,1 +1,94 @@
-/* placeholder */
+/*
+** ljlog logger: per-VM state, attach and detach.
+** One struct logger_vm per global_State; only the thread running the VM
+** touches it (hooks, C wrapper, allocator, flush), so no lock on the hot path.
+*/
+#ifndef LJLOG_LOGGER_LOGGER_H
+#define LJLOG_LOGGER_LOGGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "blocks/writer.h"
+#include "logger/alloc.h"
+#include "logger/buf.h"
+#include "logger/lj.h"
+#include "logger/opts.h"
+#include "maps/maps.h"
+#include "maps/names.h"
+#include "stat/clock.h"
+
+struct logger_vm {
+	/* -- Hot: the recorders ---------------------------------------------- */
+	uint64_t *bp;		  /* next free word of the buffer */
+	uint64_t *bend;		  /* flush when bp reaches it */
+	uint64_t flush_at;	  /* counter value of the next timed flush */
+	lua_State *last_L;	  /* coroutine of the last record */
+	global_State *g;	  /* the VM */
+	unsigned events;	  /* OPTS_* families */
+	uint8_t gcstate;	  /* last GC state seen by the allocator */
+	uint8_t in_flush;	  /* reentrancy guard */
+	/* -- Saved VM state, restored at detach -------------------------------- */
+	lua_Alloc orig_alloc;	  /* the VM's allocator */
+	void *orig_ud;		  /* and its opaque pointer */
+	lua_CFunction orig_wrapf; /* C function wrapper before ours */
+	BCIns orig_bc_ext;	  /* g->bc_cfunc_ext before ours */
+	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
+	int jit_was_on;		  /* ljlog turned the JIT off */
+	/* -- Cold ---------------------------------------------------------------- */
+	uint64_t *buf;		  /* the buffer */
+	size_t buf_words;	  /* its size in words */
+	uint64_t flush_ticks;	  /* flush interval in counter ticks, 0 none */
+	uint64_t id;		  /* VM ID in the log */
+	pid_t tid;		  /* thread that attached */
+	struct maps map;	  /* pointer -> ID */
+	struct names names;	  /* C and fast function names */
+	struct wbuf enc;	  /* encoded events of a flush */
+	struct wbuf out;	  /* blocks of a flush */
+	uint64_t nevents;	  /* events recorded */
+	struct logger_vm *next;	  /* registry of attached VMs */
+};
+
+/* VM thread only. The VM's ljlog state, or NULL when not attached: our
+** allocator wrapper's opaque pointer is the state. */
+static inline struct logger_vm *logger_vm_of(global_State *g)
+{
+	return g->allocf == alloc_lua ? (struct logger_vm *)g->allocd : NULL;
+}
+
+/* VM thread only. Attach to L's VM with options (LUAJIT_PROFILE syntax);
+** 0 or -errno with a message in err. */
+int logger_attach(lua_State *L, const char *options, char *err, size_t errlen);
+
+/* VM thread only. Flush, write the VM's DETACH, restore the VM; when it was
+** the last VM, write the END block. 0 or -errno with a message in err. */
+int logger_detach(lua_State *L, char *err, size_t errlen);
+
+/* Any context. Keep this shared object loaded for the life of the process:
+** hooks and the allocator point into it. */
+void logger_pin(void);
+
+/* -- Hot path: record helpers (VM thread only) ------------------------------ */
+
+void logger_flush_full(struct logger_vm *vm);
+
+/* VM thread only. Room for one record made at counter ts by coroutine L
+** (a SWITCH is written first when L changed). Returns where to write. */
+static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
+				       uint64_t ts)
+{
+	if (LJ_UNLIKELY(vm->bp >= vm->bend || ts >= vm->flush_at))
+		logger_flush_full(vm);
+	if (LJ_UNLIKELY(L != vm->last_L && L)) {
+		uint64_t *p = vm->bp;
+		p[0] = BUF_W0(BUF_SWITCH, 0);
+		p[1] = ts;
+		p[2] = (uint64_t)(uintptr_t)L;
+		vm->bp = p + 3;
+		vm->last_L = L;
+	}
+	return vm->bp;
+}
+
+#endif

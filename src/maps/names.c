@@ -1,1 +1,208 @@
-/* placeholder */
+/*
+** ljlog names: function names from package.loaded, dladdr and prototypes,
+** and the MAPPING records that carry them (doc/format.txt).
+*/
+#define _GNU_SOURCE
+#include "maps/names.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -- Scanning package.loaded ------------------------------------------------- */
+
+/* VM thread only. Free the names' memory. */
+void names_free(struct names *n)
+{
+	for (int i = 0; i < 256; i++)
+		free(n->ff[i]);
+	for (size_t i = 0; i < n->nc; i++)
+		free(n->c[i].name);
+	free(n->c);
+	memset(n, 0, sizeof *n);
+}
+
+static const char *c_lookup(const struct names *n, uintptr_t f)
+{
+	for (size_t i = 0; i < n->nc; i++)
+		if (n->c[i].f == f)
+			return n->c[i].name;
+	return NULL;
+}
+
+static void c_add(struct names *n, uintptr_t f, const char *name)
+{
+	if (c_lookup(n, f))
+		return;
+	if (n->nc == n->capc) {
+		size_t cap = n->capc ? n->capc * 2 : 64;
+		struct names_c *c = realloc(n->c, cap * sizeof *c);
+		if (!c)
+			return;
+		n->c = c;
+		n->capc = cap;
+	}
+	char *s = strdup(name);
+	if (!s)
+		return;
+	n->c[n->nc].f = f;
+	n->c[n->nc].name = s;
+	n->nc++;
+}
+
+/* VM thread only. Name C function f (if it has no name yet). */
+void names_add_c(struct names *n, lua_CFunction f, const char *name)
+{
+	c_add(n, (uintptr_t)f, name);
+}
+
+/* The table at the top of L's stack is module mod (NULL for _G). */
+static void scan_table(struct names *n, lua_State *L, const char *mod)
+{
+	char name[256];
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
+			const char *key = lua_tostring(L, -2);
+			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
+			if (mod)
+				snprintf(name, sizeof name, "%s.%s", mod, key);
+			else
+				snprintf(name, sizeof name, "%s", key);
+			if (fn->c.ffid > FF_C) {
+				if (!n->ff[fn->c.ffid])
+					n->ff[fn->c.ffid] = strdup(name);
+			} else {
+				c_add(n, (uintptr_t)fn->c.f, name);
+				if (!mod && strcmp(key, "require") == 0)
+					n->require_f = fn->c.f;
+			}
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* VM thread only, Lua API context. Walk package.loaded one level deep. */
+void names_scan(struct names *n, lua_State *L)
+{
+	int top = lua_gettop(L);
+	if (!lua_checkstack(L, 8))
+		return;
+	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+	if (lua_istable(L, -1)) {
+		/* Modules first, so "string.len" wins over a global alias. */
+		for (int pass = 0; pass < 2; pass++) {
+			lua_pushnil(L);
+			while (lua_next(L, -2)) {
+				if (lua_type(L, -2) == LUA_TSTRING &&
+				    lua_istable(L, -1)) {
+					const char *mod = lua_tostring(L, -2);
+					int isg = strcmp(mod, "_G") == 0;
+					if (isg == pass)
+						scan_table(n, L, isg ? NULL : mod);
+				}
+				lua_pop(L, 1);
+			}
+		}
+	}
+	lua_settop(L, top);
+}
+
+/* -- MAPPING records ------------------------------------------------------------ */
+
+/* VM thread only. A VM record. */
+int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
+		 unsigned flags)
+{
+	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_VM;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, (uint64_t)tid);
+	p = blocks_uleb_put(p, heap);
+	p = blocks_uleb_put(p, flags);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* VM thread only. A PROTO record: chunk name and lines, copied now. */
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt)
+{
+	GCstr *s = proto_chunkname(pt);
+	size_t len = s ? s->len : 0;
+	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + len);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_PROTO;
+	p = blocks_uleb_put(p, id);
+	p = blocks_str_put(p, s ? strdata(s) : "", len);
+	p = blocks_uleb_put(p, (uint64_t)pt->firstline);
+	p = blocks_uleb_put(p, (uint64_t)pt->numline);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* VM thread only. A CFUNC record: package.loaded name, else dladdr's. */
+int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
+		    uintptr_t f)
+{
+	Dl_info info;
+	const char *name = c_lookup(n, f), *obj = "";
+	memset(&info, 0, sizeof info);
+	if (dladdr((void *)f, &info)) {
+		obj = info.dli_fname ? info.dli_fname : "";
+		if (!name && info.dli_sname && (uintptr_t)info.dli_saddr == f)
+			name = info.dli_sname;
+	}
+	if (!name)
+		name = "";
+	size_t nl = strlen(name), ol = strlen(obj);
+	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + nl + ol);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_CFUNC;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, f);
+	p = blocks_str_put(p, name, nl);
+	p = blocks_str_put(p, obj, ol);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* VM thread only. An FFUNC record. */
+int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
+		    unsigned ffid)
+{
+	char tmp[32];
+	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
+	if (!name) {
+		snprintf(tmp, sizeof tmp, "ffid:%u", ffid);
+		name = tmp;
+	}
+	size_t nl = strlen(name);
+	uint8_t *p = wbuf_room(b, 1 + 3 * BLOCKS_ULEB_MAX + nl);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_FFUNC;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, ffid);
+	p = blocks_str_put(p, name, nl);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* VM thread only. A COROUTINE record. */
+int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
+{
+	uint8_t *p = wbuf_room(b, 1 + 2 * BLOCKS_ULEB_MAX);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_COROUTINE;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, flags);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}

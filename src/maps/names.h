@@ -1,1 +1,50 @@
-/* placeholder */
+/*
+** ljlog names: what a mapped pointer is called, copied out of the VM once,
+** and the MAPPING records that carry it.
+*/
+#ifndef LJLOG_MAPS_NAMES_H
+#define LJLOG_MAPS_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "blocks/writer.h"
+#include "logger/lj.h"
+
+/* A C function named by a package.loaded entry. */
+struct names_c {
+	uintptr_t f;
+	char *name;
+};
+
+/* Names found in package.loaded, per VM. */
+struct names {
+	char *ff[256];		 /* library functions by ffid ("string.rep") */
+	struct names_c *c;	 /* plain C functions ("mymod.fn") */
+	size_t nc, capc;
+	lua_CFunction require_f; /* `require`: rescan after it returns */
+};
+
+/* VM thread only. Free the names' memory. */
+void names_free(struct names *n);
+
+/* VM thread only, where the Lua API may be called. Walk package.loaded one
+** level deep and remember the names of library and C functions. */
+void names_scan(struct names *n, lua_State *L);
+
+/* VM thread only. Name C function f (if it has no name yet). */
+void names_add_c(struct names *n, lua_CFunction f, const char *name);
+
+/* VM thread only. MAPPING records, appended to b; 0 or -ENOMEM. Caller
+** guarantees the objects are alive (flush runs before the GC sweeps). */
+int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
+		 unsigned flags);
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt);
+int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
+		    uintptr_t f);
+int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
+		    unsigned ffid);
+int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags);
+
+#endif

@@ -1,1 +1,54 @@
-/* placeholder */
+/*
+** ljlog clock: CLOCK pairs and a one-time counter calibration.
+*/
+#include "stat/clock.h"
+
+#include <pthread.h>
+
+static uint64_t ns_of(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Any context. Read a CLOCK triple now. */
+void clock_pair_now(struct clock_pair *p)
+{
+	p->counter = clock_now();
+	p->mono_ns = ns_of(CLOCK_MONOTONIC);
+	p->real_ns = ns_of(CLOCK_REALTIME);
+}
+
+static uint64_t hz;
+static pthread_once_t hz_once = PTHREAD_ONCE_INIT;
+
+static void calibrate(void)
+{
+	if (CLOCK_KIND == FORMAT_COUNTER_MONO_NS) {
+		hz = 1000000000u;
+		return;
+	}
+	uint64_t m0 = ns_of(CLOCK_MONOTONIC), c0 = clock_now(), m1, c1;
+	do {
+		m1 = ns_of(CLOCK_MONOTONIC);
+		c1 = clock_now();
+	} while (m1 - m0 < 2000000);
+	hz = (uint64_t)((double)(c1 - c0) * 1e9 / (double)(m1 - m0));
+	if (hz == 0)
+		hz = 1000000000u;
+}
+
+/* Any thread. Counter ticks per second, measured once and cached. */
+uint64_t clock_hz(void)
+{
+	pthread_once(&hz_once, calibrate);
+	return hz;
+}
+
+/* Any thread. Counter ticks in ns nanoseconds (saturating). */
+uint64_t clock_ticks(uint64_t ns)
+{
+	double t = (double)ns * (double)clock_hz() / 1e9;
+	return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}
