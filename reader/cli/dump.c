@@ -1,0 +1,349 @@
+/*
+** ljlog CLI: 'ljlog dump', every block decoded, optionally following a log
+** that is still being written.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "decode.h"
+
+static const char dump_usage[] =
+	"usage: ljlog dump [-v] [-H] [-f] FILE\n"
+	"\n"
+	"Print every block of an ljlog log: offset, kind, length and a decoded\n"
+	"summary (INTRO fields, one line per MAPPING record, the VM and event\n"
+	"count of EVENTS blocks, END totals).\n"
+	"\n"
+	"  -v, --events    also print every event, decoded\n"
+	"  -H, --headers   block headers only: payloads (but INTRO's) are\n"
+	"                  skipped unread\n"
+	"  -f, --follow    keep printing blocks as a running program writes them;\n"
+	"                  exit after the END block, or with status 1 when the\n"
+	"                  file stops growing and the writer (INTRO pid) is gone\n"
+	"  -h, --help      this help\n"
+	"\n"
+	"Exit status: 0 complete, 1 truncated, 2 usage error or file cannot be\n"
+	"opened, 3 corrupt.\n";
+
+/* Dump state. */
+struct dump {
+	int events;		/* -v */
+	uint64_t pid;		/* writer pid from INTRO, 0 before it */
+	int writer_gone;	/* follow mode gave up: pid is gone */
+	struct decode *d;
+};
+
+/* -- Printing ------------------------------------------------------------------ */
+
+/* Main thread. Print a log string quoted. */
+static void q(const struct decode_str *s)
+{
+	cli_quote(stdout, s->s, s->len);
+}
+
+/* Main thread. Print a CLOCK triple. */
+static void clock_line(const char *indent, const struct decode_clock *c)
+{
+	printf("%sclock counter %" PRIu64 " monotonic_ns %" PRIu64
+	       " realtime_ns %" PRIu64 "\n",
+	       indent, c->counter, c->mono_ns, c->real_ns);
+}
+
+/* Main thread. Short description of a function object. */
+static void obj_name(const struct decode_obj *o)
+{
+	char buf[256];
+	if (!o)
+		return;
+	switch (o->kind) {
+	case FORMAT_REC_PROTO:
+		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
+		printf(" (%s:%" PRIu64 ")", buf, o->u.proto.firstline);
+		break;
+	case FORMAT_REC_CFUNC:
+		if (o->u.cfunc.name.len)
+			printf(" (%s)", o->u.cfunc.name.s);
+		else
+			printf(" (0x%" PRIx64 ")", o->u.cfunc.address);
+		break;
+	case FORMAT_REC_FFUNC:
+		printf(" (%s)", o->u.ffunc.name.s);
+		break;
+	}
+}
+
+/* -- Sink --------------------------------------------------------------------- */
+
+/* Main thread. INTRO fields. */
+static int on_intro(void *ud, const struct decode_intro *in)
+{
+	struct dump *dp = ud;
+	dp->pid = in->pid;
+	printf("  version %" PRIu64 ", pointer_size %" PRIu64 ", pid %" PRIu64
+	       "\n",
+	       in->version, in->pointer_size, in->pid);
+	printf("  executable ");
+	q(&in->exe);
+	printf("\n  luajit_version ");
+	q(&in->luajit_version);
+	printf("\n  options ");
+	q(&in->options);
+	printf("\n  counter_kind %" PRIu64 " (%s), ts_shift %" PRIu64
+	       ", counter_hz %" PRIu64 "\n",
+	       in->counter_kind,
+	       in->counter_kind == FORMAT_COUNTER_TSC ? "tsc" : "monotonic ns",
+	       in->ts_shift, in->counter_hz);
+	clock_line("  ", &in->clock);
+	return 0;
+}
+
+/* Main thread. END fields. */
+static int on_end(void *ud, const struct decode_end *e)
+{
+	printf("  events %" PRIu64 ", blocks %" PRIu64 ", bytes %" PRIu64
+	       ", samples_dropped %" PRIu64 ", vms %" PRIu64 "\n",
+	       e->events, e->blocks, e->bytes, e->samples_dropped, e->vms);
+	clock_line("  ", &e->clock);
+	return 0;
+}
+
+/* Main thread. A MAPPING block begins. */
+static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
+{
+	printf("  vm %u\n", vm);
+	return 0;
+}
+
+/* Main thread. One MAPPING record. */
+static int on_record(void *ud, struct decode_obj *o)
+{
+	printf("  %s %u", decode_rec_name(o->kind), o->id);
+	switch (o->kind) {
+	case FORMAT_REC_VM:
+		printf(" thread %" PRIu64 " heap %" PRIu64 " flags 0x%" PRIx64
+		       "%s",
+		       o->u.vm.thread, o->u.vm.heap, o->u.vm.flags,
+		       o->u.vm.flags & FORMAT_VM_JIT_OFF ? " (jit off)" : "");
+		break;
+	case FORMAT_REC_PROTO:
+		printf(" chunk ");
+		q(&o->u.proto.chunk);
+		printf(" firstline %" PRIu64 " numline %" PRIu64,
+		       o->u.proto.firstline, o->u.proto.numline);
+		break;
+	case FORMAT_REC_CFUNC:
+		printf(" address 0x%" PRIx64 " name ", o->u.cfunc.address);
+		q(&o->u.cfunc.name);
+		printf(" object ");
+		q(&o->u.cfunc.object);
+		break;
+	case FORMAT_REC_FFUNC:
+		printf(" ffid %" PRIu64 " name ", o->u.ffunc.ffid);
+		q(&o->u.ffunc.name);
+		break;
+	case FORMAT_REC_COROUTINE:
+		printf(" flags 0x%" PRIx64 "%s", o->u.co.flags,
+		       o->u.co.flags & FORMAT_CO_MAIN ? " (main)" : "");
+		break;
+	}
+	putchar('\n');
+	return 0;
+}
+
+/* Main thread. An EVENTS block begins. */
+static int on_events(void *ud, const struct decode_events *h)
+{
+	printf("  vm %u, %" PRIu64 " events, base_ts %" PRIu64 "\n", h->vm,
+	       h->count, h->base_ts);
+	clock_line("  ", &h->clock);
+	return 0;
+}
+
+/* Main thread. One event (-v). */
+static int on_event(void *ud, const struct decode_event *ev)
+{
+	printf("    ts %" PRIu64 " co %u %s", ev->ts, ev->co,
+	       decode_op_name(ev->op));
+	switch (ev->op) {
+	case FORMAT_OP_ENTER:
+		printf(" slot %" PRId64 " func %u", ev->slot, ev->id);
+		obj_name(ev->obj);
+		break;
+	case FORMAT_OP_EXIT:
+		printf(" slot %" PRId64, ev->slot);
+		break;
+	case FORMAT_OP_ALLOC:
+	case FORMAT_OP_REALLOC:
+		printf(" site %s %u", decode_site_name(ev->lo), ev->id);
+		obj_name(ev->obj);
+		printf(" line %" PRIu64, ev->line);
+		if (ev->op == FORMAT_OP_ALLOC)
+			printf(" addr 0x%" PRIx64 " size %" PRIu64, ev->addr,
+			       ev->size);
+		else
+			printf(" old 0x%" PRIx64 " size %" PRIu64
+			       " new 0x%" PRIx64 " size %" PRIu64,
+			       ev->old_addr, ev->old_size, ev->addr, ev->size);
+		break;
+	case FORMAT_OP_FREE:
+		printf(" addr 0x%" PRIx64 " size %" PRIu64, ev->addr, ev->size);
+		break;
+	case FORMAT_OP_GC:
+		printf(" %s heap %" PRIu64, decode_gc_phase_name(ev->lo),
+		       ev->heap);
+		break;
+	case FORMAT_OP_SWITCH:
+		printf(" coroutine %u", ev->id);
+		break;
+	default:
+		printf(" %s heap %" PRIu64,
+		       ev->lo == FORMAT_VM_ATTACH ? "ATTACH" : "DETACH",
+		       ev->heap);
+		break;
+	}
+	putchar('\n');
+	return 0;
+}
+
+/* Main thread. A decoder warning. */
+static void on_warn(void *ud, const char *msg)
+{
+	printf("  warning: %s\n", msg);
+}
+
+/* Main thread. Follow mode, at the tail: flush, and give up once the writer
+** process is gone. */
+static int on_wait(void *ud, uint64_t size)
+{
+	struct dump *dp = ud;
+	fflush(stdout);
+	if (dp->pid && dp->pid <= INT32_MAX && kill((pid_t)dp->pid, 0) < 0 &&
+	    errno == ESRCH) {
+		dp->writer_gone = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* -- Command ------------------------------------------------------------------ */
+
+/* Main thread. 'ljlog dump'. */
+int cli_dump(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "events", no_argument, NULL, 'v' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "headers", no_argument, NULL, 'H' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct dump dp;
+	int headers = 0, follow = 0, o;
+	memset(&dp, 0, sizeof dp);
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+vHfh", lo, NULL)) != -1) {
+		switch (o) {
+		case 'v':
+			dp.events = 1;
+			break;
+		case 'H':
+			headers = 1;
+			break;
+		case 'f':
+			follow = 1;
+			break;
+		case 'h':
+			fputs(dump_usage, stdout);
+			return CLI_OK;
+		default:
+			cli_err("dump", "unknown option '%s'", argv[optind - 1]);
+			fputs(dump_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (argc - optind != 1) {
+		cli_err("dump", argc - optind ? "one FILE only" : "no FILE given");
+		fputs(dump_usage, stderr);
+		return CLI_USAGE;
+	}
+	const char *path = argv[optind];
+	char err[512];
+	struct reader *r;
+	struct decode_sink sink;
+	struct reader_block b;
+	int rc = reader_open(&r, path, follow ? READER_FOLLOW : 0, err,
+			     sizeof err);
+	if (rc < 0) {
+		cli_err("dump", "%s", err);
+		return CLI_USAGE;
+	}
+	if (follow)
+		reader_set_wait(r, on_wait, &dp, 0);
+	memset(&sink, 0, sizeof sink);
+	sink.ud = &dp;
+	sink.intro = on_intro;
+	sink.end = on_end;
+	sink.mapping = on_mapping;
+	sink.record = on_record;
+	sink.events = on_events;
+	sink.event = dp.events ? on_event : NULL;
+	sink.warn = on_warn;
+	if (decode_new(&dp.d, &sink) < 0) {
+		reader_close(r);
+		cli_err("dump", "out of memory");
+		return CLI_USAGE;
+	}
+	err[0] = '\0';
+	int first = 1;
+	while ((rc = reader_next(r, &b)) > 0) {
+		char kb[24];
+		const char *kn = blocks_kind_name(b.h.kind);
+		if (first) {
+			printf("offset 0: file magic, %d bytes\n",
+			       FORMAT_MAGIC_LEN);
+			first = 0;
+		}
+		if (!strcmp(kn, "?")) {
+			snprintf(kb, sizeof kb, "kind %u (unknown)", b.h.kind);
+			kn = kb;
+		}
+		printf("block %" PRIu64 " at offset %" PRIu64 ": %s, %u bytes\n",
+		       b.index, b.offset, kn, b.h.length);
+		if (headers && b.h.kind != FORMAT_KIND_INTRO)
+			continue; /* skipped by length, payload unread */
+		if (!decode_wants_payload(b.h.kind)) {
+			printf("  skipped: kind unknown to this reader\n");
+			continue;
+		}
+		if ((rc = reader_payload(r, &b)) < 0)
+			break;
+		if ((rc = decode_block(dp.d, &b)) != 0) {
+			snprintf(err, sizeof err, "%s", decode_error(dp.d));
+			break;
+		}
+	}
+	if (rc < 0 && !err[0])
+		snprintf(err, sizeof err, "%s", reader_error(r));
+	fflush(stdout);
+	int status = cli_status(rc);
+	if (status == CLI_TRUNCATED && dp.writer_gone)
+		cli_err("dump", "the writer (pid %" PRIu64 ") is gone and the log "
+			"stops without an END block: %s",
+			dp.pid, err);
+	else if (status == CLI_TRUNCATED)
+		cli_err("dump", "truncated: %s", err);
+	else if (status == CLI_CORRUPT)
+		cli_err("dump", "corrupt: %s", err);
+	else if (status != CLI_OK)
+		cli_err("dump", "%s", err);
+	decode_free(dp.d);
+	reader_close(r);
+	return status;
+}

@@ -1,0 +1,109 @@
+/*
+** ljlog CLI: command dispatch, --help, --version, shared helpers.
+*/
+#include "config.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "blocks/format.h"
+
+static const char usage_text[] =
+	"usage: ljlog COMMAND [OPTIONS] FILE\n"
+	"       ljlog record [-o FILE] [-e EVENTS] -- PROGRAM [ARGS...]\n"
+	"\n"
+	"Commands:\n"
+	"  record   run a LuaJIT program under the profiler\n"
+	"  report   per-function, allocation, GC and VM report (--json)\n"
+	"  folded   call stacks with self time, for flamegraph.pl\n"
+	"  dump     every block, decoded (-v: every event; --follow)\n"
+	"  check    verify a log; exit status says complete/truncated/corrupt\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
+	"  -V, --version   print the version\n"
+	"\n"
+	"Exit status: 0 success, 1 truncated log, 2 usage error or file cannot\n"
+	"be opened, 3 corrupt log; record passes the program's status through.\n";
+
+/* Main thread. Print "ljlog CMD: message" to stderr. */
+void cli_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "ljlog %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Main thread. Exit status for a reader library result. */
+int cli_status(int rc)
+{
+	if (rc == 0)
+		return CLI_OK;
+	if (rc == -ENODATA)
+		return CLI_TRUNCATED;
+	if (rc == -EBADMSG || rc == -ENOTSUP)
+		return CLI_CORRUPT;
+	return CLI_USAGE; /* I/O error: the file cannot be read */
+}
+
+/* Any thread. Print s[0..len) to f as a C-like quoted string. */
+void cli_quote(FILE *f, const char *s, size_t len)
+{
+	putc('"', f);
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '\t')
+			fputs("\\t", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			putc(c, f);
+	}
+	putc('"', f);
+}
+
+/* Main thread. Dispatch to a command. */
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "check", cli_check },	  { "dump", cli_dump },
+		{ "folded", cli_folded }, { "record", cli_record },
+		{ "report", cli_report },
+	};
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return CLI_USAGE;
+	}
+	const char *c = argv[1];
+	if (!strcmp(c, "-h") || !strcmp(c, "--help") || !strcmp(c, "help")) {
+		fputs(usage_text, stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(c, "-V") || !strcmp(c, "--version")) {
+		printf("ljlog %s (log format version %d)\n", PACKAGE_VERSION,
+		       FORMAT_VERSION);
+		return CLI_OK;
+	}
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
+		if (!strcmp(c, cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	if (c[0] == '-')
+		fprintf(stderr, "ljlog: unknown option '%s'\n", c);
+	else
+		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
+	fputs("commands: record, report, folded, dump, check; try 'ljlog --help'\n",
+	      stderr);
+	return CLI_USAGE;
+}

@@ -1,0 +1,177 @@
+/*
+** ljlog reader library, layer 2: the decoder.
+** Decodes INTRO, END, MAPPING and EVENTS payloads into a sink.
+*/
+#ifndef LJLOG_READER_DECODE_H
+#define LJLOG_READER_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reader.h"
+
+/* IDs at or above this are corrupt (bounds the ID table). */
+#define DECODE_MAX_ID (1u << 28)
+
+/* A string from the log: NUL-terminated copy, len may count inner NULs. */
+struct decode_str {
+	const char *s;
+	size_t len;
+};
+
+/* CLOCK triple. */
+struct decode_clock {
+	uint64_t counter;	/* raw counter, not shifted */
+	uint64_t mono_ns;	/* CLOCK_MONOTONIC */
+	uint64_t real_ns;	/* CLOCK_REALTIME */
+};
+
+/* INTRO payload. */
+struct decode_intro {
+	uint64_t version;
+	uint64_t pointer_size;
+	uint64_t pid;
+	struct decode_str exe;
+	struct decode_str luajit_version;
+	struct decode_str options;
+	uint64_t counter_kind;	/* FORMAT_COUNTER_* */
+	uint64_t ts_shift;	/* ts = counter >> ts_shift */
+	uint64_t counter_hz;	/* 0 when unknown */
+	struct decode_clock clock;
+};
+
+/* END payload. */
+struct decode_end {
+	uint64_t events;
+	uint64_t blocks;
+	uint64_t bytes;
+	uint64_t samples_dropped;
+	uint64_t vms;
+	struct decode_clock clock;
+};
+
+/* One ID, defined by a MAPPING record; pointers stay valid until decode_free. */
+struct decode_obj {
+	uint32_t id;
+	uint32_t vm;		/* vm of the MAPPING block that defined it */
+	unsigned kind;		/* FORMAT_REC_* */
+	uint64_t block;		/* index of the defining block */
+	union {
+		struct { uint64_t thread, heap, flags; } vm;
+		struct { struct decode_str chunk; uint64_t firstline, numline; } proto;
+		struct { uint64_t address; struct decode_str name, object; } cfunc;
+		struct { uint64_t ffid; struct decode_str name; } ffunc;
+		struct { uint64_t flags; } co;
+	} u;
+	/* Decoder state of a VM object. */
+	uint64_t last_ts;	/* last event time */
+	uint64_t events;	/* events decoded */
+	uint32_t co;		/* current coroutine (0: none switched to yet) */
+	/* Free for the sink (zero until it sets them). */
+	void *user;
+	uint32_t user_idx;
+};
+
+/* EVENTS block header. */
+struct decode_events {
+	uint32_t vm;
+	struct decode_obj *vmobj;
+	uint64_t count;
+	uint64_t base_ts;
+	struct decode_clock clock;
+	const struct reader_block *block;
+};
+
+/* One event. Fields an op does not use hold stale values. */
+struct decode_event {
+	unsigned op;		/* FORMAT_OP_* */
+	unsigned lo;		/* site kind (ALLOC, REALLOC), phase (GC), sub (VM) */
+	uint64_t ts;		/* absolute: base_ts + the dts so far */
+	uint32_t vm;		/* VM ID */
+	uint32_t co;		/* current coroutine (after a SWITCH: the new one) */
+	int64_t slot;		/* ENTER, EXIT */
+	uint32_t id;		/* ENTER func, ALLOC/REALLOC site, SWITCH coroutine */
+	struct decode_obj *obj;	/* the object named by id (NULL for ID 0) */
+	struct decode_obj *vmobj; /* the VM */
+	uint64_t line;		/* ALLOC, REALLOC */
+	uint64_t addr;		/* ALLOC, FREE; REALLOC: the new address */
+	uint64_t size;		/* ALLOC, FREE; REALLOC: the new size */
+	uint64_t old_addr;	/* REALLOC */
+	uint64_t old_size;	/* REALLOC */
+	uint64_t heap;		/* GC, VM */
+	uint64_t index;		/* event number in its block */
+};
+
+/* Where decoded data goes. Every callback is optional; a non-zero return
+** stops decoding and is returned by decode_block. */
+struct decode_sink {
+	void *ud;
+	int (*intro)(void *ud, const struct decode_intro *in);
+	int (*end)(void *ud, const struct decode_end *e);
+	int (*mapping)(void *ud, uint32_t vm, const struct reader_block *b);
+	int (*record)(void *ud, struct decode_obj *obj);
+	int (*events)(void *ud, const struct decode_events *h);
+	int (*event)(void *ud, const struct decode_event *ev);
+	int (*events_done)(void *ud, const struct decode_events *h);
+	int (*unknown)(void *ud, const struct reader_block *b);
+	void (*warn)(void *ud, const char *msg);
+};
+
+struct decode;
+
+/* Any thread. New decoder feeding sink (copied); 0 or -ENOMEM. */
+int decode_new(struct decode **out, const struct decode_sink *sink);
+
+/* Any thread. Free the decoder and every object (NULL is fine). */
+void decode_free(struct decode *d);
+
+/* Any thread. Decode one block (payload from reader_payload; NULL only for a
+** kind the decoder skips); 0, -EBADMSG (corrupt), -ENOTSUP (other format
+** version), -ENOMEM or a sink's non-zero return. */
+int decode_block(struct decode *d, const struct reader_block *b);
+
+/* Any thread. Message of the last error ("" if none). */
+const char *decode_error(const struct decode *d);
+
+/* Any thread. The object with this ID, NULL if undefined. */
+struct decode_obj *decode_lookup(const struct decode *d, uint64_t id);
+
+/* Any thread. The INTRO block, NULL before it. */
+const struct decode_intro *decode_intro(const struct decode *d);
+
+/* Any thread. The END block, NULL before it. */
+const struct decode_end *decode_end(const struct decode *d);
+
+/* Any thread. 1 when decode_block needs this kind's payload. */
+int decode_wants_payload(unsigned kind);
+
+/* Any thread. Totals so far: events decoded, VM records. */
+uint64_t decode_events_total(const struct decode *d);
+uint64_t decode_vms_total(const struct decode *d);
+
+/* -- Driver ------------------------------------------------------------------ */
+
+/* Any thread. Read every block of r into d. Returns 0 (complete: END read),
+** -ENODATA (truncated), -EBADMSG (corrupt), -ENOTSUP, or -errno; the message
+** (naming the offset) goes to err. */
+int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen);
+
+/* -- Names ------------------------------------------------------------------- */
+
+/* Any thread. Chunk name as Lua shows it: "@app.lua" -> "app.lua",
+** "=stdin" -> "stdin", source text -> [string "first line..."]. */
+void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len);
+
+/* Any thread. Site kind name: "unknown", "lua", "c", "trace", "gc", ... */
+const char *decode_site_name(unsigned site);
+
+/* Any thread. GC phase name: "pause", "propagate", ... */
+const char *decode_gc_phase_name(unsigned phase);
+
+/* Any thread. Event op name: "ENTER", "EXIT", ... */
+const char *decode_op_name(unsigned op);
+
+/* Any thread. MAPPING record kind name: "VM", "PROTO", ... */
+const char *decode_rec_name(unsigned kind);
+
+#endif
