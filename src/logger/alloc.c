@@ -115,7 +115,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (nsize)
 		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
 	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
-	uint64_t ts = clock_now();
+	uint64_t ts = logger_alloc_clock(vm);
 	uint64_t *p;
 	if (nsize == 0) {
 		if (!ptr)

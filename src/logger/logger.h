@@ -27,6 +27,8 @@ struct logger_vm {
 	lua_State *last_L;	  /* coroutine of the last record */
 	global_State *g;	  /* the VM */
 	unsigned events;	  /* OPTS_* families */
+	uint64_t ts_last;	  /* latest clock read (allocation events) */
+	uint32_t ts_left;	  /* allocator calls before the next read */
 	uint8_t gcstate;	  /* last GC state seen by the allocator */
 	uint8_t in_flush;	  /* reentrancy guard */
 	/* -- Saved VM state, restored at detach -------------------------------- */
@@ -80,6 +82,7 @@ static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
 {
 	if (LJ_UNLIKELY(vm->bp >= vm->bend || ts >= vm->flush_at))
 		logger_flush_full(vm);
+	vm->ts_last = ts;
 	if (LJ_UNLIKELY(L != vm->last_L && L)) {
 		uint64_t *p = vm->bp;
 		p[0] = BUF_W0(BUF_SWITCH, 0);
@@ -89,6 +92,22 @@ static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
 		vm->last_L = L;
 	}
 	return vm->bp;
+}
+
+/* Allocator calls that may share one clock read (doc/format.txt). */
+#define LOGGER_ALLOC_CLOCK_EVERY 16
+
+/* VM thread only. The time for an allocation event: the latest clock read,
+** refreshed every LOGGER_ALLOC_CLOCK_EVERY calls (the clock is the dearest
+** part of an event on some machines). */
+static inline uint64_t logger_alloc_clock(struct logger_vm *vm)
+{
+	if (LJ_UNLIKELY(vm->ts_left == 0)) {
+		vm->ts_left = LOGGER_ALLOC_CLOCK_EVERY;
+		vm->ts_last = clock_now();
+	}
+	vm->ts_left--;
+	return vm->ts_last;
 }
 
 #endif
