@@ -119,6 +119,15 @@ static uint8_t *put_clock(uint8_t *p)
 	return blocks_uleb_put(p, c.real_ns);
 }
 
+/* In a forked child: the log is the parent's; the child writes nothing. */
+static void at_fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	if (out.fd >= 0)
+		close(out.fd);
+	out.fd = -1;
+}
+
 /* Caller holds the global lock. Create path and write magic + INTRO. */
 int writer_open(const char *path, const struct writer_intro *in, char *err,
 		size_t errlen)
@@ -132,6 +141,9 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	size_t vl = strlen(in->luajit_version), ol = strlen(in->options);
 	uint64_t hz = clock_hz();
 
+	static int atfork_set;
+	if (!atfork_set)
+		atfork_set = pthread_atfork(NULL, NULL, at_fork_child) == 0;
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		int e = errno;
@@ -193,6 +205,10 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 	int r = write_all(out.fd, b->p, b->len);
 	if (r < 0) {
 		out.err = r;
+		fprintf(stderr,
+			"ljlog: writing '%s' failed after %llu bytes: %s; the "
+			"program goes on, the log is readable up to there\n",
+			out.path, (unsigned long long)out.bytes, strerror(-r));
 		return r;
 	}
 	out.bytes += b->len;
@@ -229,14 +245,12 @@ int writer_close(void)
 		out.err = -ENOMEM;
 	}
 	wbuf_free(&b);
-	int r = out.err;
-	if (close(out.fd) < 0 && !r)
+	int r = 0; /* a write failure was reported when it happened */
+	if (close(out.fd) < 0) {
 		r = -errno;
-	if (r)
-		fprintf(stderr,
-			"ljlog: writing '%s' failed after %llu bytes: %s; "
-			"the log is readable up to there\n",
-			out.path, (unsigned long long)out.bytes, strerror(-r));
+		fprintf(stderr, "ljlog: closing '%s' failed: %s\n", out.path,
+			strerror(-r));
+	}
 	out.fd = -1;
 	return r;
 }

@@ -66,8 +66,8 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents);
 /* Caller holds the global lock. Count one more VM attached over the run. */
 void writer_count_vm(void);
 
-/* Caller holds the global lock. Write the END block and close; reports a
-** sticky error on stderr. 0 or -errno. */
+/* Caller holds the global lock. Write the END block and close. 0, or -errno
+** when closing failed (a write failure is reported once, when it happens). */
 int writer_close(void);
 
 #endif

@@ -94,6 +94,15 @@ static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
 		logger_flush_full(vm);
 }
 
+/* VM thread only. ptr was freed: an object born at the same address is
+** another object (new ID, and a SWITCH even if it is a coroutine). */
+static inline void forget(struct logger_vm *vm, void *ptr)
+{
+	maps_remove(&vm->map, (uintptr_t)ptr);
+	if (LJ_UNLIKELY(ptr == (void *)vm->last_L))
+		vm->last_L = NULL;
+}
+
 /* -- The allocator ----------------------------------------------------------------- */
 
 /* VM thread only. lua_Alloc wrapper. */
@@ -109,7 +118,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (!(vm->events & OPTS_ALLOC)) {
 		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		if (nsize == 0 && ptr)
-			maps_remove(&vm->map, (uintptr_t)ptr);
+			forget(vm, ptr);
 		return np;
 	}
 	if (nsize)
@@ -120,7 +129,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (nsize == 0) {
 		if (!ptr)
 			return np;
-		maps_remove(&vm->map, (uintptr_t)ptr);
+		forget(vm, ptr);
 		p = logger_reserve(vm, NULL, ts);
 		p[0] = BUF_W0(BUF_FREE, 0);
 		p[1] = ts;
