@@ -1,0 +1,185 @@
+# ljlog end-to-end tests: the shared shell library.
+# Sourced by every tests/e2e/*.sh: paths, a temp dir, running luajit under
+# the profiler, reading `ljlog report --json`, failing with a message.
+#
+# Environment (set by `make check`, see tests/e2e/Makefile.inc; defaults
+# make a test runnable by hand from an in-tree build):
+#   top_srcdir           where tests/e2e/*.lua live
+#   top_builddir         where ljlog, lua/ljlog.so and tests/e2e/host live
+#   LUAJIT               the luajit to run (default: luajit on PATH)
+#   LJLOG_TEST_PRELOAD   preloaded into every luajit run (sanitizer runtime)
+#   LJLOG_TEST_KEEP      keep the temp dir (its path is printed)
+
+set -u
+
+test_name=$(basename "$0" .sh)
+e2e_here=$(cd "$(dirname "$0")" && pwd)
+: "${top_srcdir:=$(cd "$e2e_here/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${LUAJIT:=luajit}"
+: "${LJLOG_TEST_PRELOAD:=}"
+E2E=$top_srcdir/tests/e2e
+LJLOG=$top_builddir/ljlog
+MODDIR=$top_builddir/lua
+HOST=$top_builddir/tests/e2e/host
+# Generous: a hung run fails the test instead of hanging `make check`.
+E2E_TIMEOUT=${E2E_TIMEOUT:-120}
+
+# -- Temp dir, cleaned up on exit --------------------------------------------
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/ljlog-e2e-$test_name.XXXXXX")
+e2e_pids=
+e2e_cleanup() {
+	local p
+	for p in $e2e_pids; do
+		kill -9 "$p" 2>/dev/null
+	done
+	if [ -n "${LJLOG_TEST_KEEP:-}" ]; then
+		echo "kept $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap e2e_cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Remember a background pid so that cleanup kills it.
+track_pid() {
+	e2e_pids="$e2e_pids $1"
+}
+
+# -- Messages ------------------------------------------------------------------
+
+# fail MESSAGE...: the test fails, saying what was expected and what came.
+fail() {
+	echo "FAIL: $test_name: $*" >&2
+	exit 1
+}
+
+# ok MESSAGE...: one line per thing checked.
+ok() {
+	echo "ok: $test_name: $*"
+}
+
+# show FILE [LABEL]: print a file's head into the test log (for failures).
+show() {
+	echo "---- ${2:-$1} ----" >&2
+	head -c 4000 "$1" >&2
+	echo "---- end ----" >&2
+}
+
+# -- Running things -------------------------------------------------------------
+
+# luajit ARGS...: the installed luajit with our module on LUA_CPATH, the
+# sanitizer runtime preloaded when asked, and a time limit.
+luajit() {
+	if [ -n "$LJLOG_TEST_PRELOAD" ]; then
+		LUA_CPATH="$MODDIR/?.so;;" timeout "$E2E_TIMEOUT" \
+			env LD_PRELOAD="$LJLOG_TEST_PRELOAD" "$LUAJIT" "$@"
+	else
+		LUA_CPATH="$MODDIR/?.so;;" timeout "$E2E_TIMEOUT" "$LUAJIT" "$@"
+	fi
+}
+
+# luajit_plain ARGS...: luajit without our module path and without a
+# preload: the reference run of a program, unprofiled.
+luajit_plain() {
+	env -u LUAJIT_PROFILE timeout "$E2E_TIMEOUT" "$LUAJIT" "$@"
+}
+
+# profile OPTIONS ARGS...: run `luajit -lljlog ARGS` with
+# LUAJIT_PROFILE=log:OPTIONS (OPTIONS names the file).
+profile() {
+	local o=$1
+	shift
+	LUAJIT_PROFILE="log:$o" luajit -lljlog "$@"
+}
+
+# profile_bg OPTIONS ARGS...: profile in the background, without a time
+# limit; BG_PID is the luajit process itself (tracked: killed at exit).
+profile_bg() {
+	local o=$1
+	shift
+	if [ -n "$LJLOG_TEST_PRELOAD" ]; then
+		LUAJIT_PROFILE="log:$o" LUA_CPATH="$MODDIR/?.so;;" \
+			env LD_PRELOAD="$LJLOG_TEST_PRELOAD" "$LUAJIT" -lljlog "$@" &
+	else
+		LUAJIT_PROFILE="log:$o" LUA_CPATH="$MODDIR/?.so;;" \
+			"$LUAJIT" -lljlog "$@" &
+	fi
+	BG_PID=$!
+	track_pid "$BG_PID"
+}
+
+# ljlog ARGS...: the CLI from the build tree, with a time limit. The CLI is
+# linked with the sanitizers of its build (no preload needed).
+ljlog() {
+	[ -x "$LJLOG" ] || fail "the ljlog CLI is not built ($LJLOG)"
+	timeout "$E2E_TIMEOUT" "$LJLOG" "$@"
+}
+
+# host ARGS...: the C host program (tests/e2e/host.c).
+host() {
+	[ -x "$HOST" ] || fail "the host program is not built ($HOST)"
+	timeout "$E2E_TIMEOUT" "$HOST" "$@"
+}
+
+# -- Checking logs ------------------------------------------------------------------
+
+# check_complete LOG: `ljlog check` exits 0.
+check_complete() {
+	local rc=0
+	ljlog check "$1" >"$T/check.out" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		show "$T/check.out" "ljlog check $1"
+		fail "ljlog check $1: expected exit 0 (complete, valid), got $rc"
+	fi
+}
+
+# report_json LOG OUT: `ljlog report --json LOG > OUT`, exit 0 and JSON.
+report_json() {
+	local rc=0
+	ljlog report --json "$1" >"$2" 2>"$2.err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		show "$2.err" "ljlog report --json $1 (stderr)"
+		fail "ljlog report --json $1: expected exit 0, got $rc"
+	fi
+	python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$2" \
+		2>"$2.perr" || { show "$2"; fail "ljlog report --json $1: not JSON: $(cat "$2.perr")"; }
+}
+
+# json_get FILE EXPR: print a Python expression over the JSON object d
+# (functions by name: fn["name"]), e.g. json_get r.json 'd["heap"]["live"]'.
+# Integers print as integers, booleans as true/false.
+json_get() {
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+fn = {f["name"]: f for f in d.get("functions", [])}
+v = eval(sys.argv[2])
+if isinstance(v, bool):
+    print("true" if v else "false")
+elif isinstance(v, float) and v.is_integer():
+    print(int(v))
+else:
+    print(v)
+EOF
+}
+
+# expect_eq WHAT EXPECTED GOT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+}
+
+# wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds;
+# 1 on time out.
+wait_for() {
+	local n=$(($1 * 20))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}

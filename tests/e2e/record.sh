@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ljlog e2e: `ljlog record` profiles an unmodified program and passes its
+# exit status through.
+. "$(dirname "$0")/lib.sh"
+
+# A program that prints its arguments, calls hop() once per argument
+# character, and exits with status 3.
+cat >"$T/prog.lua" <<'EOF'
+local function hop(c)
+	return c:byte()
+end
+local n = 0
+for _, a in ipairs(arg) do
+	for c in a:gmatch(".") do
+		hop(c)
+		n = n + 1
+	end
+end
+io.write(table.concat(arg, " "), "\n", n, "\n")
+io.stdout:flush()
+os.exit(3)
+EOF
+
+run=("$LUAJIT")
+[ -n "$LJLOG_TEST_PRELOAD" ] && run=(env LD_PRELOAD="$LJLOG_TEST_PRELOAD" "$LUAJIT")
+
+rc=0
+ljlog record -o "$T/rec.ljlog" -e calls -- "${run[@]}" "$T/prog.lua" alpha "be ta" gamma \
+	>"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record: exit status of a program that exits 3" 3 "$rc"
+expect_eq "ljlog record: the program's arguments" "alpha be ta gamma" "$(head -n 1 "$T/out")"
+hops=$(sed -n 2p "$T/out")
+check_complete "$T/rec.ljlog"
+report_json "$T/rec.ljlog" "$T/r.json"
+expect_eq "ljlog record: hop() calls" "$hops" \
+	"$(json_get "$T/r.json" "fn.get('$T/prog.lua:1', {}).get('calls')")"
+expect_eq "ljlog record: the main chunk's calls" 1 \
+	"$(json_get "$T/r.json" "fn.get('$T/prog.lua:0', {}).get('calls')")"
+ok "ljlog record -e calls: complete log, hop() called $hops times, exit status 3 passed through"
+
+# Exit status 0 passes through too, and -e alloc records allocations.
+rc=0
+ljlog record -o "$T/rec2.ljlog" -e nodefaults,alloc -- "${run[@]}" -e 'local t = {} for i = 1, 1000 do t[i] = {} end' \
+	>"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record: exit status of a program that ends normally" 0 "$rc"
+check_complete "$T/rec2.ljlog"
+report_json "$T/rec2.ljlog" "$T/r.json"
+[ "$(json_get "$T/r.json" 'd["heap"]["alloc_count"] >= 1000')" = true ] ||
+	fail "ljlog record -e nodefaults,alloc: fewer than 1000 allocations: $(json_get "$T/r.json" 'd["heap"]')"
+expect_eq "ljlog record -e nodefaults,alloc: calls recorded" 0 \
+	"$(json_get "$T/r.json" 'sum(f["calls"] for f in d["functions"])')"
+ok "ljlog record -e nodefaults,alloc: exit 0 passed through, allocations and no calls"
