@@ -88,13 +88,14 @@ void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len)
 		snprintf(out, len, "%.*s", (int)(n - 1), s + 1);
 		return;
 	}
-	/* Source text: its first line, at most 45 bytes, like LuaJIT. */
+	/* Source text, as LuaJIT's lj_debug_shortname shows it: up to the
+	** first control character, at most 48 bytes whole, else 45 and "...". */
 	size_t l = 0;
-	while (l < n && s[l] != '\n' && s[l] != '\r' && s[l] != '\0')
+	while (l < n && l < 48 && (unsigned char)s[l] >= ' ')
 		l++;
 	int cut = l < n;
-	if (l > 45)
-		l = 45, cut = 1;
+	if (cut && l > 45)
+		l = 45;
 	snprintf(out, len, "[string \"%.*s%s\"]", (int)l, s, cut ? "..." : "");
 }
 

@@ -14,6 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Read-ahead while the caller skips payloads: a page, not a payload. */
+#define SKIP_READAHEAD 4096u
+
 struct reader {
 	int fd;			/* the file */
 	unsigned flags;		/* READER_FOLLOW */
@@ -29,7 +32,9 @@ struct reader {
 	int magic_ok;		/* the file magic was checked */
 	int seen_end;		/* the END block was returned */
 	int fail;		/* sticky error, 0 if none */
-	int have_cur;		/* cur is a block whose payload is pending */
+	int have_cur;		/* cur is the last block returned */
+	int cur_loaded;		/* its payload was read */
+	int skipping;		/* the caller skips payloads: read headers only */
 	struct reader_block cur; /* the last block returned */
 	reader_wait_fn wait;	/* follow mode: keep waiting? */
 	void *wait_ud;		/* its argument */
@@ -81,7 +86,10 @@ static int fill(struct reader *r, uint64_t off, size_t n, size_t *have)
 		r->buf_off = off;
 		r->len = 0;
 	}
-	size_t want = n > r->readahead ? n : r->readahead;
+	size_t ahead = r->readahead;
+	if (r->skipping && ahead > SKIP_READAHEAD)
+		ahead = SKIP_READAHEAD;
+	size_t want = n > ahead ? n : ahead;
 	if (want > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
 		while (cap < want)
@@ -260,6 +268,8 @@ int reader_next(struct reader *r, struct reader_block *b)
 		return r->fail;
 	if (!r->magic_ok && (rc = check_magic(r)) < 0)
 		return rc;
+	if (r->have_cur && !r->cur_loaded)
+		r->skipping = 1; /* the last payload was not asked for */
 	if (r->seen_end) {
 		rc = fill(r, r->next, 1, &have);
 		if (rc == 0)
@@ -330,6 +340,7 @@ int reader_next(struct reader *r, struct reader_block *b)
 	r->next += FORMAT_HEADER_LEN + (uint64_t)b->h.length;
 	r->cur = *b;
 	r->have_cur = 1;
+	r->cur_loaded = 0;
 	if (b->h.kind == FORMAT_KIND_END)
 		r->seen_end = 1;
 	return 1;
@@ -345,6 +356,7 @@ int reader_payload(struct reader *r, struct reader_block *b)
 	if (!r->have_cur || r->cur.offset != b->offset)
 		return -EINVAL;
 	uint64_t off = b->offset + FORMAT_HEADER_LEN;
+	r->skipping = 0;
 	int rc = fill_wait(r, off, b->h.length, &have);
 	if (rc == -ENODATA) {
 		r->valid_end = b->offset;
@@ -370,6 +382,7 @@ int reader_payload(struct reader *r, struct reader_block *b)
 			    (unsigned long long)b->offset);
 	}
 	r->valid_end = r->next;
+	r->cur_loaded = 1;
 	return 0;
 }
 

@@ -1,0 +1,344 @@
+/*
+** Test-only ljlog log builder (see logbuild.h).
+*/
+#include "logbuild.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* -- Bytes --------------------------------------------------------------------- */
+
+/* Test thread. Append n bytes. */
+void lb_bytes(struct lb *b, const void *p, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n)
+			cap *= 2;
+		b->buf = realloc(b->buf, cap);
+		if (!b->buf)
+			abort();
+		b->cap = cap;
+	}
+	if (n)
+		memcpy(b->buf + b->len, p, n);
+	b->len += n;
+}
+
+/* Test thread. Append a u8. */
+void lb_u8(struct lb *b, unsigned v)
+{
+	uint8_t c = (uint8_t)v;
+	lb_bytes(b, &c, 1);
+}
+
+/* Test thread. Append a uleb. */
+void lb_uleb(struct lb *b, uint64_t v)
+{
+	uint8_t tmp[BLOCKS_ULEB_MAX];
+	lb_bytes(b, tmp, (size_t)(blocks_uleb_put(tmp, v) - tmp));
+}
+
+/* Test thread. Append an sleb. */
+void lb_sleb(struct lb *b, int64_t v)
+{
+	uint8_t tmp[BLOCKS_ULEB_MAX];
+	lb_bytes(b, tmp, (size_t)(blocks_sleb_put(tmp, v) - tmp));
+}
+
+/* Test thread. Append a str. */
+void lb_str(struct lb *b, const char *s)
+{
+	size_t n = strlen(s);
+	lb_uleb(b, n);
+	lb_bytes(b, s, n);
+}
+
+/* Test thread. Free the buffer. */
+void lb_free(struct lb *b)
+{
+	free(b->buf);
+	memset(b, 0, sizeof *b);
+}
+
+/* -- Log ------------------------------------------------------------------------ */
+
+/* Test thread. Start a log: magic only. */
+void lblog_init(struct lblog *l)
+{
+	memset(l, 0, sizeof *l);
+	l->clock = 1000;
+	l->clock_scale = 1;
+	l->counter_kind = FORMAT_COUNTER_MONO_NS;
+	l->counter_hz = 1000000000;
+	lb_bytes(&l->file, FORMAT_MAGIC, FORMAT_MAGIC_LEN);
+}
+
+/* Test thread. Free the log. */
+void lblog_free(struct lblog *l)
+{
+	lb_free(&l->file);
+}
+
+/* Test thread. Append a block with a correct header. */
+void lblog_block(struct lblog *l, unsigned kind, const void *payload,
+		 size_t len)
+{
+	uint8_t hdr[FORMAT_HEADER_LEN];
+	blocks_header_pack(hdr, kind, payload, (uint32_t)len);
+	lb_bytes(&l->file, hdr, sizeof hdr);
+	lb_bytes(&l->file, payload, len);
+	l->blocks++;
+}
+
+/* Test thread. A CLOCK triple: monotonic = counter * clock_scale. */
+static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
+{
+	lb_uleb(p, counter);
+	lb_uleb(p, counter * l->clock_scale);
+	lb_uleb(p, counter + 1700000000000000000ull);
+}
+
+/* Test thread. Append a standard INTRO. */
+void lblog_intro(struct lblog *l, uint64_t pid)
+{
+	struct lb p = { 0 };
+	lb_uleb(&p, FORMAT_VERSION);
+	lb_uleb(&p, 8);
+	lb_uleb(&p, pid);
+	lb_str(&p, "/usr/bin/luajit");
+	lb_str(&p, "LuaJIT 2.1.0-test");
+	lb_str(&p, "log:calls,alloc");
+	lb_uleb(&p, l->counter_kind);
+	lb_uleb(&p, l->ts_shift);
+	lb_uleb(&p, l->counter_hz);
+	clock3(l, &p, 0);
+	lblog_block(l, FORMAT_KIND_INTRO, p.buf, p.len);
+	lb_free(&p);
+}
+
+/* Test thread. Append an END with correct totals. */
+void lblog_end(struct lblog *l)
+{
+	struct lb p = { 0 };
+	lb_uleb(&p, l->events);
+	lb_uleb(&p, l->blocks);
+	lb_uleb(&p, l->file.len);
+	lb_uleb(&p, 0);
+	lb_uleb(&p, l->vms);
+	clock3(l, &p, l->clock);
+	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
+	lb_free(&p);
+}
+
+/* Test thread. Write to a fresh temporary file; path in a static buffer. */
+const char *lblog_write(const struct lblog *l)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/ljlog-test-XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		abort();
+	if (write(fd, l->file.buf, l->file.len) != (ssize_t)l->file.len)
+		abort();
+	close(fd);
+	return path;
+}
+
+/* -- MAPPING --------------------------------------------------------------------- */
+
+/* Test thread. Start a MAPPING payload for vm. */
+void map_begin(struct lbmap *m, uint64_t vm)
+{
+	memset(m, 0, sizeof *m);
+	lb_uleb(&m->p, vm);
+}
+
+/* Test thread. VM record. */
+void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
+	    uint64_t flags)
+{
+	lb_u8(&m->p, FORMAT_REC_VM);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, thread);
+	lb_uleb(&m->p, heap);
+	lb_uleb(&m->p, flags);
+	m->vms++;
+}
+
+/* Test thread. PROTO record. */
+void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
+	       uint64_t firstline, uint64_t numline)
+{
+	lb_u8(&m->p, FORMAT_REC_PROTO);
+	lb_uleb(&m->p, id);
+	lb_str(&m->p, chunk);
+	lb_uleb(&m->p, firstline);
+	lb_uleb(&m->p, numline);
+}
+
+/* Test thread. CFUNC record. */
+void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
+	       const char *object)
+{
+	lb_u8(&m->p, FORMAT_REC_CFUNC);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, addr);
+	lb_str(&m->p, name);
+	lb_str(&m->p, object);
+}
+
+/* Test thread. FFUNC record. */
+void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
+{
+	lb_u8(&m->p, FORMAT_REC_FFUNC);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, ffid);
+	lb_str(&m->p, name);
+}
+
+/* Test thread. COROUTINE record. */
+void map_co(struct lbmap *m, uint64_t id, uint64_t flags)
+{
+	lb_u8(&m->p, FORMAT_REC_COROUTINE);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, flags);
+}
+
+/* Test thread. Append the MAPPING block. */
+void lblog_mapping(struct lblog *l, struct lbmap *m)
+{
+	lblog_block(l, FORMAT_KIND_MAPPING, m->p.buf, m->p.len);
+	l->vms += m->vms;
+	lb_free(&m->p);
+}
+
+/* -- EVENTS ------------------------------------------------------------------------ */
+
+/* Test thread. Start an events payload. */
+void ev_begin(struct lbev *e)
+{
+	memset(e, 0, sizeof *e);
+}
+
+/* Test thread. First byte and slot delta of ENTER/EXIT. */
+static void slot_op(struct lbev *e, unsigned op, int64_t slot)
+{
+	int64_t d = slot - e->slot;
+	uint64_t z = blocks_zigzag(d);
+	e->slot = slot;
+	if (z < FORMAT_SLOT_ESCAPE) {
+		lb_u8(&e->p, op << FORMAT_OP_SHIFT | (unsigned)z);
+	} else {
+		lb_u8(&e->p, op << FORMAT_OP_SHIFT | FORMAT_SLOT_ESCAPE);
+		lb_sleb(&e->p, d);
+	}
+}
+
+/* Test thread. ENTER. */
+void ev_enter(struct lbev *e, int64_t slot, uint64_t func, uint64_t dt)
+{
+	slot_op(e, FORMAT_OP_ENTER, slot);
+	lb_uleb(&e->p, func);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. EXIT. */
+void ev_exit(struct lbev *e, int64_t slot, uint64_t dt)
+{
+	slot_op(e, FORMAT_OP_EXIT, slot);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. ALLOC. */
+void ev_alloc(struct lbev *e, unsigned site_kind, uint64_t site, uint64_t line,
+	      uint64_t size, uint64_t addr, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_ALLOC << FORMAT_OP_SHIFT | site_kind);
+	lb_uleb(&e->p, site);
+	lb_uleb(&e->p, line);
+	lb_uleb(&e->p, size);
+	lb_sleb(&e->p, (int64_t)(addr - e->addr));
+	e->addr = addr;
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. FREE. */
+void ev_free(struct lbev *e, uint64_t addr, uint64_t size, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_FREE << FORMAT_OP_SHIFT);
+	lb_sleb(&e->p, (int64_t)(addr - e->addr));
+	e->addr = addr;
+	lb_uleb(&e->p, size);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. REALLOC. */
+void ev_realloc(struct lbev *e, unsigned site_kind, uint64_t site,
+		uint64_t line, uint64_t old_addr, uint64_t old_size,
+		uint64_t new_addr, uint64_t new_size, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_REALLOC << FORMAT_OP_SHIFT | site_kind);
+	lb_uleb(&e->p, site);
+	lb_uleb(&e->p, line);
+	lb_sleb(&e->p, (int64_t)(old_addr - e->addr));
+	lb_uleb(&e->p, old_size);
+	lb_sleb(&e->p, (int64_t)(new_addr - old_addr));
+	lb_uleb(&e->p, new_size);
+	e->addr = new_addr;
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. GC. */
+void ev_gc(struct lbev *e, unsigned phase, uint64_t heap, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_GC << FORMAT_OP_SHIFT | phase);
+	lb_uleb(&e->p, heap);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. SWITCH. */
+void ev_switch(struct lbev *e, uint64_t co, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_SWITCH << FORMAT_OP_SHIFT);
+	lb_uleb(&e->p, co);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. VM (ATTACH/DETACH). */
+void ev_vm(struct lbev *e, unsigned sub, uint64_t heap, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_VM << FORMAT_OP_SHIFT | sub);
+	lb_uleb(&e->p, heap);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. Append an EVENTS block. */
+void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
+		  struct lbev *e)
+{
+	struct lb p = { 0 };
+	lb_uleb(&p, vm);
+	lb_uleb(&p, e->count);
+	lb_uleb(&p, base_ts);
+	l->clock += 1000;
+	clock3(l, &p, l->clock);
+	lb_bytes(&p, e->p.buf, e->p.len);
+	lblog_block(l, FORMAT_KIND_EVENTS, p.buf, p.len);
+	l->events += e->count;
+	lb_free(&p);
+	lb_free(&e->p);
+	e->count = 0;
+	e->slot = 0;
+	e->addr = 0;
+}

@@ -1,0 +1,100 @@
+/*
+** Test-only ljlog log builder: writes logs byte by byte from the format
+** document, with the shared block codec, so reader tests can make any log.
+*/
+#ifndef LJLOG_TESTS_UNIT_LOGBUILD_H
+#define LJLOG_TESTS_UNIT_LOGBUILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blocks/blocks.h"
+
+/* A growing byte buffer. */
+struct lb {
+	uint8_t *buf;
+	size_t len, cap;
+};
+
+void lb_bytes(struct lb *b, const void *p, size_t n);
+void lb_u8(struct lb *b, unsigned v);
+void lb_uleb(struct lb *b, uint64_t v);
+void lb_sleb(struct lb *b, int64_t v);
+void lb_str(struct lb *b, const char *s);
+void lb_free(struct lb *b);
+
+/* A log: the file bytes and the totals END needs. */
+struct lblog {
+	struct lb file;
+	uint64_t blocks;	/* blocks written */
+	uint64_t events;	/* events in EVENTS blocks */
+	uint64_t vms;		/* VM records */
+	uint64_t clock;		/* next CLOCK counter */
+	uint64_t clock_scale;	/* CLOCK monotonic_ns = counter * clock_scale */
+	uint64_t ts_shift;	/* INTRO fields */
+	uint64_t counter_kind;
+	uint64_t counter_hz;
+};
+
+/* MAPPING payload under construction. */
+struct lbmap {
+	struct lb p;
+	uint64_t vms;
+};
+
+/* EVENTS payload under construction (events only; header added later). */
+struct lbev {
+	struct lb p;
+	uint64_t count;
+	int64_t slot;		/* encoder state: reset per block */
+	uint64_t addr;
+};
+
+/* Start a log: magic only (INTRO fields set to counter in ns, shift 0). */
+void lblog_init(struct lblog *l);
+void lblog_free(struct lblog *l);
+
+/* Append a block of any kind with a correct header. */
+void lblog_block(struct lblog *l, unsigned kind, const void *payload,
+		 size_t len);
+
+/* Append a standard INTRO (version 1, pid, counter in ns, CLOCK). */
+void lblog_intro(struct lblog *l, uint64_t pid);
+
+/* Append an END with correct totals. */
+void lblog_end(struct lblog *l);
+
+/* Write to a fresh temporary file; returns its path (static buffer). */
+const char *lblog_write(const struct lblog *l);
+
+/* MAPPING records. */
+void map_begin(struct lbmap *m, uint64_t vm);
+void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
+	    uint64_t flags);
+void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
+	       uint64_t firstline, uint64_t numline);
+void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
+	       const char *object);
+void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
+void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
+void lblog_mapping(struct lblog *l, struct lbmap *m);
+
+/* Events, with absolute slots and addresses (the builder makes deltas). */
+void ev_begin(struct lbev *e);
+void ev_enter(struct lbev *e, int64_t slot, uint64_t func, uint64_t dt);
+void ev_exit(struct lbev *e, int64_t slot, uint64_t dt);
+void ev_alloc(struct lbev *e, unsigned site_kind, uint64_t site, uint64_t line,
+	      uint64_t size, uint64_t addr, uint64_t dt);
+void ev_free(struct lbev *e, uint64_t addr, uint64_t size, uint64_t dt);
+void ev_realloc(struct lbev *e, unsigned site_kind, uint64_t site,
+		uint64_t line, uint64_t old_addr, uint64_t old_size,
+		uint64_t new_addr, uint64_t new_size, uint64_t dt);
+void ev_gc(struct lbev *e, unsigned phase, uint64_t heap, uint64_t dt);
+void ev_switch(struct lbev *e, uint64_t co, uint64_t dt);
+void ev_vm(struct lbev *e, unsigned sub, uint64_t heap, uint64_t dt);
+
+/* Append an EVENTS block: vm, count, base_ts, CLOCK, then the events. */
+void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
+		  struct lbev *e);
+
+#endif

@@ -1,0 +1,369 @@
+/*
+** Unit tests: doc/format.txt (the source of truth) against src/blocks/format.h.
+** Both files are parsed as text, and the compiled constants are checked too,
+** so a change to either side alone fails.
+*/
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks/blocks.h"
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+
+/* One name = value pair from either file. */
+struct pair {
+	char name[32];
+	long value;
+};
+
+struct table {
+	struct pair p[64];
+	int n;
+};
+
+/* -- Files ------------------------------------------------------------------------ */
+
+/* Test thread. Read srcdir/rel into a malloc'd NUL-terminated string. */
+static char *slurp(const char *rel)
+{
+	const char *dir = getenv("srcdir");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : SRCDIR, rel);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(path, sizeof path, "%s/%s", SRCDIR, rel);
+		f = fopen(path, "rb");
+	}
+	cr_assert_not_null(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	cr_assert_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* Test thread. The text of the section of doc that starts at the line
+** `title`, up to the next line of `stop` (NULL: a blank line after rows). */
+static char *section(const char *doc, const char *title, const char *stop)
+{
+	const char *s = strstr(doc, title);
+	cr_assert_not_null(s, "format.txt has no '%s'", title);
+	s = strchr(s, '\n');
+	cr_assert_not_null(s);
+	const char *e = stop ? strstr(s, stop) : NULL;
+	if (!e)
+		e = s + strlen(s);
+	char *out = strndup(s, (size_t)(e - s));
+	return out;
+}
+
+/* Test thread. Collect regex matches (group name, group value) over text;
+** upper-cases names when up. */
+static void collect(const char *text, const char *re, int name_grp,
+		    int val_grp, int up, struct table *t)
+{
+	regex_t rx;
+	regmatch_t m[4];
+	cr_assert_eq(regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE), 0, "%s", re);
+	t->n = 0;
+	for (const char *p = text;
+	     regexec(&rx, p, 4, m, p > text && p[-1] != '\n' ? REG_NOTBOL : 0) == 0;
+	     p += m[0].rm_eo) {
+		struct pair *q = &t->p[t->n++];
+		int len = (int)(m[name_grp].rm_eo - m[name_grp].rm_so);
+		snprintf(q->name, sizeof q->name, "%.*s", len, p + m[name_grp].rm_so);
+		if (up)
+			for (char *c = q->name; *c; c++)
+				*c = (char)toupper((unsigned char)*c);
+		q->value = strtol(p + m[val_grp].rm_so, NULL, 0);
+		if (m[0].rm_eo == 0)
+			break;
+	}
+	regfree(&rx);
+}
+
+/* Test thread. The pairs of format.h whose names start with prefix
+** ("FORMAT_KIND_"), without the prefix; __MAX entries left out. */
+static void header_enum(const char *h, const char *prefix, struct table *t)
+{
+	char re[128];
+	struct table all;
+	snprintf(re, sizeof re, "^[ \t]*%s([A-Z0-9_]+)[ \t]*=[ \t]*([0-9]+)",
+		 prefix);
+	collect(h, re, 1, 2, 0, &all);
+	t->n = 0;
+	for (int i = 0; i < all.n; i++)
+		if (strncmp(all.p[i].name, "_", 1) != 0)
+			t->p[t->n++] = all.p[i];
+}
+
+/* Test thread. Both tables hold the same name = value pairs. */
+static void same(const char *what, const struct table *doc,
+		 const struct table *hdr)
+{
+	cr_assert_gt(doc->n, 0, "%s: nothing parsed from format.txt", what);
+	for (int i = 0; i < doc->n; i++) {
+		int found = 0;
+		for (int j = 0; j < hdr->n; j++)
+			if (!strcmp(doc->p[i].name, hdr->p[j].name)) {
+				cr_assert_eq(doc->p[i].value, hdr->p[j].value,
+					     "%s %s: format.txt says %ld, "
+					     "format.h %ld",
+					     what, doc->p[i].name, doc->p[i].value,
+					     hdr->p[j].value);
+				found = 1;
+			}
+		cr_assert(found, "%s %s = %ld is in format.txt, not in format.h",
+			  what, doc->p[i].name, doc->p[i].value);
+	}
+	for (int j = 0; j < hdr->n; j++) {
+		int found = 0;
+		for (int i = 0; i < doc->n; i++)
+			found |= !strcmp(doc->p[i].name, hdr->p[j].name);
+		cr_assert(found, "%s %s = %ld is in format.h, not in format.txt",
+			  what, hdr->p[j].name, hdr->p[j].value);
+	}
+}
+
+/* Test thread. Value of name in t (fails when missing). */
+static long value_of(const struct table *t, const char *name)
+{
+	for (int i = 0; i < t->n; i++)
+		if (!strcmp(t->p[i].name, name))
+			return t->p[i].value;
+	cr_assert_fail("%s missing", name);
+	return -1;
+}
+
+/* -- Tests -------------------------------------------------------------------------- */
+
+Test(format, magic_bytes)
+{
+	char *doc = slurp("doc/format.txt");
+	const char *s = strstr(doc, "file magic:");
+	cr_assert_not_null(s);
+	s += strlen("file magic:");
+	uint8_t bytes[16];
+	int n = 0;
+	char *e;
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		long v = strtol(s, &e, 16);
+		if (e == s || e - s != 2)
+			break;
+		bytes[n++] = (uint8_t)v;
+		s = e;
+	}
+	cr_assert_eq(n, FORMAT_MAGIC_LEN, "format.txt lists %d magic bytes", n);
+	cr_assert_eq(sizeof FORMAT_MAGIC - 1, FORMAT_MAGIC_LEN);
+	cr_assert_eq(memcmp(bytes, FORMAT_MAGIC, FORMAT_MAGIC_LEN), 0);
+	cr_assert_not_null(strstr(doc, "offset 0   8 bytes  file magic"));
+	free(doc);
+}
+
+Test(format, header_layout)
+{
+	char *doc = slurp("doc/format.txt");
+	char buf[64];
+	snprintf(buf, sizeof buf, "Block header (%d bytes)", FORMAT_HEADER_LEN);
+	cr_assert_not_null(strstr(doc, buf), "header length %d", FORMAT_HEADER_LEN);
+	snprintf(buf, sizeof buf, "sync, 0x%04X", FORMAT_SYNC);
+	cr_assert_not_null(strstr(doc, buf), "sync 0x%04X", FORMAT_SYNC);
+	snprintf(buf, sizeof buf, "bytes %02X %02X", FORMAT_SYNC & 0xff,
+		 FORMAT_SYNC >> 8);
+	cr_assert_not_null(strstr(doc, buf), "sync bytes");
+	snprintf(buf, sizeof buf, "at most 64 MiB (%u)", FORMAT_MAX_PAYLOAD);
+	cr_assert_not_null(strstr(doc, buf), "max payload %u", FORMAT_MAX_PAYLOAD);
+	cr_assert_eq(FORMAT_MAX_PAYLOAD, 64u << 20);
+	cr_assert_not_null(strstr(doc, "16      payload"));
+	free(doc);
+}
+
+Test(format, version_is_last_history_entry)
+{
+	char *doc = slurp("doc/format.txt");
+	char *hist = section(doc, "Version history", "\nConventions");
+	struct table t;
+	collect(hist, "^  ([0-9]+)   ", 1, 1, 0, &t);
+	cr_assert_gt(t.n, 0);
+	cr_assert_eq(t.p[t.n - 1].value, FORMAT_VERSION,
+		     "last history entry %ld, FORMAT_VERSION %d",
+		     t.p[t.n - 1].value, FORMAT_VERSION);
+	char buf[64];
+	snprintf(buf, sizeof buf, "(this document: %d)", FORMAT_VERSION);
+	cr_assert_not_null(strstr(doc, buf));
+	/* The version changelog in format.h names the same version. */
+	char *h = slurp("src/blocks/format.h");
+	snprintf(buf, sizeof buf, "#define FORMAT_VERSION %d", FORMAT_VERSION);
+	cr_assert_not_null(strstr(h, buf));
+	free(h);
+	free(hist);
+	free(doc);
+}
+
+Test(format, block_kinds)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "\nBlock kinds\n", "\n  A reader skips");
+	struct table d, hd;
+	collect(sec, "^  ([0-9]+)[ ]+([A-Z]+)[ ]", 2, 1, 0, &d);
+	header_enum(h, "FORMAT_KIND_", &hd);
+	same("block kind", &d, &hd);
+	cr_assert_eq(value_of(&hd, "INTRO"), FORMAT_KIND_INTRO);
+	cr_assert_eq(value_of(&hd, "END"), FORMAT_KIND_END);
+	cr_assert_eq(value_of(&hd, "MAPPING"), FORMAT_KIND_MAPPING);
+	cr_assert_eq(value_of(&hd, "EVENTS"), FORMAT_KIND_EVENTS);
+	/* The codec's name table knows exactly these kinds. */
+	for (unsigned k = 0; k < 256; k++) {
+		const char *n = blocks_kind_name(k);
+		int listed = 0;
+		for (int i = 0; i < d.n; i++)
+			if (d.p[i].value == (long)k) {
+				cr_assert_str_eq(n, d.p[i].name);
+				listed = 1;
+			}
+		if (!listed)
+			cr_assert_str_eq(n, "?", "kind %u", k);
+	}
+	free(sec);
+	free(h);
+	free(doc);
+}
+
+Test(format, event_ops)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "  op  name", "\n\n");
+	struct table d, hd;
+	collect(sec, "^  ([0-9]+)[ ]+([A-Z]+)[ ]", 2, 1, 0, &d);
+	header_enum(h, "FORMAT_OP_", &hd);
+	same("event op", &d, &hd);
+	cr_assert_eq(d.n, 8, "3 bits of op, 8 ops");
+	cr_assert_eq(value_of(&hd, "ENTER"), FORMAT_OP_ENTER);
+	cr_assert_eq(value_of(&hd, "EXIT"), FORMAT_OP_EXIT);
+	cr_assert_eq(value_of(&hd, "ALLOC"), FORMAT_OP_ALLOC);
+	cr_assert_eq(value_of(&hd, "FREE"), FORMAT_OP_FREE);
+	cr_assert_eq(value_of(&hd, "REALLOC"), FORMAT_OP_REALLOC);
+	cr_assert_eq(value_of(&hd, "GC"), FORMAT_OP_GC);
+	cr_assert_eq(value_of(&hd, "SWITCH"), FORMAT_OP_SWITCH);
+	cr_assert_eq(value_of(&hd, "VM"), FORMAT_OP_VM);
+	char buf[64];
+	snprintf(buf, sizeof buf, "op = c >> %d, lo = c & %u", FORMAT_OP_SHIFT,
+		 FORMAT_LO_MASK);
+	cr_assert_not_null(strstr(doc, buf), "%s", buf);
+	snprintf(buf, sizeof buf, "lo == %u means", FORMAT_SLOT_ESCAPE);
+	cr_assert_not_null(strstr(doc, buf), "%s", buf);
+	free(sec);
+	free(h);
+	free(doc);
+}
+
+Test(format, record_kinds)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "MAPPING payload", "EVENTS payload");
+	struct table d, hd;
+	collect(sec, "^  kind ([0-9]+)[ ]+([A-Z]+)", 2, 1, 0, &d);
+	header_enum(h, "FORMAT_REC_", &hd);
+	same("record kind", &d, &hd);
+	cr_assert_eq(value_of(&hd, "VM"), FORMAT_REC_VM);
+	cr_assert_eq(value_of(&hd, "PROTO"), FORMAT_REC_PROTO);
+	cr_assert_eq(value_of(&hd, "CFUNC"), FORMAT_REC_CFUNC);
+	cr_assert_eq(value_of(&hd, "FFUNC"), FORMAT_REC_FFUNC);
+	cr_assert_eq(value_of(&hd, "COROUTINE"), FORMAT_REC_COROUTINE);
+	cr_assert_not_null(strstr(sec, "bit 0: ljlog turned the JIT off"));
+	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
+	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));
+	cr_assert_eq(FORMAT_CO_MAIN, 1u);
+	free(sec);
+	free(h);
+	free(doc);
+}
+
+Test(format, site_kinds)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "Site kinds (ALLOC, REALLOC):", "\n\n");
+	struct table d, hd;
+	collect(sec, "^  ([0-9]+)  ([a-z]+)", 2, 1, 1, &d);
+	header_enum(h, "FORMAT_SITE_", &hd);
+	same("site kind", &d, &hd);
+	cr_assert_eq(d.n, FORMAT_SITE__MAX);
+	cr_assert_eq(value_of(&hd, "UNKNOWN"), FORMAT_SITE_UNKNOWN);
+	cr_assert_eq(value_of(&hd, "LUA"), FORMAT_SITE_LUA);
+	cr_assert_eq(value_of(&hd, "C"), FORMAT_SITE_C);
+	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_SITE_TRACE);
+	cr_assert_eq(value_of(&hd, "GC"), FORMAT_SITE_GC);
+	cr_assert_eq(value_of(&hd, "JIT"), FORMAT_SITE_JIT);
+	cr_assert_eq(value_of(&hd, "INTERNAL"), FORMAT_SITE_INTERNAL);
+	free(sec);
+	free(h);
+	free(doc);
+}
+
+Test(format, gc_phases)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "GC phases (GC event lo", "\nA cycle");
+	struct table d, hd;
+	collect(sec, "([0-9]+) ([a-z]+)", 2, 1, 1, &d);
+	header_enum(h, "FORMAT_GC_", &hd);
+	same("GC phase", &d, &hd);
+	cr_assert_eq(d.n, FORMAT_GC__MAX);
+	cr_assert_eq(value_of(&hd, "PAUSE"), FORMAT_GC_PAUSE);
+	cr_assert_eq(value_of(&hd, "PROPAGATE"), FORMAT_GC_PROPAGATE);
+	cr_assert_eq(value_of(&hd, "ATOMIC"), FORMAT_GC_ATOMIC);
+	cr_assert_eq(value_of(&hd, "SWEEPSTRING"), FORMAT_GC_SWEEPSTRING);
+	cr_assert_eq(value_of(&hd, "SWEEP"), FORMAT_GC_SWEEP);
+	cr_assert_eq(value_of(&hd, "FINALIZE"), FORMAT_GC_FINALIZE);
+	free(sec);
+	free(h);
+	free(doc);
+}
+
+Test(format, vm_subs_and_counters)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	struct table d, hd;
+	const char *s = strstr(doc, "(sub ");
+	cr_assert_not_null(s);
+	char *line = strndup(s, (size_t)(strchr(s, '\n') - s));
+	collect(line, "([0-9]+) ([A-Z]+)", 2, 1, 0, &d);
+	header_enum(h, "FORMAT_VM_", &hd);
+	same("VM event", &d, &hd);
+	cr_assert_eq(value_of(&hd, "ATTACH"), FORMAT_VM_ATTACH);
+	cr_assert_eq(value_of(&hd, "DETACH"), FORMAT_VM_DETACH);
+	free(line);
+
+	/* counter_kind: "1 = x86 TSC (rdtsc), 2 = CLOCK_MONOTONIC in ns" */
+	s = strstr(doc, "counter_kind ");
+	cr_assert_not_null(s);
+	line = strndup(s, (size_t)(strchr(s, '\n') - s));
+	collect(line, "([0-9]+) = [^,]*(TSC|CLOCK_MONOTONIC)", 2, 1, 0, &d);
+	cr_assert_eq(d.n, 2);
+	header_enum(h, "FORMAT_COUNTER_", &hd);
+	cr_assert_eq(hd.n, 2, "format.h and format.txt list 2 counter kinds");
+	cr_assert_eq(value_of(&d, "TSC"), value_of(&hd, "TSC"));
+	cr_assert_eq(value_of(&d, "CLOCK_MONOTONIC"), value_of(&hd, "MONO_NS"));
+	cr_assert_eq(value_of(&hd, "TSC"), FORMAT_COUNTER_TSC);
+	cr_assert_eq(value_of(&hd, "MONO_NS"), FORMAT_COUNTER_MONO_NS);
+	free(line);
+	free(h);
+	free(doc);
+}

@@ -1,0 +1,881 @@
+/*
+** Unit tests: reader/reader.c (block reader) and reader/decode.c (decoder).
+*/
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "decode.h"
+#include "logbuild.h"
+
+/* -- Helpers ------------------------------------------------------------------------ */
+
+/* What a recording sink saw. */
+struct seen {
+	int intro, end, unknown, warnings;
+	struct decode_intro in;
+	struct decode_end e;
+	struct decode_obj *objs[32];
+	int nobj;
+	struct decode_event ev[64];
+	int nev;
+	struct decode_events hdr[8];
+	int nhdr;
+};
+
+static int s_intro(void *ud, const struct decode_intro *in)
+{
+	struct seen *s = ud;
+	s->intro++;
+	s->in = *in;
+	return 0;
+}
+
+static int s_end(void *ud, const struct decode_end *e)
+{
+	struct seen *s = ud;
+	s->end++;
+	s->e = *e;
+	return 0;
+}
+
+static int s_record(void *ud, struct decode_obj *o)
+{
+	struct seen *s = ud;
+	if (s->nobj < 32)
+		s->objs[s->nobj++] = o;
+	return 0;
+}
+
+static int s_events(void *ud, const struct decode_events *h)
+{
+	struct seen *s = ud;
+	if (s->nhdr < 8)
+		s->hdr[s->nhdr++] = *h;
+	return 0;
+}
+
+static int s_event(void *ud, const struct decode_event *ev)
+{
+	struct seen *s = ud;
+	if (s->nev < 64)
+		s->ev[s->nev++] = *ev;
+	return 0;
+}
+
+static int s_unknown(void *ud, const struct reader_block *b)
+{
+	((struct seen *)ud)->unknown++;
+	return 0;
+}
+
+static void s_warn(void *ud, const char *msg)
+{
+	((struct seen *)ud)->warnings++;
+}
+
+/* Test thread. Decode path into s; returns decode_run's result, message in err. */
+static int run(const char *path, struct seen *s, char *err, size_t errlen)
+{
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink = {
+		.ud = s, .intro = s_intro, .end = s_end, .record = s_record,
+		.events = s_events, .event = s_event, .unknown = s_unknown,
+		.warn = s_warn,
+	};
+	memset(s, 0, sizeof *s);
+	cr_assert_eq(reader_open(&r, path, 0, err, errlen), 0, "%s", err);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	int rc = decode_run(r, d, err, errlen);
+	/* Objects die with the decoder: keep what the tests look at. */
+	static struct decode_obj keep[32];
+	for (int i = 0; i < s->nobj; i++) {
+		keep[i] = *s->objs[i];
+		s->objs[i] = &keep[i];
+	}
+	for (int i = 0; i < s->nev; i++)
+		s->ev[i].obj = NULL, s->ev[i].vmobj = NULL;
+	decode_free(d);
+	reader_close(r);
+	unlink(path);
+	return rc;
+}
+
+/* Test thread. A log with one VM, functions, a coroutine and one events block. */
+static void standard_log(struct lblog *l, int with_end)
+{
+	struct lbmap m;
+	struct lbev e;
+	lblog_init(l);
+	lblog_intro(l, 4242);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 777, 50000, 0);
+	map_co(&m, 2, FORMAT_CO_MAIN);
+	map_proto(&m, 3, "@app.lua", 10, 5);
+	map_cfunc(&m, 4, 0x7f0000001000ull, "io.write", "/usr/lib/liblua.so");
+	map_ffunc(&m, 5, 17, "string.rep");
+	lblog_mapping(l, &m);
+	ev_begin(&e);
+	ev_vm(&e, FORMAT_VM_ATTACH, 50000, 0);
+	ev_switch(&e, 2, 1);
+	ev_enter(&e, 1, 3, 10);
+	ev_alloc(&e, FORMAT_SITE_LUA, 3, 12, 64, 0x10000, 5);
+	ev_enter(&e, 40, 5, 3); /* slot delta 39: the sleb escape */
+	ev_exit(&e, 1, 7);
+	ev_realloc(&e, FORMAT_SITE_C, 4, 0, 0x10000, 64, 0x20000, 128, 2);
+	ev_free(&e, 0x20000, 128, 1);
+	ev_gc(&e, FORMAT_GC_PROPAGATE, 60000, 4);
+	ev_vm(&e, FORMAT_VM_DETACH, 49000, 100);
+	lblog_events(l, 1, 1000, &e);
+	if (with_end)
+		lblog_end(l);
+}
+
+/* -- Decoding ------------------------------------------------------------------------- */
+
+Test(reader, valid_log_decodes_field_by_field)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 1);
+	int rc = run(lblog_write(&l), &s, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(s.intro, 1);
+	cr_assert_eq(s.in.version, 1);
+	cr_assert_eq(s.in.pointer_size, 8);
+	cr_assert_eq(s.in.pid, 4242);
+	cr_assert_eq(s.in.counter_kind, FORMAT_COUNTER_MONO_NS);
+	cr_assert_eq(s.in.counter_hz, 1000000000);
+	cr_assert_eq(s.in.clock.counter, 0);
+	cr_assert_eq(s.nobj, 5);
+	cr_assert_eq(s.objs[0]->kind, FORMAT_REC_VM);
+	cr_assert_eq(s.objs[0]->id, 1);
+	cr_assert_eq(s.objs[0]->u.vm.thread, 777);
+	cr_assert_eq(s.objs[0]->u.vm.heap, 50000);
+	cr_assert_eq(s.objs[1]->kind, FORMAT_REC_COROUTINE);
+	cr_assert_eq(s.objs[1]->u.co.flags, FORMAT_CO_MAIN);
+	cr_assert_eq(s.objs[2]->kind, FORMAT_REC_PROTO);
+	cr_assert_eq(s.objs[2]->u.proto.firstline, 10);
+	cr_assert_eq(s.objs[2]->u.proto.numline, 5);
+	cr_assert_eq(s.objs[3]->u.cfunc.address, 0x7f0000001000ull);
+	cr_assert_eq(s.objs[4]->u.ffunc.ffid, 17);
+	cr_assert_eq(s.nhdr, 1);
+	cr_assert_eq(s.hdr[0].vm, 1);
+	cr_assert_eq(s.hdr[0].count, 10);
+	cr_assert_eq(s.hdr[0].base_ts, 1000);
+
+	cr_assert_eq(s.nev, 10);
+	const struct decode_event *ev = s.ev;
+	cr_assert_eq(ev[0].op, FORMAT_OP_VM);
+	cr_assert_eq(ev[0].lo, FORMAT_VM_ATTACH);
+	cr_assert_eq(ev[0].heap, 50000);
+	cr_assert_eq(ev[0].ts, 1000);
+	cr_assert_eq(ev[0].co, 0, "no coroutine before the first SWITCH");
+	cr_assert_eq(ev[1].op, FORMAT_OP_SWITCH);
+	cr_assert_eq(ev[1].id, 2);
+	cr_assert_eq(ev[1].co, 2);
+	cr_assert_eq(ev[1].ts, 1001);
+	cr_assert_eq(ev[2].op, FORMAT_OP_ENTER);
+	cr_assert_eq(ev[2].slot, 1);
+	cr_assert_eq(ev[2].id, 3);
+	cr_assert_eq(ev[2].ts, 1011);
+	cr_assert_eq(ev[2].co, 2);
+	cr_assert_eq(ev[2].vm, 1);
+	cr_assert_eq(ev[3].op, FORMAT_OP_ALLOC);
+	cr_assert_eq(ev[3].lo, FORMAT_SITE_LUA);
+	cr_assert_eq(ev[3].id, 3);
+	cr_assert_eq(ev[3].line, 12);
+	cr_assert_eq(ev[3].size, 64);
+	cr_assert_eq(ev[3].addr, 0x10000);
+	cr_assert_eq(ev[4].op, FORMAT_OP_ENTER);
+	cr_assert_eq(ev[4].slot, 40);
+	cr_assert_eq(ev[4].id, 5);
+	cr_assert_eq(ev[5].op, FORMAT_OP_EXIT);
+	cr_assert_eq(ev[5].slot, 1);
+	cr_assert_eq(ev[5].ts, 1026);
+	cr_assert_eq(ev[6].op, FORMAT_OP_REALLOC);
+	cr_assert_eq(ev[6].lo, FORMAT_SITE_C);
+	cr_assert_eq(ev[6].id, 4);
+	cr_assert_eq(ev[6].old_addr, 0x10000);
+	cr_assert_eq(ev[6].old_size, 64);
+	cr_assert_eq(ev[6].addr, 0x20000);
+	cr_assert_eq(ev[6].size, 128);
+	cr_assert_eq(ev[7].op, FORMAT_OP_FREE);
+	cr_assert_eq(ev[7].addr, 0x20000);
+	cr_assert_eq(ev[7].size, 128);
+	cr_assert_eq(ev[8].op, FORMAT_OP_GC);
+	cr_assert_eq(ev[8].lo, FORMAT_GC_PROPAGATE);
+	cr_assert_eq(ev[8].heap, 60000);
+	cr_assert_eq(ev[9].op, FORMAT_OP_VM);
+	cr_assert_eq(ev[9].lo, FORMAT_VM_DETACH);
+	cr_assert_eq(ev[9].heap, 49000);
+	cr_assert_eq(ev[9].ts, 1000 + 0 + 1 + 10 + 5 + 3 + 7 + 2 + 1 + 4 + 100);
+
+	cr_assert_eq(s.end, 1);
+	cr_assert_eq(s.e.events, 10);
+	cr_assert_eq(s.e.blocks, 3);
+	cr_assert_eq(s.e.vms, 1);
+	cr_assert_eq(s.warnings, 0);
+	lblog_free(&l);
+}
+
+Test(reader, decoder_state_resets_per_block)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "=stdin", 0, 0);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_enter(&e, 5, 2, 1);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 1, 8, 0x5000, 1);
+	lblog_events(&l, 1, 100, &e);
+	ev_begin(&e);
+	ev_enter(&e, 6, 2, 1); /* delta from 0 again */
+	ev_free(&e, 0x5000, 8, 1); /* delta from address 0 again */
+	lblog_events(&l, 1, 200, &e);
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.nev, 4);
+	cr_assert_eq(s.ev[2].slot, 6);
+	cr_assert_eq(s.ev[2].ts, 201);
+	cr_assert_eq(s.ev[3].addr, 0x5000);
+	lblog_free(&l);
+}
+
+/* -- Truncation and corruption -------------------------------------------------------- */
+
+Test(reader, truncated_tail_every_cut)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 1);
+	size_t full = l.file.len;
+	/* Find the block offsets by walking the headers. */
+	size_t offs[8], n = 0;
+	for (size_t o = FORMAT_MAGIC_LEN; o < full;) {
+		struct blocks_header h;
+		cr_assert_eq(blocks_header_parse(l.file.buf + o, &h), 0);
+		offs[n++] = o;
+		o += FORMAT_HEADER_LEN + h.length;
+	}
+	cr_assert_eq(n, 4);
+	for (size_t cut = 0; cut < full; cut++) {
+		struct lblog t = l;
+		t.file.len = cut;
+		int rc = run(lblog_write(&t), &s, err, sizeof err);
+		cr_assert_eq(rc, -ENODATA, "cut at %zu: rc %d (%s)", cut, rc, err);
+		if (cut < FORMAT_MAGIC_LEN) {
+			cr_assert_not_null(strstr(err, "magic"), "%s", err);
+			continue;
+		}
+		/* The message names the offset of the block it stops in. */
+		size_t b = 0;
+		while (b + 1 < n && offs[b + 1] <= cut)
+			b++;
+		char want[64];
+		snprintf(want, sizeof want, "offset %zu", cut == offs[b] ? cut : offs[b]);
+		cr_assert_not_null(strstr(err, want), "cut %zu: %s (want %s)",
+				   cut, err, want);
+	}
+	lblog_free(&l);
+}
+
+Test(reader, no_end_block_is_truncated)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 0);
+	size_t len = l.file.len;
+	int rc = run(lblog_write(&l), &s, err, sizeof err);
+	cr_assert_eq(rc, -ENODATA, "%s", err);
+	char want[64];
+	snprintf(want, sizeof want, "ends at offset %zu", len);
+	cr_assert_not_null(strstr(err, want), "%s", err);
+	cr_assert_not_null(strstr(err, "without an END block"), "%s", err);
+	cr_assert_eq(s.nev, 10, "everything before is decoded");
+	lblog_free(&l);
+}
+
+Test(reader, valid_end_reported)
+{
+	struct lblog l;
+	char err[512];
+	struct reader *r;
+	struct reader_block b;
+	standard_log(&l, 1);
+	size_t cut = l.file.len - 3; /* inside the END payload */
+	l.file.len = cut;
+	const char *path = lblog_write(&l);
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0);
+	int rc, blocks = 0;
+	while ((rc = reader_next(r, &b)) > 0 && (rc = reader_payload(r, &b)) == 0)
+		blocks++;
+	cr_assert_eq(rc, -ENODATA);
+	cr_assert_eq(blocks, 3);
+	cr_assert_eq(reader_valid_end(r), b.offset, "valid up to the END block");
+	cr_assert_eq(reader_next(r, &b), -ENODATA, "the error is sticky");
+	reader_close(r);
+	unlink(path);
+	lblog_free(&l);
+}
+
+Test(reader, flipped_payload_byte_is_corrupt)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 1);
+	/* Block 2 is EVENTS: flip a byte in its payload. */
+	size_t o = FORMAT_MAGIC_LEN;
+	struct blocks_header h;
+	for (int i = 0; i < 2; i++) {
+		blocks_header_parse(l.file.buf + o, &h);
+		o += FORMAT_HEADER_LEN + h.length;
+	}
+	size_t events_off = o;
+	l.file.buf[o + FORMAT_HEADER_LEN + 3] ^= 0x40;
+	int rc = run(lblog_write(&l), &s, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG, "%s", err);
+	char want[128];
+	snprintf(want, sizeof want,
+		 "block 2 (EVENTS) at offset %zu: payload checksum mismatch",
+		 events_off);
+	cr_assert_str_eq(err, want);
+	cr_assert_eq(s.nev, 0, "no event of a corrupt block is decoded");
+	lblog_free(&l);
+}
+
+Test(reader, flipped_header_byte_is_corrupt)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 1);
+	size_t o = FORMAT_MAGIC_LEN;
+	struct blocks_header h;
+	blocks_header_parse(l.file.buf + o, &h);
+	o += FORMAT_HEADER_LEN + h.length; /* block 1, MAPPING */
+	l.file.buf[o + 5] ^= 0x01;	   /* its length */
+	int rc = run(lblog_write(&l), &s, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG, "%s", err);
+	char want[96];
+	snprintf(want, sizeof want, "block 1 at offset %zu: header checksum mismatch", o);
+	cr_assert_str_eq(err, want);
+	l.file.buf[o + 5] ^= 0x01;
+	l.file.buf[o] ^= 0xff; /* sync */
+	rc = run(lblog_write(&l), &s, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG);
+	cr_assert_not_null(strstr(err, "bad block header (sync"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, bad_magic_and_structure)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 1);
+	l.file.buf[1] = 'X';
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "offset 0: bad file magic"), "%s", err);
+	lblog_free(&l);
+
+	/* First block not INTRO. */
+	struct lbmap m;
+	lblog_init(&l);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	lblog_mapping(&l, &m);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "first block must be INTRO"), "%s", err);
+	lblog_free(&l);
+
+	/* Data after END. */
+	standard_log(&l, 1);
+	lb_u8(&l.file, 0);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "data after the END block"), "%s", err);
+	lblog_free(&l);
+
+	/* Two INTROs. */
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	lblog_intro(&l, 1);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "second INTRO"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, length_over_limit_is_corrupt)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	uint8_t hdr[FORMAT_HEADER_LEN];
+	blocks_header_pack(hdr, FORMAT_KIND_EVENTS, "", 0);
+	uint32_t len = FORMAT_MAX_PAYLOAD + 1;
+	memcpy(hdr + 4, &len, 4); /* little-endian host */
+	/* Recompute the header checksum so only the length is wrong. */
+	uint32_t hc = XXH32(hdr, 12, 0);
+	memcpy(hdr + 12, &hc, 4);
+	size_t off = l.file.len;
+	lb_bytes(&l.file, hdr, sizeof hdr);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	char want[96];
+	snprintf(want, sizeof want, "block 1 (EVENTS) at offset %zu: payload length", off);
+	cr_assert_not_null(strstr(err, want), "%s", err);
+	cr_assert_not_null(strstr(err, "over the limit"), "%s", err);
+	lblog_free(&l);
+}
+
+/* Test thread. A log whose only EVENTS block is e (VM 1, PROTO 2, COROUTINE 3). */
+static int decode_events_log(struct lbev *e, struct seen *s, char *err,
+			     size_t errlen)
+{
+	struct lblog l;
+	struct lbmap m;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@a.lua", 1, 1);
+	map_co(&m, 3, 0);
+	lblog_mapping(&l, &m);
+	lblog_events(&l, 1, 0, e);
+	lblog_end(&l);
+	int rc = run(lblog_write(&l), s, err, errlen);
+	lblog_free(&l);
+	return rc;
+}
+
+Test(reader, id_used_before_definition_is_corrupt)
+{
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	ev_begin(&e);
+	ev_enter(&e, 1, 2, 1);
+	ev_enter(&e, 2, 9, 1); /* 9 is not defined */
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 2 (EVENTS)"), "%s", err);
+	cr_assert_not_null(strstr(err, "event 1 of 2 (ENTER)"), "%s", err);
+	cr_assert_not_null(strstr(err, "used before definition (ID 9)"), "%s", err);
+
+	ev_begin(&e);
+	ev_switch(&e, 2, 1); /* a PROTO, not a COROUTINE */
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "not a COROUTINE"), "%s", err);
+
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LUA, 77, 1, 8, 0x100, 1);
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "site ID used before definition"), "%s", err);
+
+	/* Events of an undefined VM. */
+	struct lblog l;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	ev_begin(&e);
+	ev_gc(&e, 0, 1, 1);
+	lblog_events(&l, 5, 0, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "VM ID 5, which is not defined"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, redefined_id_is_corrupt)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct seen s;
+	char err[512];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@a.lua", 1, 1);
+	lblog_mapping(&l, &m);
+	map_begin(&m, 1);
+	map_cfunc(&m, 2, 0x1234, "f", "x.so");
+	lblog_mapping(&l, &m);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 2 (MAPPING)"), "%s", err);
+	cr_assert_not_null(strstr(err, "redefines ID 2 (a PROTO defined in block 1)"),
+			   "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, absurd_id_is_corrupt)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct seen s;
+	char err[512];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, DECODE_MAX_ID, "@a.lua", 1, 1);
+	lblog_mapping(&l, &m);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "out of range"), "%s", err);
+	lblog_free(&l);
+
+	/* The largest valid ID works (and allocates one page, not the table). */
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, DECODE_MAX_ID - 1);
+	map_vm(&m, DECODE_MAX_ID - 1, 1, 0, 0);
+	lblog_mapping(&l, &m);
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, mapping_for_undefined_vm_is_corrupt)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct seen s;
+	char err[512];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 4);
+	map_proto(&m, 2, "@a.lua", 1, 1);
+	lblog_mapping(&l, &m);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "MAPPING for VM ID 4, which is not defined"),
+			   "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, event_past_payload_end_is_corrupt)
+{
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	ev_begin(&e);
+	ev_enter(&e, 1, 2, 1);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 1, 8, 0x100, 1);
+	e.p.len -= 2; /* the ALLOC's last fields are cut; checksum still right */
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "event 1 of 2 (ALLOC)"), "%s", err);
+	cr_assert_not_null(strstr(err, "runs past the payload end"), "%s", err);
+
+	/* count says more events than there are. */
+	ev_begin(&e);
+	ev_enter(&e, 1, 2, 1);
+	ev_enter(&e, 2, 2, 1);
+	ev_enter(&e, 3, 2, 1);
+	e.count = 4;
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "payload ends after 3 of 4 events"), "%s", err);
+
+	/* count says fewer. */
+	ev_begin(&e);
+	ev_enter(&e, 1, 2, 1);
+	ev_exit(&e, 1, 1);
+	e.count = 1;
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "left after the 1 events"), "%s", err);
+
+	/* A string longer than its payload, in a MAPPING. */
+	struct lblog l;
+	struct lbmap m;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@abcdef.lua", 1, 1);
+	m.p.len -= 6; /* cut inside the chunk string */
+	lblog_mapping(&l, &m);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "PROTO chunk"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, bad_event_fields_are_corrupt)
+{
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	/* Slot below 0. */
+	ev_begin(&e);
+	ev_exit(&e, -1, 1);
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "slot below 0"), "%s", err);
+	/* GC phase 6. */
+	ev_begin(&e);
+	ev_gc(&e, 6, 0, 1);
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "unknown GC phase"), "%s", err);
+	/* Site kind 7. */
+	ev_begin(&e);
+	ev_alloc(&e, 7, 0, 0, 8, 0x100, 1);
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "unknown site kind"), "%s", err);
+	/* A lua site naming a coroutine. */
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LUA, 3, 0, 8, 0x100, 1);
+	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "not a PROTO"), "%s", err);
+	/* Time going back across blocks of a VM. */
+	struct lblog l;
+	struct lbmap m;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_gc(&e, 0, 0, 50);
+	lblog_events(&l, 1, 100, &e);
+	ev_begin(&e);
+	ev_gc(&e, 1, 0, 1);
+	lblog_events(&l, 1, 120, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "base_ts 120 is before the last event time 150"),
+			   "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, end_totals_checked)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 0);
+	l.events += 1;
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "END counts 11 events, the EVENTS blocks hold 10"),
+			   "%s", err);
+	lblog_free(&l);
+
+	standard_log(&l, 0);
+	l.blocks += 1;
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "END counts 4 blocks"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, unknown_kind_skipped)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 0);
+	lblog_block(&l, 99, "whatever", 8);
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.unknown, 1);
+	cr_assert_eq(s.warnings, 1, "reported as a warning");
+	cr_assert_eq(s.e.blocks, 4, "counted among the blocks");
+	lblog_free(&l);
+}
+
+Test(reader, unsupported_version)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	struct lb p = { 0 };
+	lblog_init(&l);
+	lb_uleb(&p, 2);
+	lblog_block(&l, FORMAT_KIND_INTRO, p.buf, p.len);
+	lb_free(&p);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -ENOTSUP);
+	cr_assert_not_null(strstr(err, "format version 2 is not supported"), "%s", err);
+	lblog_free(&l);
+}
+
+/* -- Skipping and following ------------------------------------------------------------- */
+
+Test(reader, skip_by_length_reads_no_payload)
+{
+	struct lblog l;
+	char err[512];
+	struct reader *r;
+	struct reader_block b;
+	static uint8_t big[1 << 20];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	for (int i = 0; i < 8; i++)
+		lblog_block(&l, 99, big, sizeof big);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0);
+	reader_set_readahead(r, FORMAT_HEADER_LEN);
+	int rc, n = 0;
+	while ((rc = reader_next(r, &b)) > 0)
+		n++;
+	cr_assert_eq(rc, 0, "%s", reader_error(r));
+	cr_assert_eq(n, 10);
+	cr_assert_eq(reader_bytes_read(r), FORMAT_MAGIC_LEN + 10 * FORMAT_HEADER_LEN,
+		     "read %llu bytes", (unsigned long long)reader_bytes_read(r));
+	reader_close(r);
+
+	/* With the default read-ahead, still far less than the file. */
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0);
+	while ((rc = reader_next(r, &b)) > 0)
+		;
+	cr_assert_eq(rc, 0);
+	cr_assert_lt(reader_bytes_read(r), l.file.len / 2);
+	reader_close(r);
+
+	/* And the decoder is never handed a skipped payload. */
+	struct seen s;
+	cr_assert_eq(run(path, &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.unknown, 8);
+	lblog_free(&l);
+}
+
+Test(reader, skipped_payload_cut_is_truncated)
+{
+	struct lblog l;
+	char err[512];
+	struct reader *r;
+	struct reader_block b;
+	static uint8_t big[4096];
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	size_t off = l.file.len;
+	lblog_block(&l, 99, big, sizeof big);
+	l.file.len -= 100;
+	const char *path = lblog_write(&l);
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0);
+	reader_set_readahead(r, FORMAT_HEADER_LEN);
+	int rc;
+	while ((rc = reader_next(r, &b)) > 0)
+		;
+	cr_assert_eq(rc, -ENODATA);
+	char want[96];
+	snprintf(want, sizeof want, "file ends inside block 1 (kind 99) at offset %zu", off);
+	cr_assert_not_null(strstr(reader_error(r), want), "%s", reader_error(r));
+	cr_assert_eq(reader_valid_end(r), off);
+	reader_close(r);
+	unlink(path);
+	lblog_free(&l);
+}
+
+/* Follow test: each wait appends the next piece of the log. */
+struct grow {
+	int fd;
+	const struct lblog *l;
+	size_t written, step;
+	int waits;
+};
+
+static int grow_wait(void *ud, uint64_t size)
+{
+	struct grow *g = ud;
+	g->waits++;
+	if (g->written >= g->l->file.len)
+		return -1; /* nothing more will come */
+	size_t n = g->l->file.len - g->written;
+	if (n > g->step)
+		n = g->step;
+	cr_assert_eq(write(g->fd, g->l->file.buf + g->written, n), (ssize_t)n);
+	g->written += n;
+	return 0;
+}
+
+Test(reader, follow_growing_file)
+{
+	struct lblog l;
+	char err[512];
+	struct reader *r;
+	struct decode *d;
+	struct seen s;
+	struct decode_sink sink = { .ud = &s, .event = s_event, .end = s_end };
+	standard_log(&l, 1);
+	char path[] = "/tmp/ljlog-follow-XXXXXX";
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	struct grow g = { fd, &l, 0, 7, 0 };
+	memset(&s, 0, sizeof s);
+	cr_assert_eq(reader_open(&r, path, READER_FOLLOW, err, sizeof err), 0);
+	reader_set_wait(r, grow_wait, &g, 1);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	int rc = decode_run(r, d, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(s.nev, 10);
+	cr_assert_eq(s.end, 1);
+	cr_assert_gt(g.waits, 10, "it waited for the bytes");
+	decode_free(d);
+	reader_close(r);
+
+	/* A writer that stops without END: truncated once the wait gives up. */
+	lblog_free(&l);
+	standard_log(&l, 0);
+	cr_assert_eq(ftruncate(fd, 0), 0);
+	lseek(fd, 0, SEEK_SET);
+	g.written = 0;
+	g.l = &l;
+	cr_assert_eq(reader_open(&r, path, READER_FOLLOW, err, sizeof err), 0);
+	reader_set_wait(r, grow_wait, &g, 1);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	rc = decode_run(r, d, err, sizeof err);
+	cr_assert_eq(rc, -ENODATA, "%s", err);
+	cr_assert_not_null(strstr(err, "without an END block"), "%s", err);
+	decode_free(d);
+	reader_close(r);
+	close(fd);
+	unlink(path);
+	lblog_free(&l);
+}
+
+/* -- Names ------------------------------------------------------------------------------- */
+
+Test(reader, chunk_names)
+{
+	char out[128];
+	struct decode_str s;
+	s.s = "@app.lua", s.len = 8;
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "app.lua");
+	s.s = "=stdin", s.len = 6;
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "stdin");
+	s.s = "return 1", s.len = 8;
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"return 1\"]");
+	s.s = "local x = 1\nreturn x", s.len = strlen(s.s);
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"local x = 1...\"]");
+	/* Like LuaJIT's lj_debug_shortname: up to 48 bytes kept whole, else
+	** 45 and "...". */
+	s.s = "local a_very_long_variable_name = some_function_call(1, 2, 3)";
+	s.len = strlen(s.s);
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"local a_very_long_variable_name = some_functi...\"]");
+	s.s = "return 12345678901234567890123456789012345678901"; /* 48 */
+	s.len = strlen(s.s);
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"return 12345678901234567890123456789012345678901\"]");
+	s.s = "a\tb", s.len = 3; /* any control character ends the line */
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"a...\"]");
+	s.s = "", s.len = 0;
+	decode_chunk_name(&s, out, sizeof out);
+	cr_assert_str_eq(out, "[string \"\"]");
+}

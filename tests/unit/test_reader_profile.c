@@ -1,0 +1,548 @@
+/*
+** Unit tests: reader/profile.c (frames, allocation sites, GC, counts, time).
+*/
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "logbuild.h"
+#include "profile.h"
+
+/* IDs of the standard mapping. */
+enum { VM = 1, A = 2, B = 3, C = 4, F = 5, X = 6, MAIN = 7, CO = 8, Y = 9,
+       A2 = 10 };
+
+/* Test thread. A log with the standard mapping: Lua functions A, B, C (and
+** A2, a second prototype of A's identity), fast functions F
+** (coroutine.resume) and Y (coroutine.yield), C function X (pcall). */
+static void begin(struct lblog *l)
+{
+	struct lbmap m;
+	lblog_init(l);
+	lblog_intro(l, 99);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 555, 900, 0);
+	map_proto(&m, A, "@t.lua", 1, 5);
+	map_proto(&m, B, "@t.lua", 10, 5);
+	map_proto(&m, C, "=stdin", 20, 5);
+	map_ffunc(&m, F, 40, "coroutine.resume");
+	map_cfunc(&m, X, 0x1000, "pcall", "/usr/bin/luajit");
+	map_co(&m, MAIN, FORMAT_CO_MAIN);
+	map_co(&m, CO, 0);
+	map_ffunc(&m, Y, 41, "coroutine.yield");
+	map_proto(&m, A2, "@t.lua", 1, 5);
+	lblog_mapping(l, &m);
+}
+
+/* Test thread. Finish l (with END unless cut), load it into a profile. */
+static struct profile *load(struct lblog *l, int with_end, int want_rc)
+{
+	struct profile *p;
+	char err[512];
+	if (with_end)
+		lblog_end(l);
+	const char *path = lblog_write(l);
+	int rc = profile_load(path, &p, err, sizeof err);
+	cr_assert_eq(rc, want_rc, "rc %d: %s", rc, err);
+	cr_assert_not_null(p);
+	unlink(path);
+	lblog_free(l);
+	return p;
+}
+
+/* Test thread. The function named name (fails when missing). */
+static const struct profile_fn *fn(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nfn; i++)
+		if (!strcmp(p->fns[i].name, name))
+			return &p->fns[i];
+	cr_assert_fail("no function %s", name);
+	return NULL;
+}
+
+/* Test thread. Check calls, total and self (ns; the test clock is 1:1). */
+static void expect(const struct profile *p, const char *name, uint64_t calls,
+		   uint64_t total, uint64_t self)
+{
+	const struct profile_fn *f = fn(p, name);
+	cr_assert_eq(f->calls, calls, "%s calls %llu", name,
+		     (unsigned long long)f->calls);
+	cr_assert_eq(profile_ns(p, f->total), total, "%s total %llu, want %llu",
+		     name, (unsigned long long)profile_ns(p, f->total),
+		     (unsigned long long)total);
+	cr_assert_eq(profile_ns(p, f->self), self, "%s self %llu, want %llu",
+		     name, (unsigned long long)profile_ns(p, f->self),
+		     (unsigned long long)self);
+}
+
+/* -- Frames ---------------------------------------------------------------------------- */
+
+Test(profile, nested_calls)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 2, B, 10); /* t 10 */
+	ev_exit(&e, 2, 20);	/* t 30 */
+	ev_exit(&e, 1, 10);	/* t 40 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 40, 20);
+	expect(p, "t.lua:10", 1, 20, 20);
+	cr_assert_eq(p->unmatched_exits, 0);
+	profile_free(p);
+}
+
+Test(profile, tail_call_closes_caller)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 1, B, 10); /* t 10: A tail-calls B in its slot */
+	ev_exit(&e, 1, 15);	/* t 25 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 10, 10);
+	expect(p, "t.lua:10", 1, 15, 15);
+	profile_free(p);
+}
+
+Test(profile, error_unwinding_through_pcall)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 2, X, 5);	/* t 5: pcall */
+	ev_enter(&e, 3, B, 5);	/* t 10 */
+	ev_enter(&e, 4, C, 2);	/* t 12: C raises an error */
+	ev_exit(&e, 2, 8);	/* t 20: pcall returns; B and C never did */
+	ev_exit(&e, 1, 10);	/* t 30 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 30, 15);
+	expect(p, "pcall", 1, 15, 5);
+	expect(p, "t.lua:10", 1, 10, 2);
+	expect(p, "stdin:20", 1, 8, 8);
+	cr_assert_eq(fn(p, "pcall")->kind, PROFILE_FN_C);
+	cr_assert_str_eq(fn(p, "pcall")->file, "/usr/bin/luajit");
+	cr_assert_eq(fn(p, "stdin:20")->kind, PROFILE_FN_LUA);
+	cr_assert_str_eq(fn(p, "stdin:20")->file, "stdin");
+	cr_assert_eq(fn(p, "stdin:20")->line, 20);
+	profile_free(p);
+}
+
+Test(profile, fast_function_closed_by_next_call)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 2, F, 5);	/* t 5: fast function, no EXIT ever */
+	ev_enter(&e, 2, B, 3);	/* t 8: closes F */
+	ev_exit(&e, 2, 4);	/* t 12 */
+	ev_enter(&e, 2, F, 3);	/* t 15 */
+	ev_exit(&e, 1, 5);	/* t 20: closes F, then A */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "coroutine.resume", 2, 8, 8);
+	expect(p, "t.lua:1", 1, 20, 8);
+	expect(p, "t.lua:10", 1, 4, 4);
+	cr_assert_eq(fn(p, "coroutine.resume")->kind, PROFILE_FN_FAST);
+	profile_free(p);
+}
+
+Test(profile, recursion_counted_once)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 2, A, 10);
+	ev_enter(&e, 3, A2, 10); /* another prototype, same identity */
+	ev_exit(&e, 3, 10);
+	ev_exit(&e, 2, 10);
+	ev_exit(&e, 1, 10);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 3, 50, 50);
+	size_t n = 0;
+	for (size_t i = 0; i < p->nfn; i++)
+		n += !strcmp(p->fns[i].name, "t.lua:1");
+	cr_assert_eq(n, 1, "A and A2 merge");
+	profile_free(p);
+}
+
+Test(profile, frames_closed_at_detach_and_eof)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 2, B, 10);
+	ev_vm(&e, FORMAT_VM_DETACH, 1234, 30); /* t 40 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 40, 10);
+	expect(p, "t.lua:10", 1, 30, 30);
+	cr_assert(p->vms[0]->has_detach);
+	cr_assert_eq(p->vms[0]->heap_detach, 1234);
+	profile_free(p);
+
+	/* A truncated log: closed at the last timestamp seen. */
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 2, B, 10);
+	ev_gc(&e, FORMAT_GC_PAUSE, 0, 25); /* t 35 */
+	lblog_events(&l, VM, 0, &e);
+	p = load(&l, 0, -ENODATA);
+	expect(p, "t.lua:1", 1, 35, 10);
+	expect(p, "t.lua:10", 1, 25, 25);
+	cr_assert_not(p->vms[0]->has_detach);
+	cr_assert_not(p->have_end);
+	profile_free(p);
+}
+
+Test(profile, frames_span_blocks)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 7, B, 10);
+	lblog_events(&l, VM, 100, &e);
+	ev_begin(&e);
+	ev_exit(&e, 7, 5);	/* base 120: t 125 */
+	ev_exit(&e, 1, 5);	/* t 130 */
+	lblog_events(&l, VM, 120, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 30, 15);
+	expect(p, "t.lua:10", 1, 15, 15);
+	profile_free(p);
+}
+
+Test(profile, coroutine_switches)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_switch(&e, MAIN, 0);
+	ev_enter(&e, 1, A, 0);	 /* t 0, main */
+	ev_enter(&e, 2, F, 10);	 /* t 10: coroutine.resume */
+	ev_switch(&e, CO, 1);	 /* t 11 */
+	ev_enter(&e, 1, B, 1);	 /* t 12, in CO */
+	ev_enter(&e, 2, Y, 8);	 /* t 20: coroutine.yield */
+	ev_switch(&e, MAIN, 1);	 /* t 21: back in main, resume returns */
+	ev_exit(&e, 1, 9);	 /* t 30: closes resume, then A */
+	ev_switch(&e, CO, 20);	 /* t 50: resumed again */
+	ev_exit(&e, 1, 10);	 /* t 60: closes yield, then B */
+	ev_switch(&e, MAIN, 1);	 /* t 61 */
+	ev_vm(&e, FORMAT_VM_DETACH, 0, 39); /* t 100 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 30, 10);
+	expect(p, "coroutine.resume", 1, 20, 11);
+	expect(p, "t.lua:10", 1, 19, 8);
+	expect(p, "coroutine.yield", 1, 11, 11);
+	cr_assert_eq(p->coroutines, 2);
+	cr_assert_eq(p->vms[0]->coroutines, 2);
+	profile_free(p);
+}
+
+Test(profile, frames_before_first_switch_belong_to_main)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	 /* t 0: no SWITCH yet */
+	ev_enter(&e, 2, F, 10);	 /* t 10 */
+	ev_switch(&e, CO, 0);	 /* t 10 */
+	ev_enter(&e, 1, B, 0);	 /* t 10 */
+	ev_switch(&e, MAIN, 10); /* t 20: CO yields to main (seen first now) */
+	ev_exit(&e, 1, 10);	 /* t 30 in main: closes F and A */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 30, 10);
+	expect(p, "coroutine.resume", 1, 20, 10);
+	expect(p, "t.lua:10", 1, 10, 10);
+	profile_free(p);
+}
+
+Test(profile, unmatched_exit_counted)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_exit(&e, 3, 0); /* a frame entered before attach */
+	ev_enter(&e, 1, A, 5);
+	ev_exit(&e, 1, 5);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->unmatched_exits, 1);
+	expect(p, "t.lua:1", 1, 5, 5);
+	cr_assert_gt(p->nwarn, 0);
+	profile_free(p);
+}
+
+Test(profile, call_tree_nodes)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 2, B, 10);
+	ev_exit(&e, 2, 5);
+	ev_enter(&e, 2, B, 5);
+	ev_exit(&e, 2, 5);
+	ev_enter(&e, 2, C, 5);
+	ev_exit(&e, 2, 5);
+	ev_exit(&e, 1, 5);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->nnode, 4, "root, A, A>B, A>C");
+	for (size_t i = 1; i < p->nnode; i++) {
+		const struct profile_node *n = &p->nodes[i];
+		const char *name = p->fns[n->fn].name;
+		if (!strcmp(name, "t.lua:10")) {
+			cr_assert_eq(n->calls, 2);
+			cr_assert_eq(profile_ns(p, n->self), 10);
+			cr_assert_str_eq(p->fns[p->nodes[n->parent].fn].name, "t.lua:1");
+		} else if (!strcmp(name, "t.lua:1")) {
+			cr_assert_eq(n->parent, 0);
+			cr_assert_eq(profile_ns(p, n->self), 25);
+		}
+	}
+	profile_free(p);
+}
+
+/* -- Allocations ------------------------------------------------------------------------- */
+
+Test(profile, free_attributed_to_allocating_site)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
+	ev_alloc(&e, FORMAT_SITE_LUA, A, 5, 100, 0x1000, 1);
+	ev_alloc(&e, FORMAT_SITE_C, X, 0, 50, 0x2000, 1);
+	ev_free(&e, 0x1000, 100, 1);
+	ev_realloc(&e, FORMAT_SITE_LUA, B, 12, 0x2000, 50, 0x3000, 80, 1);
+	ev_free(&e, 0x9999, 10, 1);
+	ev_alloc(&e, FORMAT_SITE_GC, 0, 0, 16, 0x4000, 1);
+	ev_free(&e, 0x3000, 80, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, 0, 0, 8, 0x5000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, C, 20, 4, 0x6000, 1);
+	ev_vm(&e, FORMAT_VM_DETACH, 1234, 1);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	const struct profile_fn *f = fn(p, "t.lua:1");
+	cr_assert_eq(f->alloc_count, 1);
+	cr_assert_eq(f->alloc_bytes, 100);
+	cr_assert_eq(f->free_count, 1);
+	cr_assert_eq(f->free_bytes, 100);
+	f = fn(p, "pcall");
+	cr_assert_eq(f->alloc_bytes, 50);
+	cr_assert_eq(f->free_count, 1, "the REALLOC's old half is pcall's");
+	cr_assert_eq(f->free_bytes, 50);
+	f = fn(p, "t.lua:10");
+	cr_assert_eq(f->alloc_count, 1);
+	cr_assert_eq(f->alloc_bytes, 80);
+	cr_assert_eq(f->free_bytes, 80);
+	f = fn(p, "(before attach)");
+	cr_assert_eq(f->free_count, 1);
+	cr_assert_eq(f->free_bytes, 10);
+	cr_assert_eq(f->kind, PROFILE_FN_INTERNAL);
+	cr_assert_eq(fn(p, "(gc)")->alloc_bytes, 16);
+	cr_assert_eq(fn(p, "(trace)")->alloc_bytes, 8);
+	cr_assert_eq(fn(p, "stdin:20")->alloc_bytes, 4, "a trace with a PROTO");
+
+	const struct profile_vm *v = p->vms[0];
+	cr_assert_eq(v->heap_attach, 1000, "the ATTACH event, not the VM record");
+	cr_assert_eq(v->alloc_bytes, 100 + 50 + 80 + 16 + 8 + 4);
+	cr_assert_eq(v->free_bytes, 100 + 50 + 10 + 80);
+	cr_assert_eq(v->live, 1000 + 258 - 240);
+	cr_assert_eq(v->peak, 1000 + 150);
+	cr_assert_eq(v->heap_detach, 1234);
+
+	/* Sites keep the line. */
+	int found = 0;
+	for (size_t i = 0; i < p->nsite; i++) {
+		const struct profile_site *s = &p->sites[i];
+		if (!strcmp(p->fns[s->fn].name, "t.lua:10")) {
+			cr_assert_eq(s->line, 12);
+			cr_assert_eq(s->alloc_bytes, 80);
+			found = 1;
+		}
+	}
+	cr_assert(found);
+	profile_free(p);
+}
+
+Test(profile, heap_attach_from_vm_record)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_INTERNAL, 0, 0, 10, 0x10, 1);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->vms[0]->heap_attach, 900);
+	cr_assert_eq(p->vms[0]->live, 910);
+	cr_assert_eq(fn(p, "(internal)")->alloc_bytes, 10);
+	profile_free(p);
+}
+
+/* -- GC ---------------------------------------------------------------------------------- */
+
+Test(profile, gc_cycles_and_phases)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_gc(&e, FORMAT_GC_PAUSE, 100, 0);	  /* t 0 */
+	ev_gc(&e, FORMAT_GC_PROPAGATE, 200, 10);  /* t 10: cycle 1 */
+	ev_gc(&e, FORMAT_GC_ATOMIC, 300, 10);	  /* t 20 */
+	ev_gc(&e, FORMAT_GC_SWEEPSTRING, 250, 5); /* t 25 */
+	ev_gc(&e, FORMAT_GC_SWEEP, 240, 5);	  /* t 30 */
+	ev_gc(&e, FORMAT_GC_FINALIZE, 150, 10);	  /* t 40 */
+	ev_gc(&e, FORMAT_GC_PAUSE, 120, 5);	  /* t 45 */
+	ev_gc(&e, FORMAT_GC_PROPAGATE, 500, 55);  /* t 100: cycle 2 */
+	ev_gc(&e, FORMAT_GC_PAUSE, 110, 50);	  /* t 150 */
+	ev_vm(&e, FORMAT_VM_DETACH, 110, 50);	  /* t 200 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->gc.cycles, 2);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_PAUSE]), 10 + 55 + 50);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_PROPAGATE]), 10 + 50);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_ATOMIC]), 5);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_SWEEPSTRING]), 5);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_SWEEP]), 10);
+	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_FINALIZE]), 5);
+	cr_assert_eq(p->gc.peak_heap, 500);
+	cr_assert_eq(p->gc.events, 9);
+	profile_free(p);
+}
+
+/* -- Counts and time --------------------------------------------------------------------- */
+
+Test(profile, counts_and_two_vms)
+{
+	struct lblog l;
+	struct lbev e;
+	struct lbmap m;
+	begin(&l);
+	map_begin(&m, 20);
+	map_vm(&m, 20, 556, 0, FORMAT_VM_JIT_OFF);
+	map_co(&m, 21, FORMAT_CO_MAIN);
+	map_proto(&m, 22, "@t.lua", 1, 5); /* same identity as A, other VM */
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_exit(&e, 1, 10);
+	lblog_events(&l, VM, 0, &e);
+	ev_begin(&e);
+	ev_enter(&e, 1, 22, 0);
+	ev_exit(&e, 1, 7);
+	ev_switch(&e, 21, 1);
+	lblog_events(&l, 20, 5, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->nvm, 2);
+	cr_assert_eq(p->events, 5);
+	cr_assert_eq(p->coroutines, 3);
+	cr_assert_eq(p->vms[0]->events, 2);
+	cr_assert_eq(p->vms[1]->events, 3);
+	cr_assert_eq(p->vms[1]->thread, 556);
+	cr_assert_eq(p->vms[1]->coroutines, 1);
+	expect(p, "t.lua:1", 2, 17, 17);
+	cr_assert(p->have_end);
+	cr_assert_eq(p->pid, 99);
+	cr_assert_str_eq(p->exe, "/usr/bin/luajit");
+	profile_free(p);
+}
+
+Test(profile, time_base_from_clock_pairs)
+{
+	struct lblog l;
+	struct lbev e;
+	lblog_init(&l);
+	l.clock_scale = 3; /* 1 counter tick = 3 ns */
+	l.ts_shift = 2;	   /* 1 ts unit = 4 ticks */
+	lblog_intro(&l, 1);
+	struct lbmap m;
+	map_begin(&m, VM);
+	map_vm(&m, VM, 1, 0, 0);
+	map_proto(&m, A, "@t.lua", 1, 5);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_exit(&e, 1, 10);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	cr_assert_eq(p->timebase, PROFILE_TB_CLOCKS);
+	expect(p, "t.lua:1", 1, 120, 120);
+	cr_assert_eq(p->duration_ns, 3 * 2000, "INTRO clock 0 to END clock 2000");
+	profile_free(p);
+
+	/* Only the INTRO clock (a log cut early): counter_hz. */
+	lblog_init(&l);
+	l.counter_kind = FORMAT_COUNTER_TSC;
+	l.counter_hz = 500000000; /* 2 ns a tick */
+	lblog_intro(&l, 1);
+	p = load(&l, 0, -ENODATA);
+	cr_assert_eq(p->timebase, PROFILE_TB_HZ);
+	cr_assert_eq(profile_ns(p, 10), 20);
+	profile_free(p);
+
+	/* Nothing at all: 1 tick = 1 ns, with a warning. */
+	lblog_init(&l);
+	l.counter_kind = FORMAT_COUNTER_TSC;
+	l.counter_hz = 0;
+	lblog_intro(&l, 1);
+	p = load(&l, 0, -ENODATA);
+	cr_assert_eq(p->timebase, PROFILE_TB_ASSUMED);
+	cr_assert_eq(profile_ns(p, 10), 10);
+	cr_assert_gt(p->nwarn, 0);
+	cr_assert_not_null(strstr(p->warnings[p->nwarn - 1], "1 tick = 1 ns"));
+	profile_free(p);
+}
+
+Test(profile, sorted_by_self_then_alloc)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);
+	ev_enter(&e, 2, B, 5);
+	ev_exit(&e, 2, 30);
+	ev_exit(&e, 1, 5);
+	ev_alloc(&e, FORMAT_SITE_GC, 0, 0, 10, 0x10, 0);
+	ev_alloc(&e, FORMAT_SITE_JIT, 0, 0, 20, 0x20, 0);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	uint32_t *ix = profile_sorted_fns(p);
+	cr_assert_str_eq(p->fns[ix[0]].name, "t.lua:10");
+	cr_assert_str_eq(p->fns[ix[1]].name, "t.lua:1");
+	cr_assert_str_eq(p->fns[ix[2]].name, "(jit)");
+	cr_assert_str_eq(p->fns[ix[3]].name, "(gc)");
+	free(ix);
+	profile_free(p);
+}
