@@ -172,12 +172,25 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 	return 0;
 }
 
+/* LuaJIT's library functions that no table holds: each is defined just
+** before the function that hands it out (LJLIB_NOREG in lib_base.c and
+** lib_string.c), so it is named after that one. */
+static const char *const unregistered[][2] = {
+	{"coroutine.wrap", "coroutine.wrap (function)"},
+	{"string.gmatch", "string.gmatch (iterator)"},
+};
+
 /* VM thread only. An FFUNC record. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid)
 {
 	char tmp[32];
 	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
+	if (!name && ffid + 1 < 256 && n->ff[ffid + 1]) {
+		for (size_t i = 0; i < sizeof unregistered / sizeof *unregistered; i++)
+			if (strcmp(n->ff[ffid + 1], unregistered[i][0]) == 0)
+				name = unregistered[i][1];
+	}
 	if (!name) {
 		snprintf(tmp, sizeof tmp, "ffid:%u", ffid);
 		name = tmp;
