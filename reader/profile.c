@@ -234,6 +234,7 @@ struct priv {
 	uint64_t site_key;	/* last site looked up */
 	uint32_t site_val;
 	size_t nwarn_dropped;
+	uint64_t nodes_capped;	/* calls past PROFILE_MAX_NODES */
 };
 
 /* -- Warnings ------------------------------------------------------------------ */
@@ -462,6 +463,13 @@ static int64_t node_get(struct profile *p, uint32_t parent, uint32_t fn)
 	int64_t n = imap_get(&pr->nodemap, key);
 	if (n >= 0)
 		return n;
+	if (p->nnode >= PROFILE_MAX_NODES) {
+		if (!pr->nodes_capped++)
+			add_warn(p, "call tree cut at %u nodes: deeper calls are "
+				    "charged to their caller's path",
+				 PROFILE_MAX_NODES);
+		return parent;
+	}
 	if (p->nnode == pr->nodecap) {
 		size_t cap = pr->nodecap * 2;
 		struct profile_node *nn = realloc(p->nodes, cap * sizeof *nn);
@@ -748,7 +756,8 @@ static inline void accrue(struct profile *p, struct vmst *v, uint64_t dt)
 		if (LIKELY(s->n)) {
 			const struct frame *f = &s->f[s->n - 1];
 			p->fns[f->fn].self += dt;
-			p->nodes[f->node].self += dt;
+			if (p->flags & PROFILE_CALLTREE)
+				p->nodes[f->node].self += dt;
 			return;
 		}
 	}
@@ -848,23 +857,26 @@ static int on_event(void *ud, const struct decode_event *ev)
 		s = v->chain[v->nchain - 1];
 		while (s->n && s->f[s->n - 1].slot >= ev->slot)
 			pop(p, v, s, t);
-		uint32_t fn = ev->obj->user_idx - 1;
-		uint32_t *cfn, *cnode;
-		if (s->n) {
-			cfn = &s->f[s->n - 1].cfn;
-			cnode = &s->f[s->n - 1].cnode;
-		} else {
-			cfn = &v->rcfn;
-			cnode = &v->rcnode;
+		uint32_t fn = ev->obj->user_idx - 1, node = 0;
+		if (p->flags & PROFILE_CALLTREE) {
+			uint32_t *cfn, *cnode;
+			if (s->n) {
+				cfn = &s->f[s->n - 1].cfn;
+				cnode = &s->f[s->n - 1].cnode;
+			} else {
+				cfn = &v->rcfn;
+				cnode = &v->rcnode;
+			}
+			if (*cnode == UINT32_MAX || *cfn != fn) {
+				int64_t nd = node_get(p, s->n ? s->f[s->n - 1].node : 0, fn);
+				if (nd < 0)
+					return -ENOMEM;
+				*cfn = fn;
+				*cnode = (uint32_t)nd;
+			}
+			node = *cnode; /* the stack may move below */
+			p->nodes[node].calls++;
 		}
-		if (*cnode == UINT32_MAX || *cfn != fn) {
-			int64_t nd = node_get(p, s->n ? s->f[s->n - 1].node : 0, fn);
-			if (nd < 0)
-				return -ENOMEM;
-			*cfn = fn;
-			*cnode = (uint32_t)nd;
-		}
-		uint32_t node = *cnode; /* the stack may move below */
 		if (UNLIKELY(s->n == s->cap)) {
 			uint32_t cap = s->cap ? s->cap * 2 : 32;
 			struct frame *f = realloc(s->f, cap * sizeof *f);
@@ -882,7 +894,6 @@ static int on_event(void *ud, const struct decode_event *ev)
 		f->cfn = 0;
 		f->cnode = UINT32_MAX;
 		p->fns[fn].calls++;
-		p->nodes[f->node].calls++;
 		activate(v, fn, t);
 		break;
 	}
@@ -945,8 +956,8 @@ static void on_warn(void *ud, const char *msg)
 
 /* -- Public -------------------------------------------------------------------- */
 
-/* Any thread. New, empty profile; 0 or -ENOMEM. */
-int profile_new(struct profile **out)
+/* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
+int profile_new(struct profile **out, unsigned flags)
 {
 	struct profile *p = calloc(1, sizeof *p);
 	struct priv *pr = calloc(1, sizeof *pr);
@@ -957,6 +968,7 @@ int profile_new(struct profile **out)
 		return -ENOMEM;
 	}
 	p->priv = pr;
+	p->flags = flags;
 	for (int i = 0; i < PS__MAX; i++)
 		pr->pseudo[i] = -1;
 	pr->nodecap = 1024;
@@ -1160,8 +1172,8 @@ const char *profile_kind_name(unsigned kind)
 /* -- One-call driver ------------------------------------------------------------ */
 
 /* Any thread. Open, decode and finish a profile of path. */
-int profile_load(const char *path, struct profile **out, char *err,
-		 size_t errlen)
+int profile_load(const char *path, unsigned flags, struct profile **out,
+		 char *err, size_t errlen)
 {
 	struct reader *r;
 	struct decode *d;
@@ -1171,7 +1183,7 @@ int profile_load(const char *path, struct profile **out, char *err,
 	*out = NULL;
 	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
 		return rc;
-	if ((rc = profile_new(&p)) < 0) {
+	if ((rc = profile_new(&p, flags)) < 0) {
 		reader_close(r);
 		snprintf(err, errlen, "out of memory");
 		return rc;

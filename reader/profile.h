@@ -21,6 +21,12 @@
 ** Total time counts each moment once per VM, whatever the recursion.
 */
 
+/* profile_new flags. */
+#define PROFILE_CALLTREE 0x1u	/* build the call tree (nodes) too */
+
+/* Call-tree nodes past this many: deeper calls charge their parent's node. */
+#define PROFILE_MAX_NODES (1u << 22)
+
 /* Function kinds. */
 enum profile_fn_kind {
 	PROFILE_FN_LUA,
@@ -58,7 +64,8 @@ struct profile_site {
 	uint64_t free_count, free_bytes;
 };
 
-/* One call-tree node: a call path. Node 0 is the root. */
+/* One call-tree node: a call path. Node 0 is the root. Only with
+** PROFILE_CALLTREE. */
 struct profile_node {
 	uint32_t parent;	/* node index */
 	uint32_t fn;		/* index in fns (root: UINT32_MAX) */
@@ -108,6 +115,7 @@ struct profile {
 	uint64_t events;
 	uint64_t coroutines;
 	uint64_t unmatched_exits;	/* EXIT with no frame at its slot */
+	unsigned flags;			/* PROFILE_* given to profile_new */
 	/* From the INTRO and END blocks (strings owned by the profile). */
 	int have_intro;
 	uint64_t version, pid, pointer_size, counter_kind, ts_shift, counter_hz;
@@ -126,8 +134,8 @@ struct profile {
 	void *priv;
 };
 
-/* Any thread. New, empty profile; 0 or -ENOMEM. */
-int profile_new(struct profile **out);
+/* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
+int profile_new(struct profile **out, unsigned flags);
 
 /* Any thread. Free everything (NULL is fine). */
 void profile_free(struct profile *p);
@@ -158,7 +166,7 @@ const char *profile_kind_name(unsigned kind);
 ** what decode_run does (0 complete, -ENODATA truncated, -EBADMSG corrupt,
 ** ...) with *out filled whenever the file could be opened (a truncated or
 ** corrupt log gives the profile of its valid part); message in err. */
-int profile_load(const char *path, struct profile **out, char *err,
-		 size_t errlen);
+int profile_load(const char *path, unsigned flags, struct profile **out,
+		 char *err, size_t errlen);
 
 #endif

@@ -314,10 +314,11 @@ static void json(const struct profile *p, int rc, const char *err)
 
 /* Main thread. Load path into a profile, warn on stderr; exit status or -1
 ** to go on. */
-static int load(const char *cmd, const char *path, struct profile **p,
-		int *rc, char *err, size_t errlen, int quiet_warnings)
+static int load(const char *cmd, const char *path, unsigned flags,
+		struct profile **p, int *rc, char *err, size_t errlen,
+		int quiet_warnings)
 {
-	*rc = profile_load(path, p, err, errlen);
+	*rc = profile_load(path, flags, p, err, errlen);
 	if (!*p) {
 		cli_err(cmd, "%s", err);
 		return CLI_USAGE;
@@ -383,7 +384,7 @@ int cli_report(int argc, char **argv)
 	}
 	struct profile *p;
 	char err[512];
-	int rc, st = load("report", argv[optind], &p, &rc, err, sizeof err, 0);
+	int rc, st = load("report", argv[optind], 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (as_json)
@@ -427,7 +428,8 @@ int cli_folded(int argc, char **argv)
 	}
 	struct profile *p;
 	char err[512];
-	int rc, st = load("folded", argv[1], &p, &rc, err, sizeof err, 1);
+	int rc, st = load("folded", argv[1], PROFILE_CALLTREE, &p, &rc, err,
+			  sizeof err, 1);
 	if (st >= 0)
 		return st;
 	uint32_t *stack = malloc(p->nnode * sizeof *stack);

@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	}
 	lblog_mapping(&l, &m);
 
-	uint64_t ts = 0, done = 0, addr = 0x10000000, live[256];
+	uint64_t ts = 0, done = 0, addr = 0x10000000, live[256], stack[48];
 	int depth = 0, nlive = 0;
 	fwrite(l.file.buf, 1, l.file.len, f);
 	size_t flushed = l.file.len;
@@ -83,8 +83,13 @@ int main(int argc, char **argv)
 			} else if (k == 2 && (r >> 40) % 64 == 0) {
 				ev_gc(&e, (unsigned)((r >> 50) % FORMAT_GC__MAX),
 				      100000 + (r >> 44), dt);
-			} else if (depth < 2 || (k < 9 && depth < 40)) {
-				ev_enter(&e, ++depth, 10 + (r >> 8) % NFUNC, dt);
+			} else if (depth < 2 || (k < 8 && depth < 40)) {
+				/* Each function calls one of 3 callees: a call
+				** tree like a program's, not a random one. */
+				uint64_t caller = depth ? stack[depth - 1] : 0;
+				uint64_t fn = 10 + (caller * 31 + (r >> 8) % 3) % NFUNC;
+				stack[depth] = fn;
+				ev_enter(&e, ++depth, fn, dt);
 			} else {
 				ev_exit(&e, depth--, dt);
 			}

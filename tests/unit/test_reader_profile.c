@@ -43,7 +43,7 @@ static struct profile *load(struct lblog *l, int with_end, int want_rc)
 	if (with_end)
 		lblog_end(l);
 	const char *path = lblog_write(l);
-	int rc = profile_load(path, &p, err, sizeof err);
+	int rc = profile_load(path, PROFILE_CALLTREE, &p, err, sizeof err);
 	cr_assert_eq(rc, want_rc, "rc %d: %s", rc, err);
 	cr_assert_not_null(p);
 	unlink(path);
