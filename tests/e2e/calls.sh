@@ -3,7 +3,8 @@
 # calls.lua runs once under a debug.sethook counter (hookcount.lua, JIT off)
 # and once under ljlog; every Lua function of calls.lua and a few library
 # functions must have exactly the same number of calls in
-# `ljlog report --json`.
+# `ljlog report --json`, and the log has one coroutine per coroutine the
+# hook saw created, plus the main one.
 . "$(dirname "$0")/lib.sh"
 
 prog=$E2E/calls.lua
@@ -57,6 +58,15 @@ for name, w in sorted(want_lib.items()):
         bad.append("%s: kind %r, expected c or fast" % (name, f["kind"]))
     if w != g:
         bad.append("%s: hook counted %s calls, ljlog reports %s" % (name, w, g))
+# Every coroutine ran Lua code, so each has a COROUTINE record: the main
+# one and one per coroutine.create / coroutine.wrap the hook saw.
+want_co = 1 + want_lib.get("coroutine.create", 0) + want_lib.get("coroutine.wrap", 0)
+if want_co < 10:
+    bad.append("the hook saw only %d coroutines" % want_co)
+for where, got in (("coroutines", d["coroutines"]),
+                   ("vm_list[0].coroutines", d["vm_list"][0]["coroutines"])):
+    if got != want_co:
+        bad.append("%s: expected %d (main + create + wrap), got %s" % (where, want_co, got))
 if bad:
     print("\n".join(bad), file=sys.stderr)
     sys.exit(1)
@@ -64,4 +74,5 @@ print("ok: calls: %d Lua functions of calls.lua, exact counts (total %d calls)"
       % (len(want_lua), sum(want_lua.values())))
 print("ok: calls: library functions, exact counts: %s"
       % ", ".join("%s=%d" % kv for kv in sorted(want_lib.items())))
+print("ok: calls: %d coroutines (main + coroutine.create + coroutine.wrap)" % want_co)
 EOF

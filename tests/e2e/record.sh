@@ -38,15 +38,23 @@ expect_eq "ljlog record: the main chunk's calls" 1 \
 	"$(json_get "$T/r.json" "fn.get('$T/prog.lua:0', {}).get('calls')")"
 ok "ljlog record -e calls: complete log, hop() called $hops times, exit status 3 passed through"
 
-# Exit status 0 passes through too, and -e alloc records allocations.
+# Exit status 0 passes through too, -e alloc records allocations, and %p
+# in the file name is the pid of the profiled process.
 rc=0
-ljlog record -o "$T/rec2.ljlog" -e nodefaults,alloc -- "${run[@]}" -e 'local t = {} for i = 1, 1000 do t[i] = {} end' \
+ljlog record -o "$T/rec2-%p.ljlog" -e nodefaults,alloc -- "${run[@]}" -e 'local t = {} for i = 1, 1000 do t[i] = {} end' \
 	>"$T/out" 2>"$T/err" || rc=$?
 expect_eq "ljlog record: exit status of a program that ends normally" 0 "$rc"
-check_complete "$T/rec2.ljlog"
-report_json "$T/rec2.ljlog" "$T/r.json"
+set -- "$T"/rec2-*.ljlog
+[ $# -eq 1 ] && [ -f "$1" ] || fail "ljlog record -o rec2-%p.ljlog: expected one log, got: $*"
+rec2=$1
+pid=${rec2##*/rec2-}
+pid=${pid%.ljlog}
+check_complete "$rec2"
+report_json "$rec2" "$T/r.json"
+expect_eq "ljlog record -o rec2-%p.ljlog: the pid in the name is the INTRO pid" "$pid" \
+	"$(json_get "$T/r.json" 'd["pid"]')"
 [ "$(json_get "$T/r.json" 'd["heap"]["alloc_count"] >= 1000')" = true ] ||
 	fail "ljlog record -e nodefaults,alloc: fewer than 1000 allocations: $(json_get "$T/r.json" 'd["heap"]')"
 expect_eq "ljlog record -e nodefaults,alloc: calls recorded" 0 \
 	"$(json_get "$T/r.json" 'sum(f["calls"] for f in d["functions"])')"
-ok "ljlog record -e nodefaults,alloc: exit 0 passed through, allocations and no calls"
+ok "ljlog record -e nodefaults,alloc -o rec2-%p.ljlog: exit 0 passed through, allocations and no calls, %p = pid $pid"
