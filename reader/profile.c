@@ -1089,10 +1089,6 @@ int profile_finish(struct profile *p)
 		p->duration_ns = p->clk_last.mono_ns - p->clk_first.mono_ns;
 	else if (last >= first && first != UINT64_MAX)
 		p->duration_ns = profile_ns(p, last - first);
-	if (p->unmatched_exits)
-		add_warn(p, "%llu EXIT events had no open frame at their slot "
-			    "(frames entered before the profiler attached)",
-			 (unsigned long long)p->unmatched_exits);
 	if (pr->nwarn_dropped)
 		add_warn(p, "%zu more warnings not shown", pr->nwarn_dropped);
 	return 0;

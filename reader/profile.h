@@ -114,7 +114,8 @@ struct profile {
 	struct profile_gc gc;
 	uint64_t events;
 	uint64_t coroutines;
-	uint64_t unmatched_exits;	/* EXIT with no frame at its slot */
+	uint64_t unmatched_exits;	/* EXIT with no frame at its slot (entered
+					   before the profiler attached) */
 	unsigned flags;			/* PROFILE_* given to profile_new */
 	/* From the INTRO and END blocks (strings owned by the profile). */
 	int have_intro;

@@ -185,6 +185,10 @@ static void text(const struct profile *p, const char *path, int rc,
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls\n",
 	       p->nvm, p->coroutines, p->events, t.calls);
+	if (p->unmatched_exits)
+		printf("  %" PRIu64 " returns from frames entered before the "
+		       "profiler attached\n",
+		       p->unmatched_exits);
 	printf("  heap: %" PRIu64 " at attach + %" PRIu64 " allocated (%" PRIu64
 	       " allocs) - %" PRIu64 " freed (%" PRIu64 " frees) = %" PRId64
 	       " live, peak %" PRId64 "\n",
@@ -219,6 +223,7 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "coroutines", p->coroutines);
 	json_u64(&j, "events", p->events);
 	json_u64(&j, "calls", t.calls);
+	json_u64(&j, "unmatched_exits", p->unmatched_exits);
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);

@@ -879,3 +879,80 @@ Test(reader, chunk_names)
 	decode_chunk_name(&s, out, sizeof out);
 	cr_assert_str_eq(out, "[string \"\"]");
 }
+
+/* -- Robustness ------------------------------------------------------------------------ */
+
+#include "profile.h"
+
+/* Test thread. Deterministic pseudo-random numbers. */
+static uint64_t fuzz_rng = 0x9E3779B97F4A7C15ull;
+static uint64_t fuzz_next(void)
+{
+	fuzz_rng ^= fuzz_rng << 13;
+	fuzz_rng ^= fuzz_rng >> 7;
+	fuzz_rng ^= fuzz_rng << 17;
+	return fuzz_rng;
+}
+
+Test(reader, mutated_logs_never_crash)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	standard_log(&l, 0);
+	map_begin(&m, 1);
+	map_co(&m, 20, 0);
+	map_proto(&m, 21, "return 1", 0, 1);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	for (int i = 0; i < 50; i++) {
+		ev_switch(&e, i & 1 ? 20 : 2, 1);
+		ev_enter(&e, 1 + i % 5, i & 1 ? 21 : 3, 2);
+		ev_alloc(&e, FORMAT_SITE_LUA, 3, 4, 16, 0x1000 + 16 * (uint64_t)i, 1);
+		ev_gc(&e, (unsigned)i % FORMAT_GC__MAX, 100, 1);
+		ev_exit(&e, 1 + i % 3, 1);
+		ev_free(&e, 0x1000 + 16 * (uint64_t)(i / 2), 16, 1);
+	}
+	lblog_events(&l, 1, 5000, &e);
+	lblog_end(&l);
+
+	for (int it = 0; it < 3000; it++) {
+		struct lblog t = l;
+		t.file.buf = malloc(l.file.len);
+		memcpy(t.file.buf, l.file.buf, l.file.len);
+		int fix = it % 4 != 0; /* most runs: checksums made right again */
+		int flips = 1 + (int)(fuzz_next() % 6);
+		for (int k = 0; k < flips; k++) {
+			size_t at = FORMAT_MAGIC_LEN + fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
+			t.file.buf[at] ^= (uint8_t)(1u << (fuzz_next() % 8));
+			if (fuzz_next() % 4 == 0)
+				t.file.buf[at] = (uint8_t)fuzz_next();
+		}
+		if (fix) {
+			/* Re-pack every header over its original kind and length. */
+			for (size_t o = FORMAT_MAGIC_LEN; o < l.file.len;) {
+				struct blocks_header h;
+				blocks_header_parse(l.file.buf + o, &h);
+				blocks_header_pack(t.file.buf + o, h.kind,
+						   t.file.buf + o + FORMAT_HEADER_LEN,
+						   h.length);
+				o += FORMAT_HEADER_LEN + h.length;
+			}
+		}
+		if (fuzz_next() % 5 == 0)
+			t.file.len = FORMAT_MAGIC_LEN + fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
+		const char *path = lblog_write(&t);
+		struct profile *p;
+		char err[512];
+		int rc = profile_load(path, PROFILE_CALLTREE, &p, err, sizeof err);
+		cr_assert(rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP,
+			  "iteration %d: rc %d (%s)", it, rc, err);
+		cr_assert_not_null(p);
+		if (rc)
+			cr_assert_neq(err[0], '\0', "iteration %d: no message", it);
+		profile_free(p);
+		unlink(path);
+		free(t.file.buf);
+	}
+	lblog_free(&l);
+}
