@@ -531,8 +531,6 @@ static int act_grow(struct profile *p, struct vmst *v, uint32_t fn)
 	size_t n = v->nact ? v->nact : 64;
 	while (n <= fn)
 		n *= 2;
-	if (n < p->nfn)
-		n = p->nfn;
 	uint32_t *a = realloc(v->active, n * sizeof *a);
 	if (a)
 		v->active = a;
@@ -607,6 +605,13 @@ static void vm_close(struct profile *p, struct vmst *v, uint64_t t)
 		p->gc.phase[v->gc_phase] += t - v->gc_since;
 		v->gc_phase = -1;
 	}
+	/* No frame is open: the per-fn counters are all 0, give them back
+	** (a host may run many VMs one after the other). */
+	free(v->active);
+	free(v->since);
+	v->active = NULL;
+	v->since = NULL;
+	v->nact = 0;
 }
 
 /* Any thread. Switch v to coroutine o at t (see the note in profile.h). */
@@ -731,10 +736,7 @@ static int on_record(void *ud, struct decode_obj *o)
 static int on_events(void *ud, const struct decode_events *h)
 {
 	struct profile *p = ud;
-	struct vmst *v = h->vmobj->user;
 	clock_seen(p, &h->clock);
-	if (v->nact < p->nfn && act_grow(p, v, (uint32_t)p->nfn - 1) < 0)
-		return -ENOMEM;
 	return 0;
 }
 
