@@ -421,7 +421,8 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 			break;
 		case FORMAT_REC_FFUNC:
 			if ((rc = get_u(c, "FFUNC ffid", &o->u.ffunc.ffid)) < 0 ||
-			    (rc = get_s(d, c, "FFUNC name", &o->u.ffunc.name)) < 0)
+			    (rc = get_s(d, c, "FFUNC name", &o->u.ffunc.name)) < 0 ||
+			    (rc = get_u(c, "FFUNC flags", &o->u.ffunc.flags)) < 0)
 				return bad_field(d, b, c, rc);
 			break;
 		case FORMAT_REC_COROUTINE:

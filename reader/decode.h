@@ -60,7 +60,7 @@ struct decode_obj {
 		struct { uint64_t thread, heap, flags; } vm;
 		struct { struct decode_str chunk; uint64_t firstline, numline; } proto;
 		struct { uint64_t address; struct decode_str name, object; } cfunc;
-		struct { uint64_t ffid; struct decode_str name; } ffunc;
+		struct { uint64_t ffid; struct decode_str name; uint64_t flags; } ffunc;
 		struct { uint64_t flags; } co;
 	} u;
 	/* Decoder state of a VM object. */

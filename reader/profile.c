@@ -417,6 +417,8 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 				 (unsigned long long)o->u.ffunc.ffid);
 		kl = key_join(key, cap, 'F', name, strlen(name), "", 0, 0);
 		r = fn_get(p, key, kl, name, "", 0, PROFILE_FN_FAST);
+		if (r >= 0 && (o->u.ffunc.flags & FORMAT_FF_NOEXIT))
+			p->fns[r].noexit = 1;
 		break;
 	}
 	free(key);
@@ -614,6 +616,16 @@ static void vm_close(struct profile *p, struct vmst *v, uint64_t t)
 	v->nact = 0;
 }
 
+/* Any thread. End the assembler fast functions on top of running stack s:
+** they return as soon as what they called returns, or their coroutine
+** runs again (doc/format.txt, "Frames"). */
+static void pop_noexit(struct profile *p, struct vmst *v, struct costack *s,
+		       uint64_t t)
+{
+	while (s->n && p->fns[s->f[s->n - 1].fn].noexit)
+		pop(p, v, s, t);
+}
+
 /* Any thread. Switch v to coroutine o at t (see the note in profile.h). */
 static int do_switch(struct profile *p, struct vmst *v, struct decode_obj *o,
 		     uint64_t t)
@@ -649,6 +661,7 @@ static int do_switch(struct profile *p, struct vmst *v, struct decode_obj *o,
 		/* Back to a resumer: everything above it yielded or ended. */
 		while (v->chain[v->nchain - 1] != x)
 			stack_leave(p, v, v->chain[--v->nchain], t);
+		pop_noexit(p, v, x, t); /* its coroutine.resume returns */
 		return 0;
 	}
 	if (v->nchain == v->capchain) {
@@ -660,6 +673,7 @@ static int do_switch(struct profile *p, struct vmst *v, struct decode_obj *o,
 	}
 	v->chain[v->nchain++] = x;
 	stack_enter(v, x, t);
+	pop_noexit(p, v, x, t); /* its coroutine.yield returns */
 	return 0;
 }
 
@@ -903,10 +917,12 @@ static int on_event(void *ud, const struct decode_event *ev)
 		s = v->chain[v->nchain - 1];
 		while (s->n && s->f[s->n - 1].slot > ev->slot)
 			pop(p, v, s, t);
-		if (s->n && s->f[s->n - 1].slot == ev->slot)
+		if (s->n && s->f[s->n - 1].slot == ev->slot) {
 			pop(p, v, s, t);
-		else
+			pop_noexit(p, v, s, t); /* pcall returns with its callee */
+		} else {
 			p->unmatched_exits++;
+		}
 		break;
 	case FORMAT_OP_ALLOC:
 		return alloc_at(p, v, ev, ev->addr, ev->size);

@@ -49,6 +49,7 @@ struct profile_fn {
 	char *file;		/* Lua: chunk as shown; C: object; else "" */
 	uint64_t line;		/* Lua: firstline; else 0 */
 	unsigned kind;		/* PROFILE_FN_* */
+	int noexit;		/* an assembler fast function: never an EXIT */
 	uint64_t calls;
 	uint64_t total;		/* ts units */
 	uint64_t self;		/* ts units */

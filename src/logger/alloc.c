@@ -66,7 +66,7 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 | (uint64_t)line << 8;
 	}
 	if (fn->c.ffid > FF_C) {
-		*key = fn->c.ffid;
+		*key = fn->c.ffid | (lj_is_asm_ff(g, fn) ? BUF_FF_ASM : 0);
 		return FORMAT_SITE_C | BUF_KEY_FFUNC << 4;
 	}
 	*key = (uint64_t)(uintptr_t)fn->c.f;

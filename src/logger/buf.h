@@ -36,6 +36,9 @@ enum buf_key {
 	BUF_KEY_COROUTINE = 4,
 };
 
+/* Fast function keys: ffid, | BUF_FF_ASM for assembler ones (no EXIT). */
+#define BUF_FF_ASM 0x100u
+
 #define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
 #define BUF_KIND(w0) ((unsigned)((w0)&0xff))
 #define BUF_X(w0) ((w0) >> 8)

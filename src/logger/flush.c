@@ -29,7 +29,8 @@ static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 		r = names_put_cfunc(&vm->out, id, &vm->names, key);
 		break;
 	case BUF_KEY_FFUNC:
-		r = names_put_ffunc(&vm->out, id, &vm->names, (unsigned)key);
+		r = names_put_ffunc(&vm->out, id, &vm->names, (unsigned)key & 0xff,
+				    key & BUF_FF_ASM ? FORMAT_FF_NOEXIT : 0);
 		break;
 	default: /* BUF_KEY_COROUTINE */
 		r = names_put_coroutine(&vm->out, id,
@@ -92,6 +93,8 @@ void flush_vm(struct logger_vm *vm)
 	size_t mstart = vm->out.len;
 
 	base = prev_t = w[1] >> CLOCK_TS_SHIFT;
+	if (base < vm->t_prev)
+		base = prev_t = vm->t_prev; /* a counter that went back */
 	while (w < end) {
 		uint64_t w0 = w[0], x = BUF_X(w0);
 		unsigned kind = BUF_KIND(w0);
@@ -160,6 +163,7 @@ void flush_vm(struct logger_vm *vm)
 	}
 	if (bad)
 		goto drop;
+	vm->t_prev = prev_t;
 	vm->enc.len = (size_t)(p - vm->enc.p);
 
 	/* MAPPING block (only when new IDs were made), then EVENTS. */

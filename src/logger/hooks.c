@@ -27,7 +27,7 @@ void hooks_call(lua_State *L, lua_Debug *ar)
 			what = (uint64_t)(uintptr_t)funcproto(fn);
 		} else if (lj_is_asm_ff(vm->g, fn)) {
 			kind = BUF_ENTER_FF;
-			what = fn->c.ffid;
+			what = fn->c.ffid | BUF_FF_ASM;
 		} else {
 			return; /* a C function: hooks_wrap records it */
 		}

@@ -49,6 +49,7 @@ struct logger_vm {
 	struct wbuf enc;	  /* encoded events of a flush */
 	struct wbuf out;	  /* blocks of a flush */
 	uint64_t nevents;	  /* events recorded */
+	uint64_t t_prev;	  /* last encoded ts: time never goes back */
 	struct logger_vm *next;	  /* registry of attached VMs */
 };
 

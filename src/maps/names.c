@@ -182,7 +182,7 @@ static const char *const unregistered[][2] = {
 
 /* VM thread only. An FFUNC record. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
-		    unsigned ffid)
+		    unsigned ffid, unsigned flags)
 {
 	char tmp[32];
 	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
@@ -196,13 +196,14 @@ int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		name = tmp;
 	}
 	size_t nl = strlen(name);
-	uint8_t *p = wbuf_room(b, 1 + 3 * BLOCKS_ULEB_MAX + nl);
+	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + nl);
 	if (!p)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_FFUNC;
 	p = blocks_uleb_put(p, id);
 	p = blocks_uleb_put(p, ffid);
 	p = blocks_str_put(p, name, nl);
+	p = blocks_uleb_put(p, flags);
 	b->len = (size_t)(p - b->p);
 	return 0;
 }

@@ -44,7 +44,7 @@ int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt);
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f);
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
-		    unsigned ffid);
+		    unsigned ffid, unsigned flags);
 int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags);
 
 #endif

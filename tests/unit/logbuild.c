@@ -197,6 +197,17 @@ void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
 	lb_uleb(&m->p, id);
 	lb_uleb(&m->p, ffid);
 	lb_str(&m->p, name);
+	lb_uleb(&m->p, 0); /* flags: gets an EXIT */
+}
+
+/* Test thread. FFUNC record of an assembler fast function (no EXIT). */
+void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
+{
+	lb_u8(&m->p, FORMAT_REC_FFUNC);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, ffid);
+	lb_str(&m->p, name);
+	lb_uleb(&m->p, FORMAT_FF_NOEXIT);
 }
 
 /* Test thread. COROUTINE record. */

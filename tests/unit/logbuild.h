@@ -75,6 +75,7 @@ void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline);
 void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	       const char *object);
+void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
 void lblog_mapping(struct lblog *l, struct lbmap *m);

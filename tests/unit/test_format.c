@@ -288,6 +288,8 @@ Test(format, record_kinds)
 	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));
 	cr_assert_eq(FORMAT_CO_MAIN, 1u);
+	cr_assert_not_null(strstr(sec, "bit 0 NOEXIT: written in assembler"));
+	cr_assert_eq(FORMAT_FF_NOEXIT, 1u);
 	free(sec);
 	free(h);
 	free(doc);

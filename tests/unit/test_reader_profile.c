@@ -11,7 +11,7 @@
 
 /* IDs of the standard mapping. */
 enum { VM = 1, A = 2, B = 3, C = 4, F = 5, X = 6, MAIN = 7, CO = 8, Y = 9,
-       A2 = 10 };
+       A2 = 10, PA = 11, RA = 12, YA = 13 };
 
 /* Test thread. A log with the standard mapping: Lua functions A, B, C (and
 ** A2, a second prototype of A's identity), fast functions F
@@ -32,6 +32,10 @@ static void begin(struct lblog *l)
 	map_co(&m, CO, 0);
 	map_ffunc(&m, Y, 41, "coroutine.yield");
 	map_proto(&m, A2, "@t.lua", 1, 5);
+	/* Assembler fast functions (NOEXIT): they never get an EXIT. */
+	map_ffunc_asm(&m, PA, 42, "asm.pcall");
+	map_ffunc_asm(&m, RA, 43, "asm.resume");
+	map_ffunc_asm(&m, YA, 44, "asm.yield");
 	lblog_mapping(l, &m);
 }
 
@@ -258,6 +262,58 @@ Test(profile, coroutine_switches)
 	expect(p, "coroutine.yield", 1, 11, 11);
 	cr_assert_eq(p->coroutines, 2);
 	cr_assert_eq(p->vms[0]->coroutines, 2);
+	profile_free(p);
+}
+
+Test(profile, noexit_ends_when_its_callee_returns)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 2, PA, 10); /* t 10: pcall */
+	ev_enter(&e, 3, B, 10);	/* t 20 */
+	ev_exit(&e, 3, 10);	/* t 30: B returns, so does pcall */
+	ev_enter(&e, 2, C, 10);	/* t 40 */
+	ev_exit(&e, 2, 5);	/* t 45 */
+	ev_exit(&e, 1, 5);	/* t 50 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "asm.pcall", 1, 20, 10);
+	expect(p, "t.lua:10", 1, 10, 10);
+	expect(p, "stdin:20", 1, 5, 5);
+	expect(p, "t.lua:1", 1, 50, 25);
+	cr_assert_eq(p->unmatched_exits, 0);
+	profile_free(p);
+}
+
+Test(profile, noexit_yield_and_resume_end_on_switch)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_switch(&e, MAIN, 0);
+	ev_enter(&e, 1, A, 0);	 /* t 0, main */
+	ev_enter(&e, 2, RA, 10); /* t 10: coroutine.resume */
+	ev_switch(&e, CO, 1);	 /* t 11 */
+	ev_enter(&e, 1, B, 1);	 /* t 12, in CO */
+	ev_enter(&e, 2, YA, 8);	 /* t 20: coroutine.yield */
+	ev_switch(&e, MAIN, 1);	 /* t 21: resume returns */
+	ev_exit(&e, 1, 9);	 /* t 30: A returns */
+	ev_switch(&e, CO, 20);	 /* t 50: yield returns */
+	ev_exit(&e, 1, 10);	 /* t 60: B returns */
+	ev_switch(&e, MAIN, 1);	 /* t 61 */
+	ev_vm(&e, FORMAT_VM_DETACH, 0, 39); /* t 100 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "t.lua:1", 1, 30, 19);
+	/* self 10..12: CO has no frame of its own until B (t 12) */
+	expect(p, "asm.resume", 1, 11, 2);
+	expect(p, "t.lua:10", 1, 19, 18);
+	expect(p, "asm.yield", 1, 1, 1);
+	cr_assert_eq(p->unmatched_exits, 0);
 	profile_free(p);
 }
 
