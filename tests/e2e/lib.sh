@@ -183,3 +183,100 @@ wait_for() {
 	done
 	return 1
 }
+
+# -- Call counts against the hook counter ------------------------------------------
+
+# calls_match PROG OPTIONS [ARGS...]: run PROG under hookcount.lua (a
+# debug.sethook call counter, JIT off) and under ljlog with OPTIONS; the
+# output must be the same, the log complete, and every Lua function the
+# hook saw (any chunk: files, load()ed strings, binary chunks) and every
+# library function hookcount.lua names must have exactly the hook's count
+# in `ljlog report --json`, with no Lua function the hook did not see. The
+# log has one coroutine per coroutine.create/wrap plus the main one (PROG
+# resumes each coroutine it makes at least once). Leaves $T/calls.ljlog,
+# $T/calls.json.
+calls_match() {
+	local prog=$1 opts=$2 rc=0
+	shift 2
+	rm -f "$T/calls.ljlog" "$T/hook.txt"
+	luajit_plain "$E2E/hookcount.lua" "$T/hook.txt" "$prog" "$@" >"$T/hook.out" 2>"$T/hook.err" ||
+		{ show "$T/hook.err"; fail "$prog: the hook counter run failed"; }
+	profile "file=$T/calls.ljlog,$opts" "$prog" "$@" >"$T/prof.out" 2>"$T/prof.err" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		show "$T/prof.err"
+		fail "$prog: the profiled run exited with status $rc$([ "$rc" -gt 128 ] && echo " (signal $((rc - 128)))"), unprofiled 0"
+	fi
+	cmp -s "$T/hook.out" "$T/prof.out" ||
+		fail "$prog: the output differs under ljlog: '$(head -c 300 "$T/hook.out")' vs '$(head -c 300 "$T/prof.out")'"
+	check_complete "$T/calls.ljlog"
+	report_json "$T/calls.ljlog" "$T/calls.json"
+	python3 - "$T/hook.txt" "$T/calls.json" "$E2E/hookcount.lua" "$test_name" <<'PY' ||
+import json, sys, urllib.parse
+hook_path, json_path, hookcount, test = sys.argv[1:]
+d = json.load(open(json_path))
+
+def chunk(src, short_src):
+    """A chunk name as the reader shows it: no leading '@' or '=', and
+    source text (load() of a string without a name) the way LuaJIT's
+    debug.getinfo short_src shows it."""
+    return src[1:] if src[:1] in "@=" else short_src
+
+want_lua, want_lib = {}, {}
+for ln in open(hook_path, encoding="latin-1"):
+    kind, n, rest = ln.rstrip("\n").split(" ", 2)
+    if kind == "lua":
+        line, src, short = rest.split(" ")
+        name = chunk(urllib.parse.unquote(src, encoding="latin-1"),
+                     urllib.parse.unquote(short, encoding="latin-1"))
+        if name != hookcount:
+            want_lua[(name, int(line))] = int(n)
+    else:
+        want_lib[rest] = int(n)
+
+def show(key):
+    """A function's key for a message: long chunk names abridged."""
+    name = "%s:%d" % key
+    if len(name) <= 100:
+        return name
+    return "%s...%s (%d bytes)" % (name[:40], name[-30:], len(name))
+
+got_lua, bad = {}, []
+for f in d["functions"]:
+    if f["kind"] != "lua" or f["file"] == hookcount:
+        continue
+    key = (f["file"], f["line"])
+    if key in got_lua:
+        bad.append("two entries for %s" % show(key))
+    got_lua[key] = f["calls"]
+    if f["name"] != "%s:%d" % key:
+        bad.append("name %r, expected %r" % (show((f["name"], 0)), show(key)))
+for key in sorted(set(want_lua) | set(got_lua)):
+    w, g = want_lua.get(key), got_lua.get(key)
+    if w != g and not (w is None and g == 0):
+        bad.append("%s: hook counted %s calls, ljlog reports %s" % (show(key), w, g))
+
+byname = {f["name"]: f for f in d["functions"]}
+for name, w in sorted(want_lib.items()):
+    f = byname.get(name)
+    g = f["calls"] if f else None
+    if f and f["kind"] not in ("c", "fast"):
+        bad.append("%s: kind %r, expected c or fast" % (name, f["kind"]))
+    if w != g:
+        bad.append("%s: hook counted %s calls, ljlog reports %s" % (name, w, g))
+
+want_co = 1 + want_lib.get("coroutine.create", 0) + want_lib.get("coroutine.wrap", 0)
+for where, got in (("coroutines", d["coroutines"]),
+                   ("vm_list[0].coroutines", d["vm_list"][0]["coroutines"])):
+    if got != want_co:
+        bad.append("%s: expected %d (main + create + wrap), got %s" % (where, want_co, got))
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+    sys.exit(1)
+print("ok: %s: %d Lua functions, exact counts (%d calls)"
+      % (test, len(want_lua), sum(want_lua.values())))
+print("ok: %s: library functions, exact counts: %s"
+      % (test, ", ".join("%s=%d" % kv for kv in sorted(want_lib.items()))))
+print("ok: %s: %d coroutines (main + coroutine.create + coroutine.wrap)" % (test, want_co))
+PY
+		fail "$prog: call counts differ from the hook's (see above)"
+}
