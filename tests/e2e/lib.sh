@@ -16,6 +16,9 @@ test_name=$(basename "$0" .sh)
 e2e_here=$(cd "$(dirname "$0")" && pwd)
 : "${top_srcdir:=$(cd "$e2e_here/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
+# Canonical ("build/.." would show up in chunk names).
+top_srcdir=$(cd "$top_srcdir" && pwd)
+top_builddir=$(cd "$top_builddir" && pwd)
 : "${LUAJIT:=luajit}"
 : "${LJLOG_TEST_PRELOAD:=}"
 E2E=$top_srcdir/tests/e2e
