@@ -71,6 +71,17 @@ show() {
 	echo "---- end ----" >&2
 }
 
+# A sanitized module in an unsanitized luajit needs its runtime preloaded.
+if [ -z "$LJLOG_TEST_PRELOAD" ] && [ -e "$MODDIR/ljlog.so" ]; then
+	e2e_san=$(readelf -d "$MODDIR/ljlog.so" 2>/dev/null |
+		sed -n 's/.*Shared library: \[\(lib[at]san\)\.so.*/\1/p' | head -n 1)
+	if [ -n "$e2e_san" ]; then
+		echo "FAIL: $test_name: $MODDIR/ljlog.so links $e2e_san: run with" \
+			"LJLOG_TEST_PRELOAD=\$(gcc -print-file-name=$e2e_san.so)" >&2
+		exit 1
+	fi
+fi
+
 # -- Running things -------------------------------------------------------------
 
 # luajit ARGS...: the installed luajit with our module on LUA_CPATH, the
