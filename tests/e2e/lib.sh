@@ -11,6 +11,8 @@
 #   LJLOG_TEST_KEEP      keep the temp dir (its path is printed)
 
 set -u
+# Nothing from the caller's environment profiles or preloads our runs.
+unset LUAJIT_PROFILE LUA_INIT LUA_INIT_5_1 LJLOG_MODULE_DIR
 
 test_name=$(basename "$0" .sh)
 e2e_here=$(cd "$(dirname "$0")" && pwd)
