@@ -2,6 +2,7 @@
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
 # Usage: bench/run.sh [calls|alloc|size|reader]...   (default: all)
+# Times are CPU seconds (user + sys) of the measured process.
 # Env: RUNS (default 5), LJLOG_BUILDDIR (default: the source tree).
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
@@ -14,12 +15,18 @@ export LUA_CPATH="$b/lua/?.so;$b/bench/.libs/?.so;;"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# Seconds taken by one run of "$@" (output discarded).
+# CPU seconds (user + sys) of one run of "$@", output discarded. CPU time,
+# not wall time: other processes on a shared machine move it much less.
 secs() {
-	local t0=$EPOCHREALTIME
+	times >"$tmp/t0" # not in a pipe: a pipe's subshell has no children
 	"$@" >/dev/null 2>&1
-	local t1=$EPOCHREALTIME
-	python3 -c "print(f'{$t1 - $t0:.4f}')"
+	times >"$tmp/t1"
+	python3 - "$(tail -n 1 "$tmp/t0")" "$(tail -n 1 "$tmp/t1")" <<'PY'
+import re, sys
+def cpu(line):
+    return sum(float(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", line))
+print(f"{cpu(sys.argv[2]) - cpu(sys.argv[1]):.4f}")
+PY
 }
 
 # best NAME...: best-of-$runs seconds for each config function cfg_NAME,
@@ -83,7 +90,7 @@ events_of() { "$b/ljlog" report --json "$1" | python3 -c 'import json,sys; print
 # -- size: bytes per call event -------------------------------------------------
 bench_size() {
 	echo "== size: bytes per event, calls only"
-	cfg_calls_ljlog
+	cfg_calls_ljlog >/dev/null 2>&1
 	local bytes events
 	bytes=$(stat -c %s "$tmp/calls.ljlog")
 	events=$(events_of "$tmp/calls.ljlog")

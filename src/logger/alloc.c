@@ -7,6 +7,9 @@
 
 #include "logger/logger.h"
 
+#define MIN_MAPPED \
+	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto) : sizeof(lua_State))
+
 /* -- Sites ---------------------------------------------------------------------- */
 
 /* Site word (buf.h) of an allocation happening now; *key gets the site's
@@ -96,8 +99,12 @@ static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
 
 /* VM thread only. ptr was freed: an object born at the same address is
 ** another object (new ID, and a SWITCH even if it is a coroutine). */
-static inline void forget(struct logger_vm *vm, void *ptr)
+static inline void forget(struct logger_vm *vm, void *ptr, size_t osize)
 {
+	/* Only prototypes (>= sizeof(GCproto)) and coroutines (exactly
+	** sizeof(lua_State)) are mapped by address: smaller blocks can't be. */
+	if (osize < MIN_MAPPED)
+		return;
 	maps_remove(&vm->map, (uintptr_t)ptr);
 	if (LJ_UNLIKELY(ptr == (void *)vm->last_L))
 		vm->last_L = NULL;
@@ -118,7 +125,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (!(vm->events & OPTS_ALLOC)) {
 		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		if (nsize == 0 && ptr)
-			forget(vm, ptr);
+			forget(vm, ptr, osize);
 		return np;
 	}
 	if (nsize)
@@ -129,13 +136,12 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (nsize == 0) {
 		if (!ptr)
 			return np;
-		forget(vm, ptr);
+		forget(vm, ptr, osize);
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_FREE, 0);
+		p[0] = BUF_W0(BUF_FREE, osize);
 		p[1] = ts;
 		p[2] = (uint64_t)(uintptr_t)ptr;
-		p[3] = osize;
-		vm->bp = p + 4;
+		vm->bp = p + 3;
 	} else if (!np) {
 		return np; /* failed: LuaJIT raises its memory error */
 	} else if (!ptr) {

@@ -14,7 +14,7 @@ enum buf_rec {
 	BUF_ENTER_FF,	   /* x slot, ffid */
 	BUF_EXIT,	   /* x slot */
 	BUF_ALLOC,	   /* x site, site key, addr, size */
-	BUF_FREE,	   /* addr, size */
+	BUF_FREE,	   /* x size, addr */
 	BUF_REALLOC,	   /* x site, site key, old addr, old size, new addr, new size */
 	BUF_GC,		   /* x phase, heap */
 	BUF_SWITCH,	   /* lua_State* */

@@ -13,13 +13,33 @@
 
 /* -- Mapping ------------------------------------------------------------------ */
 
+/* A flush's cache in front of the map: nothing is freed during a flush,
+** so an entry stays right until the flush ends. */
+#define CACHE_SIZE 256
+struct cache {
+	uintptr_t key[CACHE_SIZE];
+	uint64_t id[CACHE_SIZE];
+};
+static __thread struct cache cache;
+
+static size_t cache_slot(uintptr_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 56) & (CACHE_SIZE - 1);
+}
+
 /* ID of key, making it (and its MAPPING record in out) on first use. */
 static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 {
+	size_t c = cache_slot(key);
+	if (LJ_LIKELY(cache.key[c] == key))
+		return cache.id[c];
 	uint64_t id = maps_lookup(&vm->map, key);
 	int r;
-	if (id)
+	if (id) {
+		cache.key[c] = key;
+		cache.id[c] = id;
 		return id;
+	}
 	id = maps_new_id();
 	switch (kind) {
 	case BUF_KEY_PROTO:
@@ -41,6 +61,8 @@ static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 	}
 	if (r < 0 || maps_insert(&vm->map, key, id) < 0)
 		return 0; /* out of memory: the flush is dropped */
+	cache.key[c] = key;
+	cache.id[c] = id;
 	return id;
 }
 
@@ -82,6 +104,7 @@ void flush_vm(struct logger_vm *vm)
 	if (vm->in_flush || words == 0)
 		return;
 	vm->in_flush = 1;
+	memset(&cache, 0, sizeof cache); /* keys 0 never occur */
 	vm->enc.len = 0;
 	vm->out.len = 0;
 	uint8_t *p = wbuf_room(&vm->enc, words * ENC_PER_WORD + 64);
@@ -128,7 +151,7 @@ void flush_vm(struct logger_vm *vm)
 		case BUF_FREE:
 			*p++ = FORMAT_OP_FREE << FORMAT_OP_SHIFT;
 			p = blocks_sleb_put(p, (int64_t)(w[2] - addr));
-			p = blocks_uleb_put(p, w[3]);
+			p = blocks_uleb_put(p, x);
 			addr = w[2];
 			break;
 		case BUF_REALLOC:
