@@ -373,20 +373,27 @@ static size_t key_join(char *out, size_t cap, char tag, const char *a,
 /* Any thread. Function index for a PROTO, CFUNC or FFUNC object. */
 static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 {
-	char name[512], file[320], addr[32];
+	char addr[32];
 	size_t cap = o->kind == FORMAT_REC_PROTO ? o->u.proto.chunk.len :
 		     o->kind == FORMAT_REC_CFUNC ? o->u.cfunc.name.len + o->u.cfunc.object.len :
 		     o->u.ffunc.name.len;
 	cap += 64;
-	char *key = malloc(cap);
+	/* Names as long as the chunk: two long chunk names that differ only
+	** at the end must stay two names. */
+	size_t namesz = cap + 32, filesz = cap;
+	char *key = malloc(cap), *name = malloc(namesz), *file = malloc(filesz);
 	int64_t r = -1;
 	size_t kl;
-	if (!key)
+	if (!key || !name || !file) {
+		free(key);
+		free(name);
+		free(file);
 		return -1;
+	}
 	switch (o->kind) {
 	case FORMAT_REC_PROTO:
-		decode_chunk_name(&o->u.proto.chunk, file, sizeof file);
-		snprintf(name, sizeof name, "%s:%llu", file,
+		decode_chunk_name(&o->u.proto.chunk, file, filesz);
+		snprintf(name, namesz, "%s:%llu", file,
 			 (unsigned long long)o->u.proto.firstline);
 		kl = key_join(key, cap, 'L', o->u.proto.chunk.s,
 			      o->u.proto.chunk.len, "", 0, o->u.proto.firstline);
@@ -396,14 +403,14 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 	case FORMAT_REC_CFUNC:
 		snprintf(addr, sizeof addr, "0x%llx",
 			 (unsigned long long)o->u.cfunc.address);
-		snprintf(file, sizeof file, "%s", o->u.cfunc.object.s);
+		snprintf(file, filesz, "%s", o->u.cfunc.object.s);
 		if (o->u.cfunc.name.len) {
-			snprintf(name, sizeof name, "%s", o->u.cfunc.name.s);
+			snprintf(name, namesz, "%s", o->u.cfunc.name.s);
 			kl = key_join(key, cap, 'C', o->u.cfunc.name.s,
 				      o->u.cfunc.name.len, o->u.cfunc.object.s,
 				      o->u.cfunc.object.len, 0);
 		} else {
-			snprintf(name, sizeof name, "%s", addr);
+			snprintf(name, namesz, "%s", addr);
 			kl = key_join(key, cap, 'C', "", 0, o->u.cfunc.object.s,
 				      o->u.cfunc.object.len, o->u.cfunc.address);
 		}
@@ -411,9 +418,9 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 		break;
 	case FORMAT_REC_FFUNC:
 		if (o->u.ffunc.name.len)
-			snprintf(name, sizeof name, "%s", o->u.ffunc.name.s);
+			snprintf(name, namesz, "%s", o->u.ffunc.name.s);
 		else
-			snprintf(name, sizeof name, "ffid:%llu",
+			snprintf(name, namesz, "ffid:%llu",
 				 (unsigned long long)o->u.ffunc.ffid);
 		kl = key_join(key, cap, 'F', name, strlen(name), "", 0, 0);
 		r = fn_get(p, key, kl, name, "", 0, PROFILE_FN_FAST);
@@ -422,6 +429,8 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 		break;
 	}
 	free(key);
+	free(name);
+	free(file);
 	return r;
 }
 

@@ -52,19 +52,24 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		return FORMAT_SITE_INTERNAL;
 	if (base <= stack + 1 + LJ_FR2 || base > tvref(L->maxstack))
 		return FORMAT_SITE_INTERNAL;
-	GCfunc *fn = frame_func(base - 1);
-	if (fn->c.gct != (uint8_t)~LJ_TFUNC)
+	/* A fast function may have written its results over its own frame
+	** before it allocates (an error message): check the slot's type tag
+	** before following it. */
+	GCfunc *fn = lj_frame_func_checked(base - 1);
+	if (!fn)
 		return FORMAT_SITE_UNKNOWN;
 	*co = L;
 	if (isluafunc(fn)) {
 		GCproto *pt = funcproto(fn);
-		uint32_t line = (uint32_t)pt->firstline;
 		void *cf = cframe_raw(L->cframe);
-		if (cf) {
-			const BCIns *pc = cframe_pc(cf), *bc = proto_bc(pt);
-			if (pc > bc && pc <= bc + pt->sizebc)
-				line = lj_proto_line(pt, proto_bcpos(pt, pc) - 1);
+		const BCIns *pc = cf ? cframe_pc(cf) : NULL, *bc = proto_bc(pt);
+		/* The saved PC must lie in this function, else the frame is
+		** not what it seems: say unknown rather than a wrong name. */
+		if (!(pc > bc && pc <= bc + pt->sizebc)) {
+			*co = NULL;
+			return FORMAT_SITE_UNKNOWN;
 		}
+		uint32_t line = lj_proto_line(pt, proto_bcpos(pt, pc) - 1);
 		*key = (uint64_t)(uintptr_t)pt;
 		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 | (uint64_t)line << 8;
 	}

@@ -55,7 +55,9 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	struct logger_vm *vm = logger_vm_of(g);
 	int (*prev)(lua_State *, lua_CFunction) = NULL;
 	int n;
-	if (LJ_UNLIKELY(!vm))
+	/* LuaJIT runs no hooks inside a hook or a __gc finalizer: record no
+	** C calls there either, or the calls would hang off the wrong frame. */
+	if (LJ_UNLIKELY(!vm || hook_active(g)))
 		return f(L);
 	uint64_t slot = lj_top_slot(L);
 	GCfunc *fn = lj_slot_func(L, (ptrdiff_t)slot);

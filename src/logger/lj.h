@@ -26,6 +26,18 @@ static inline GCfunc *lj_slot_func(lua_State *L, ptrdiff_t slot)
 	return frame_func(frame);
 }
 
+/* Any context. The function of frame, or NULL when its function slot does
+** not hold a function right now (GC64 frames keep a tagged TValue there). */
+static inline GCfunc *lj_frame_func_checked(TValue *frame)
+{
+#if LJ_FR2
+	if (!tvisfunc(frame - 1))
+		return NULL;
+#endif
+	GCfunc *fn = frame_func(frame);
+	return fn && fn->c.gct == (uint8_t)~LJ_TFUNC ? fn : NULL;
+}
+
 /* Any context. Slot of L's current (top) frame, as lua_Debug i_ci. */
 static inline uint32_t lj_top_slot(lua_State *L)
 {
