@@ -3,10 +3,10 @@
 # configurations interleaved, best of RUNS. Never used as a test threshold.
 # Usage: bench/run.sh [calls|alloc|size|reader]...   (default: all)
 # Times are CPU seconds (user + sys) of the measured process.
-# Env: RUNS (default 5), LJLOG_BUILDDIR (default: the source tree).
+# Env: RUNS (default 5), LJLOG_BUILDDIR (default: build/ in the source tree).
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
-b=${LJLOG_BUILDDIR:-$(cd "$src/.." && pwd)}
+b=${LJLOG_BUILDDIR:-$(cd "$src/.." && pwd)/build}
 runs=${RUNS:-5}
 luajit=${LUAJIT:-luajit}
 export LUA_CPATH="$b/lua/?.so;$b/bench/.libs/?.so;;"

@@ -6,5 +6,5 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
 cd "$top"
 out=${LJLOG_EXAMPLE_OUT:-"$top/example.ljlog"}
-./ljlog record -o "$out" -- luajit examples/demo.lua
-./ljlog report "$out"
+build/ljlog record -o "$out" -- luajit examples/demo.lua
+build/ljlog report "$out"

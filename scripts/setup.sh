@@ -1,6 +1,7 @@
 #!/bin/sh
 # ljlog set-up: Debian packages, the matching LuaJIT source tree, and the build.
 # Usage: scripts/setup.sh [--no-build]    (run as root, or with sudo available)
+# Builds in build/: build/ljlog, build/lua/ljlog.so.
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,15 +61,22 @@ ln -sfn "luajit-$ver" "$deps/luajit-src"
 
 [ "${1:-}" = "--no-build" ] && exit 0
 
-# -- Build -------------------------------------------------------------------
+# -- Build, out of the source tree: build/ (sanitizer builds sit beside it) ---
 cd "$top"
-if [ ! -f configure ] || [ configure.ac -nt configure ]; then
+if [ -f config.status ]; then
+	say "the source tree is configured in place; cleaning it for out-of-tree builds"
+	make -s distclean >/dev/null 2>&1 || rm -f config.status
+fi
+if [ ! -f configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
 	say "autoreconf"
 	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
 fi
-if [ ! -f Makefile ] || [ configure -nt config.status ]; then
-	say "configure"
-	./configure -q --with-luajit-src="$deps/luajit-src" ${LJLOG_CONFIGURE_FLAGS:-}
+mkdir -p "$top/build"
+cd "$top/build"
+if [ ! -f Makefile ] || [ ../configure -nt config.status ]; then
+	say "configure (build/)"
+	# shellcheck disable=SC2086
+	../configure -q --with-luajit-src="$deps/luajit-src" ${LJLOG_CONFIGURE_FLAGS:-}
 fi
-say "make"
+say "make (build/)"
 make -s -j"$(nproc)" >/dev/null
