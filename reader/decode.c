@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PAGE_BITS 12
-#define PAGE_SIZE (1u << PAGE_BITS)
+#define PAGE_BITS   12
+#define PAGE_SIZE   (1u << PAGE_BITS)
 #define ARENA_CHUNK (64u << 10)
-#define ERR_MAX 400
+#define ERR_MAX	    400
 
-#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define LIKELY(x)   __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Arena chunk: objects and strings live until decode_free. */
@@ -26,31 +26,31 @@ struct chunk {
 };
 
 struct decode {
-	struct decode_sink sink;	/* where data goes */
-	struct decode_obj ***pages;	/* ID table: pages of PAGE_SIZE entries */
-	size_t npages;			/* entries at pages */
-	struct chunk *arena;		/* newest chunk first */
-	struct decode_intro intro;	/* copy of the INTRO block */
-	struct decode_end end;		/* copy of the END block */
+	struct decode_sink sink;    /* where data goes */
+	struct decode_obj ***pages; /* ID table: pages of PAGE_SIZE entries */
+	size_t npages;		    /* entries at pages */
+	struct chunk *arena;	    /* newest chunk first */
+	struct decode_intro intro;  /* copy of the INTRO block */
+	struct decode_end end;	    /* copy of the END block */
 	int have_intro, have_end;
-	uint64_t events;		/* events in EVENTS blocks so far */
-	uint64_t vms;			/* VM records so far */
-	char err[ERR_MAX];		/* last error */
+	uint64_t events;   /* events in EVENTS blocks so far */
+	uint64_t vms;	   /* VM records so far */
+	char err[ERR_MAX]; /* last error */
 };
 
 /* -- Names ------------------------------------------------------------------- */
 
 static const char *const site_names[] = {
-	"unknown", "lua", "c", "trace", "gc", "jit", "internal",
+    "unknown", "lua", "c", "trace", "gc", "jit", "internal",
 };
 static const char *const phase_names[] = {
-	"pause", "propagate", "atomic", "sweepstring", "sweep", "finalize",
+    "pause", "propagate", "atomic", "sweepstring", "sweep", "finalize",
 };
 static const char *const op_names[] = {
-	"ENTER", "EXIT", "ALLOC", "FREE", "REALLOC", "GC", "SWITCH", "VM",
+    "ENTER", "EXIT", "ALLOC", "FREE", "REALLOC", "GC", "SWITCH", "VM",
 };
 static const char *const rec_names[] = {
-	"?", "VM", "PROTO", "CFUNC", "FFUNC", "COROUTINE",
+    "?", "VM", "PROTO", "CFUNC", "FFUNC", "COROUTINE",
 };
 
 /* Any thread. Site kind name. */
@@ -273,7 +273,8 @@ static int check_tail(struct decode *d, const struct reader_block *b,
 /* -- INTRO and END ----------------------------------------------------------- */
 
 /* Any thread. Decode an INTRO payload. */
-static int do_intro(struct decode *d, const struct reader_block *b, struct cur *c)
+static int do_intro(struct decode *d, const struct reader_block *b,
+		    struct cur *c)
 {
 	struct decode_intro *in = &d->intro;
 	int rc;
@@ -337,16 +338,15 @@ static int do_end(struct decode *d, const struct reader_block *b, struct cur *c)
 			       (unsigned long long)e->blocks,
 			       (unsigned long long)b->index);
 	if (e->bytes != b->offset)
-		return corrupt(d, b, -EBADMSG,
-			       "END says it is at offset %llu",
+		return corrupt(d, b, -EBADMSG, "END says it is at offset %llu",
 			       (unsigned long long)e->bytes);
 	if (e->vms != d->vms)
 		warn(d,
 		     "block %llu (END) at offset %llu: END counts %llu VMs, "
 		     "the log defines %llu",
 		     (unsigned long long)b->index,
-		     (unsigned long long)b->offset,
-		     (unsigned long long)e->vms, (unsigned long long)d->vms);
+		     (unsigned long long)b->offset, (unsigned long long)e->vms,
+		     (unsigned long long)d->vms);
 	d->have_end = 1;
 	return d->sink.end ? d->sink.end(d->sink.ud, e) : 0;
 }
@@ -364,7 +364,8 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 	if (vm == 0 || vm >= DECODE_MAX_ID)
 		return corrupt(d, b, -EBADMSG, "MAPPING for VM ID %llu",
 			       (unsigned long long)vm);
-	if (d->sink.mapping && (rc = d->sink.mapping(d->sink.ud, (uint32_t)vm, b)))
+	if (d->sink.mapping &&
+	    (rc = d->sink.mapping(d->sink.ud, (uint32_t)vm, b)))
 		return rc;
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
@@ -381,7 +382,8 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 				       "%s record at payload offset %zu: ID "
 				       "%llu out of range (1 to %u)",
 				       decode_rec_name((unsigned)kind), at,
-				       (unsigned long long)id, DECODE_MAX_ID - 1);
+				       (unsigned long long)id,
+				       DECODE_MAX_ID - 1);
 		struct decode_obj *old = lookup(d, id);
 		if (old)
 			return corrupt(d, b, -EBADMSG,
@@ -408,25 +410,35 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 			d->vms++;
 			break;
 		case FORMAT_REC_PROTO:
-			if ((rc = get_s(d, c, "PROTO chunk", &o->u.proto.chunk)) < 0 ||
-			    (rc = get_u(c, "PROTO firstline", &o->u.proto.firstline)) < 0 ||
-			    (rc = get_u(c, "PROTO numline", &o->u.proto.numline)) < 0)
+			if ((rc = get_s(d, c, "PROTO chunk",
+					&o->u.proto.chunk)) < 0 ||
+			    (rc = get_u(c, "PROTO firstline",
+					&o->u.proto.firstline)) < 0 ||
+			    (rc = get_u(c, "PROTO numline",
+					&o->u.proto.numline)) < 0)
 				return bad_field(d, b, c, rc);
 			break;
 		case FORMAT_REC_CFUNC:
-			if ((rc = get_u(c, "CFUNC address", &o->u.cfunc.address)) < 0 ||
-			    (rc = get_s(d, c, "CFUNC name", &o->u.cfunc.name)) < 0 ||
-			    (rc = get_s(d, c, "CFUNC object", &o->u.cfunc.object)) < 0)
+			if ((rc = get_u(c, "CFUNC address",
+					&o->u.cfunc.address)) < 0 ||
+			    (rc = get_s(d, c, "CFUNC name", &o->u.cfunc.name)) <
+				0 ||
+			    (rc = get_s(d, c, "CFUNC object",
+					&o->u.cfunc.object)) < 0)
 				return bad_field(d, b, c, rc);
 			break;
 		case FORMAT_REC_FFUNC:
-			if ((rc = get_u(c, "FFUNC ffid", &o->u.ffunc.ffid)) < 0 ||
-			    (rc = get_s(d, c, "FFUNC name", &o->u.ffunc.name)) < 0 ||
-			    (rc = get_u(c, "FFUNC flags", &o->u.ffunc.flags)) < 0)
+			if ((rc = get_u(c, "FFUNC ffid", &o->u.ffunc.ffid)) <
+				0 ||
+			    (rc = get_s(d, c, "FFUNC name", &o->u.ffunc.name)) <
+				0 ||
+			    (rc = get_u(c, "FFUNC flags", &o->u.ffunc.flags)) <
+				0)
 				return bad_field(d, b, c, rc);
 			break;
 		case FORMAT_REC_COROUTINE:
-			if ((rc = get_u(c, "COROUTINE flags", &o->u.co.flags)) < 0)
+			if ((rc = get_u(c, "COROUTINE flags", &o->u.co.flags)) <
+			    0)
 				return bad_field(d, b, c, rc);
 			break;
 		}
@@ -437,35 +449,34 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 	}
 	struct decode_obj *v = lookup(d, vm);
 	if (!v || v->kind != FORMAT_REC_VM)
-		return corrupt(d, b, -EBADMSG,
-			       "MAPPING for VM ID %llu, which is %s",
-			       (unsigned long long)vm,
-			       v ? "not a VM" : "not defined");
+		return corrupt(
+		    d, b, -EBADMSG, "MAPPING for VM ID %llu, which is %s",
+		    (unsigned long long)vm, v ? "not a VM" : "not defined");
 	return 0;
 }
 
 /* -- EVENTS (hot) ------------------------------------------------------------- */
 
 /* Read a uleb into v: one-byte fast path, else the shared codec. */
-#define ULEB(v, what)                                                   \
-	do {                                                            \
-		if (LIKELY(p < end && *p < 0x80)) {                     \
-			(v) = *p++;                                     \
-		} else {                                                \
-			const uint8_t *q_ = p;                          \
-			if (blocks_uleb_get(&q_, end, &(v)) < 0) {      \
-				field = (what);                         \
-				goto bad_int;                           \
-			}                                               \
-			p = q_;                                         \
-		}                                                       \
+#define ULEB(v, what)                                                          \
+	do {                                                                   \
+		if (LIKELY(p < end && *p < 0x80)) {                            \
+			(v) = *p++;                                            \
+		} else {                                                       \
+			const uint8_t *q_ = p;                                 \
+			if (blocks_uleb_get(&q_, end, &(v)) < 0) {             \
+				field = (what);                                \
+				goto bad_int;                                  \
+			}                                                      \
+			p = q_;                                                \
+		}                                                              \
 	} while (0)
 
-#define SLEB(v, what)                                                   \
-	do {                                                            \
-		uint64_t u_;                                            \
-		ULEB(u_, what);                                         \
-		(v) = blocks_unzigzag(u_);                              \
+#define SLEB(v, what)                                                          \
+	do {                                                                   \
+		uint64_t u_;                                                   \
+		ULEB(u_, what);                                                \
+		(v) = blocks_unzigzag(u_);                                     \
 	} while (0)
 
 /* Any thread. Decode an EVENTS payload, one sink call per event. */
@@ -495,12 +506,12 @@ static int do_events(struct decode *d, const struct reader_block *b,
 			       (unsigned long long)h.count,
 			       (size_t)(c->end - c->p));
 	if (h.base_ts < vo->last_ts)
-		return corrupt(d, b, -EBADMSG,
-			       "base_ts %llu is before the last event time %llu "
-			       "of VM %llu",
-			       (unsigned long long)h.base_ts,
-			       (unsigned long long)vo->last_ts,
-			       (unsigned long long)vm);
+		return corrupt(
+		    d, b, -EBADMSG,
+		    "base_ts %llu is before the last event time %llu "
+		    "of VM %llu",
+		    (unsigned long long)h.base_ts,
+		    (unsigned long long)vo->last_ts, (unsigned long long)vm);
 	h.vm = (uint32_t)vm;
 	h.vmobj = vo;
 	if (d->sink.events && (rc = d->sink.events(d->sink.ud, &h)))
@@ -547,12 +558,15 @@ static int do_events(struct decode *d, const struct reader_block *b,
 			if (op == FORMAT_OP_ENTER) {
 				ULEB(v, "func");
 				o = v < DECODE_MAX_ID ? lookup(d, v) : NULL;
-				if (UNLIKELY(!o || (o->kind != FORMAT_REC_PROTO &&
-						    o->kind != FORMAT_REC_CFUNC &&
-						    o->kind != FORMAT_REC_FFUNC))) {
-					ev.id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-					why = o ? "func is not a function" :
-						  "func ID used before definition";
+				if (UNLIKELY(!o ||
+					     (o->kind != FORMAT_REC_PROTO &&
+					      o->kind != FORMAT_REC_CFUNC &&
+					      o->kind != FORMAT_REC_FFUNC))) {
+					ev.id = v > UINT32_MAX ? UINT32_MAX
+							       : (uint32_t)v;
+					why =
+					    o ? "func is not a function"
+					      : "func ID used before definition";
 					goto bad_id;
 				}
 				ev.id = (uint32_t)v;
@@ -570,20 +584,23 @@ static int do_events(struct decode *d, const struct reader_block *b,
 			}
 			switch (lo) {
 			case FORMAT_SITE_LUA:
-				if (UNLIKELY(!o || o->kind != FORMAT_REC_PROTO)) {
+				if (UNLIKELY(!o ||
+					     o->kind != FORMAT_REC_PROTO)) {
 					why = "lua site is not a PROTO";
 					goto bad_id;
 				}
 				break;
 			case FORMAT_SITE_C:
-				if (UNLIKELY(!o || (o->kind != FORMAT_REC_CFUNC &&
-						    o->kind != FORMAT_REC_FFUNC))) {
+				if (UNLIKELY(!o ||
+					     (o->kind != FORMAT_REC_CFUNC &&
+					      o->kind != FORMAT_REC_FFUNC))) {
 					why = "c site is not a CFUNC or FFUNC";
 					goto bad_id;
 				}
 				break;
 			case FORMAT_SITE_TRACE:
-				if (UNLIKELY(o && o->kind != FORMAT_REC_PROTO)) {
+				if (UNLIKELY(o &&
+					     o->kind != FORMAT_REC_PROTO)) {
 					why = "trace site is not a PROTO";
 					goto bad_id;
 				}
@@ -596,11 +613,8 @@ static int do_events(struct decode *d, const struct reader_block *b,
 				}
 				break;
 			case FORMAT_SITE_JIT:
-			case FORMAT_SITE_INTERNAL:
-				break;
-			default:
-				why = "unknown site kind";
-				goto bad;
+			case FORMAT_SITE_INTERNAL: break;
+			default: why = "unknown site kind"; goto bad;
 			}
 			ev.obj = o;
 			ULEB(ev.line, "line");
@@ -644,9 +658,10 @@ static int do_events(struct decode *d, const struct reader_block *b,
 			ULEB(v, "coroutine");
 			o = v < DECODE_MAX_ID ? lookup(d, v) : NULL;
 			if (UNLIKELY(!o || o->kind != FORMAT_REC_COROUTINE)) {
-				ev.id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-				why = o ? "coroutine is not a COROUTINE" :
-					  "coroutine ID used before definition";
+				ev.id =
+				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+				why = o ? "coroutine is not a COROUTINE"
+					: "coroutine ID used before definition";
 				goto bad_id;
 			}
 			ev.id = (uint32_t)v;
@@ -684,11 +699,12 @@ static int do_events(struct decode *d, const struct reader_block *b,
 	return 0;
 
 bad_int:
-	return corrupt(d, b, -EBADMSG,
-		       "event %llu of %llu (%s) at payload offset %zu: field "
-		       "'%s' runs past the payload end or is not a valid integer",
-		       (unsigned long long)i, (unsigned long long)n,
-		       decode_op_name(ev.op), (size_t)(evp - c->start), field);
+	return corrupt(
+	    d, b, -EBADMSG,
+	    "event %llu of %llu (%s) at payload offset %zu: field "
+	    "'%s' runs past the payload end or is not a valid integer",
+	    (unsigned long long)i, (unsigned long long)n, decode_op_name(ev.op),
+	    (size_t)(evp - c->start), field);
 bad_id:
 	return corrupt(d, b, -EBADMSG,
 		       "event %llu of %llu (%s) at payload offset %zu: %s "
@@ -701,11 +717,11 @@ bad:
 		return corrupt(d, b, -EBADMSG,
 			       "payload ends after %llu of %llu events",
 			       (unsigned long long)i, (unsigned long long)n);
-	return corrupt(d, b, -EBADMSG,
-		       "event %llu of %llu (%s, lo %u) at payload offset %zu: %s",
-		       (unsigned long long)i, (unsigned long long)n,
-		       decode_op_name(ev.op), ev.lo, (size_t)(evp - c->start),
-		       why);
+	return corrupt(
+	    d, b, -EBADMSG,
+	    "event %llu of %llu (%s, lo %u) at payload offset %zu: %s",
+	    (unsigned long long)i, (unsigned long long)n, decode_op_name(ev.op),
+	    ev.lo, (size_t)(evp - c->start), why);
 }
 
 /* -- Public ------------------------------------------------------------------ */
@@ -750,10 +766,11 @@ int decode_block(struct decode *d, const struct reader_block *b)
 	struct cur c;
 	d->err[0] = '\0';
 	if (!decode_wants_payload(b->h.kind)) {
-		warn(d, "block %llu at offset %llu: unknown kind %u (%u bytes) "
-			"skipped",
-		     (unsigned long long)b->index, (unsigned long long)b->offset,
-		     b->h.kind, b->h.length);
+		warn(d,
+		     "block %llu at offset %llu: unknown kind %u (%u bytes) "
+		     "skipped",
+		     (unsigned long long)b->index,
+		     (unsigned long long)b->offset, b->h.kind, b->h.length);
 		return d->sink.unknown ? d->sink.unknown(d->sink.ud, b) : 0;
 	}
 	if (!b->payload)
@@ -772,10 +789,8 @@ int decode_block(struct decode *d, const struct reader_block *b)
 		if (d->have_end)
 			return corrupt(d, b, -EBADMSG, "a second END block");
 		return do_end(d, b, &c);
-	case FORMAT_KIND_MAPPING:
-		return do_mapping(d, b, &c);
-	default:
-		return do_events(d, b, &c);
+	case FORMAT_KIND_MAPPING: return do_mapping(d, b, &c);
+	default: return do_events(d, b, &c);
 	}
 }
 
@@ -830,8 +845,8 @@ int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen)
 			return rc;
 		}
 		if ((rc = decode_block(d, &b)) != 0) {
-			snprintf(err, errlen, "%s", d->err[0] ? d->err :
-				 "stopped by the sink");
+			snprintf(err, errlen, "%s",
+				 d->err[0] ? d->err : "stopped by the sink");
 			return rc;
 		}
 	}

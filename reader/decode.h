@@ -21,9 +21,9 @@ struct decode_str {
 
 /* CLOCK triple. */
 struct decode_clock {
-	uint64_t counter;	/* raw counter, not shifted */
-	uint64_t mono_ns;	/* CLOCK_MONOTONIC */
-	uint64_t real_ns;	/* CLOCK_REALTIME */
+	uint64_t counter; /* raw counter, not shifted */
+	uint64_t mono_ns; /* CLOCK_MONOTONIC */
+	uint64_t real_ns; /* CLOCK_REALTIME */
 };
 
 /* INTRO payload. */
@@ -34,9 +34,9 @@ struct decode_intro {
 	struct decode_str exe;
 	struct decode_str luajit_version;
 	struct decode_str options;
-	uint64_t counter_kind;	/* FORMAT_COUNTER_* */
-	uint64_t ts_shift;	/* ts = counter >> ts_shift */
-	uint64_t counter_hz;	/* 0 when unknown */
+	uint64_t counter_kind; /* FORMAT_COUNTER_* */
+	uint64_t ts_shift;     /* ts = counter >> ts_shift */
+	uint64_t counter_hz;   /* 0 when unknown */
 	struct decode_clock clock;
 };
 
@@ -53,20 +53,34 @@ struct decode_end {
 /* One ID, defined by a MAPPING record; pointers stay valid until decode_free. */
 struct decode_obj {
 	uint32_t id;
-	uint32_t vm;		/* vm of the MAPPING block that defined it */
-	unsigned kind;		/* FORMAT_REC_* */
-	uint64_t block;		/* index of the defining block */
+	uint32_t vm;	/* vm of the MAPPING block that defined it */
+	unsigned kind;	/* FORMAT_REC_* */
+	uint64_t block; /* index of the defining block */
 	union {
-		struct { uint64_t thread, heap, flags; } vm;
-		struct { struct decode_str chunk; uint64_t firstline, numline; } proto;
-		struct { uint64_t address; struct decode_str name, object; } cfunc;
-		struct { uint64_t ffid; struct decode_str name; uint64_t flags; } ffunc;
-		struct { uint64_t flags; } co;
+		struct {
+			uint64_t thread, heap, flags;
+		} vm;
+		struct {
+			struct decode_str chunk;
+			uint64_t firstline, numline;
+		} proto;
+		struct {
+			uint64_t address;
+			struct decode_str name, object;
+		} cfunc;
+		struct {
+			uint64_t ffid;
+			struct decode_str name;
+			uint64_t flags;
+		} ffunc;
+		struct {
+			uint64_t flags;
+		} co;
 	} u;
 	/* Decoder state of a VM object. */
-	uint64_t last_ts;	/* last event time */
-	uint64_t events;	/* events decoded */
-	uint32_t co;		/* current coroutine (0: none switched to yet) */
+	uint64_t last_ts; /* last event time */
+	uint64_t events;  /* events decoded */
+	uint32_t co;	  /* current coroutine (0: none switched to yet) */
 	/* Free for the sink (zero until it sets them). */
 	void *user;
 	uint32_t user_idx;
@@ -84,22 +98,22 @@ struct decode_events {
 
 /* One event. Fields an op does not use hold stale values. */
 struct decode_event {
-	unsigned op;		/* FORMAT_OP_* */
-	unsigned lo;		/* site kind (ALLOC, REALLOC), phase (GC), sub (VM) */
-	uint64_t ts;		/* absolute: base_ts + the dts so far */
-	uint32_t vm;		/* VM ID */
-	uint32_t co;		/* current coroutine (after a SWITCH: the new one) */
-	int64_t slot;		/* ENTER, EXIT */
-	uint32_t id;		/* ENTER func, ALLOC/REALLOC site, SWITCH coroutine */
-	struct decode_obj *obj;	/* the object named by id (NULL for ID 0) */
+	unsigned op;  /* FORMAT_OP_* */
+	unsigned lo;  /* site kind (ALLOC, REALLOC), phase (GC), sub (VM) */
+	uint64_t ts;  /* absolute: base_ts + the dts so far */
+	uint32_t vm;  /* VM ID */
+	uint32_t co;  /* current coroutine (after a SWITCH: the new one) */
+	int64_t slot; /* ENTER, EXIT */
+	uint32_t id;  /* ENTER func, ALLOC/REALLOC site, SWITCH coroutine */
+	struct decode_obj *obj;	  /* the object named by id (NULL for ID 0) */
 	struct decode_obj *vmobj; /* the VM */
-	uint64_t line;		/* ALLOC, REALLOC */
-	uint64_t addr;		/* ALLOC, FREE; REALLOC: the new address */
-	uint64_t size;		/* ALLOC, FREE; REALLOC: the new size */
-	uint64_t old_addr;	/* REALLOC */
-	uint64_t old_size;	/* REALLOC */
-	uint64_t heap;		/* GC, VM */
-	uint64_t index;		/* event number in its block */
+	uint64_t line;		  /* ALLOC, REALLOC */
+	uint64_t addr;		  /* ALLOC, FREE; REALLOC: the new address */
+	uint64_t size;		  /* ALLOC, FREE; REALLOC: the new size */
+	uint64_t old_addr;	  /* REALLOC */
+	uint64_t old_size;	  /* REALLOC */
+	uint64_t heap;		  /* GC, VM */
+	uint64_t index;		  /* event number in its block */
 };
 
 /* Where decoded data goes. Every callback is optional; a non-zero return

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x)    __builtin_expect(!!(x), 1)
+#define UNLIKELY(x)  __builtin_expect(!!(x), 0)
 
 #define MAX_WARNINGS 64
 #define LINE_MAX_KEY ((1ull << 40) - 1)
@@ -28,7 +28,7 @@ enum pseudo {
 	PS__MAX
 };
 static const char *const pseudo_names[PS__MAX] = {
-	"(unknown)", "(gc)", "(jit)", "(internal)", "(trace)", "(before attach)",
+    "(unknown)", "(gc)", "(jit)", "(internal)", "(trace)", "(before attach)",
 };
 
 /* -- Hash tables -------------------------------------------------------------- */
@@ -111,7 +111,7 @@ static void imap_free(struct imap *m)
 
 /* Live allocation: address -> site and size. */
 struct aent {
-	uint64_t addr;		/* 0: empty slot */
+	uint64_t addr; /* 0: empty slot */
 	uint64_t size;
 	uint32_t site;
 };
@@ -170,7 +170,8 @@ static int64_t amap_take(struct amap *m, uint64_t addr)
 		if (!m->e[j].addr)
 			break;
 		size_t k = mix(m->e[j].addr) & mask;
-		if ((j > i && (k <= i || k > j)) || (j < i && k <= i && k > j)) {
+		if ((j > i && (k <= i || k > j)) ||
+		    (j < i && k <= i && k > j)) {
 			m->e[i] = m->e[j];
 			i = j;
 		}
@@ -184,19 +185,19 @@ static int64_t amap_take(struct amap *m, uint64_t addr)
 
 /* An open frame. */
 struct frame {
-	uint32_t fn;		/* index in fns */
-	uint32_t node;		/* call-tree node */
-	int64_t slot;		/* Lua stack slot */
-	uint32_t cfn, cnode;	/* last callee of this frame, to skip the hash */
+	uint32_t fn;	     /* index in fns */
+	uint32_t node;	     /* call-tree node */
+	int64_t slot;	     /* Lua stack slot */
+	uint32_t cfn, cnode; /* last callee of this frame, to skip the hash */
 };
 
 /* One coroutine's frame stack. */
 struct costack {
 	struct frame *f;
 	uint32_t n, cap;
-	int in_chain;		/* running, or waiting on a coroutine it resumed */
-	int touched;		/* has been in the chain */
-	struct costack *next;	/* the VM's list of stacks */
+	int in_chain; /* running, or waiting on a coroutine it resumed */
+	int touched;  /* has been in the chain */
+	struct costack *next; /* the VM's list of stacks */
 };
 
 /* Processor state of one VM. */
@@ -204,37 +205,37 @@ struct vmst {
 	struct profile_vm *pv;
 	struct costack co0;	/* the coroutine before the first SWITCH */
 	int co0_named;		/* co0 turned out to be the main coroutine */
-	struct costack **chain;	/* resume chain, bottom first; top is running */
+	struct costack **chain; /* resume chain, bottom first; top is running */
 	uint32_t nchain, capchain;
-	struct costack *stacks;	/* stacks of COROUTINE IDs */
+	struct costack *stacks; /* stacks of COROUTINE IDs */
 	uint32_t *active;	/* per fn: open active frames */
 	uint64_t *since;	/* per fn: when active went 0 -> 1 */
 	size_t nact;
-	uint32_t rcfn, rcnode;	/* last root callee */
-	int gc_phase;		/* -1: none seen */
+	uint32_t rcfn, rcnode; /* last root callee */
+	int gc_phase;	       /* -1: none seen */
 	uint64_t gc_since;
-	int64_t net, peak_net;	/* alloc - free so far, and its peak */
+	int64_t net, peak_net; /* alloc - free so far, and its peak */
 	int has_attach_event;
 	struct amap amap;
 };
 
 /* Private state of a profile. */
 struct priv {
-	struct imap fnmap;	/* identity hash -> first fn with that hash */
-	uint32_t *fnnext;	/* per fn: next fn with the same identity hash */
+	struct imap fnmap; /* identity hash -> first fn with that hash */
+	uint32_t *fnnext;  /* per fn: next fn with the same identity hash */
 	size_t fncap;
-	char **fnkeys;		/* per fn: identity key */
+	char **fnkeys; /* per fn: identity key */
 	size_t *fnkeylen;
-	struct imap sitemap;	/* (fn + 1) << 40 | line -> site */
+	struct imap sitemap; /* (fn + 1) << 40 | line -> site */
 	size_t sitecap;
-	struct imap nodemap;	/* (parent + 1) << 32 | fn -> node */
+	struct imap nodemap; /* (parent + 1) << 32 | fn -> node */
 	size_t nodecap;
-	struct imap vmmap;	/* VM ID -> index in vms */
+	struct imap vmmap;	 /* VM ID -> index in vms */
 	int64_t pseudo[PS__MAX]; /* fn index of each pseudo-function, or -1 */
-	uint64_t site_key;	/* last site looked up */
+	uint64_t site_key;	 /* last site looked up */
 	uint32_t site_val;
 	size_t nwarn_dropped;
-	uint64_t nodes_capped;	/* calls past PROFILE_MAX_NODES */
+	uint64_t nodes_capped; /* calls past PROFILE_MAX_NODES */
 };
 
 /* -- Warnings ------------------------------------------------------------------ */
@@ -280,8 +281,10 @@ static int64_t fn_get(struct profile *p, const char *key, size_t keylen,
 	struct priv *pr = p->priv;
 	uint64_t h = hash_bytes(key, keylen);
 	int64_t i = imap_get(&pr->fnmap, h);
-	for (int64_t j = i; j >= 0; j = pr->fnnext[j] == UINT32_MAX ? -1 : (int64_t)pr->fnnext[j])
-		if (pr->fnkeylen[j] == keylen && memcmp(pr->fnkeys[j], key, keylen) == 0)
+	for (int64_t j = i; j >= 0;
+	     j = pr->fnnext[j] == UINT32_MAX ? -1 : (int64_t)pr->fnnext[j])
+		if (pr->fnkeylen[j] == keylen &&
+		    memcmp(pr->fnkeys[j], key, keylen) == 0)
 			return j;
 	if (p->nfn == pr->fncap) {
 		size_t cap = pr->fncap ? pr->fncap * 2 : 256;
@@ -341,8 +344,8 @@ static int64_t fn_pseudo(struct profile *p, enum pseudo ps)
 	if (pr->pseudo[ps] < 0) {
 		char key[32];
 		int kl = snprintf(key, sizeof key, "I\x1f%s", pseudo_names[ps]);
-		pr->pseudo[ps] = fn_get(p, key, (size_t)kl, pseudo_names[ps], "",
-					0, PROFILE_FN_INTERNAL);
+		pr->pseudo[ps] = fn_get(p, key, (size_t)kl, pseudo_names[ps],
+					"", 0, PROFILE_FN_INTERNAL);
 	}
 	return pr->pseudo[ps];
 }
@@ -374,9 +377,10 @@ static size_t key_join(char *out, size_t cap, char tag, const char *a,
 static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 {
 	char addr[32];
-	size_t cap = o->kind == FORMAT_REC_PROTO ? o->u.proto.chunk.len :
-		     o->kind == FORMAT_REC_CFUNC ? o->u.cfunc.name.len + o->u.cfunc.object.len :
-		     o->u.ffunc.name.len;
+	size_t cap = o->kind == FORMAT_REC_PROTO ? o->u.proto.chunk.len
+		     : o->kind == FORMAT_REC_CFUNC
+			 ? o->u.cfunc.name.len + o->u.cfunc.object.len
+			 : o->u.ffunc.name.len;
 	cap += 64;
 	/* Names as long as the chunk: two long chunk names that differ only
 	** at the end must stay two names. */
@@ -395,8 +399,9 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 		decode_chunk_name(&o->u.proto.chunk, file, filesz);
 		snprintf(name, namesz, "%s:%llu", file,
 			 (unsigned long long)o->u.proto.firstline);
-		kl = key_join(key, cap, 'L', o->u.proto.chunk.s,
-			      o->u.proto.chunk.len, "", 0, o->u.proto.firstline);
+		kl =
+		    key_join(key, cap, 'L', o->u.proto.chunk.s,
+			     o->u.proto.chunk.len, "", 0, o->u.proto.firstline);
 		r = fn_get(p, key, kl, name, file, o->u.proto.firstline,
 			   PROFILE_FN_LUA);
 		break;
@@ -411,8 +416,9 @@ static int64_t fn_for_obj(struct profile *p, const struct decode_obj *o)
 				      o->u.cfunc.object.len, 0);
 		} else {
 			snprintf(name, namesz, "%s", addr);
-			kl = key_join(key, cap, 'C', "", 0, o->u.cfunc.object.s,
-				      o->u.cfunc.object.len, o->u.cfunc.address);
+			kl =
+			    key_join(key, cap, 'C', "", 0, o->u.cfunc.object.s,
+				     o->u.cfunc.object.len, o->u.cfunc.address);
 		}
 		r = fn_get(p, key, kl, name, file, 0, PROFILE_FN_C);
 		break;
@@ -447,7 +453,8 @@ static int64_t site_get(struct profile *p, uint32_t fn, uint64_t line)
 	if (s < 0) {
 		if (p->nsite == pr->sitecap) {
 			size_t cap = pr->sitecap ? pr->sitecap * 2 : 256;
-			struct profile_site *ns = realloc(p->sites, cap * sizeof *ns);
+			struct profile_site *ns =
+			    realloc(p->sites, cap * sizeof *ns);
 			if (!ns)
 				return -1;
 			p->sites = ns;
@@ -476,8 +483,9 @@ static int64_t node_get(struct profile *p, uint32_t parent, uint32_t fn)
 		return n;
 	if (p->nnode >= PROFILE_MAX_NODES) {
 		if (!pr->nodes_capped++)
-			add_warn(p, "call tree cut at %u nodes: deeper calls are "
-				    "charged to their caller's path",
+			add_warn(p,
+				 "call tree cut at %u nodes: deeper calls are "
+				 "charged to their caller's path",
 				 PROFILE_MAX_NODES);
 		return parent;
 	}
@@ -516,7 +524,8 @@ static struct vmst *vm_get(struct profile *p, uint32_t id)
 	struct profile_vm *pv = calloc(1, sizeof *pv);
 	struct vmst *v = calloc(1, sizeof *v);
 	struct costack **chain = malloc(8 * sizeof *chain);
-	if (!pv || !v || !chain || imap_put(&pr->vmmap, id, (uint32_t)p->nvm) < 0) {
+	if (!pv || !v || !chain ||
+	    imap_put(&pr->vmmap, id, (uint32_t)p->nvm) < 0) {
 		free(pv);
 		free(v);
 		free(chain);
@@ -674,7 +683,8 @@ static int do_switch(struct profile *p, struct vmst *v, struct decode_obj *o,
 		return 0;
 	}
 	if (v->nchain == v->capchain) {
-		struct costack **c = realloc(v->chain, 2 * v->capchain * sizeof *c);
+		struct costack **c =
+		    realloc(v->chain, 2 * v->capchain * sizeof *c);
 		if (!c)
 			return -ENOMEM;
 		v->chain = c;
@@ -802,18 +812,10 @@ static int alloc_at(struct profile *p, struct vmst *v,
 	case FORMAT_SITE_TRACE:
 		fn = o ? (int64_t)o->user_idx - 1 : fn_pseudo(p, PS_TRACE);
 		break;
-	case FORMAT_SITE_GC:
-		fn = fn_pseudo(p, PS_GC);
-		break;
-	case FORMAT_SITE_JIT:
-		fn = fn_pseudo(p, PS_JIT);
-		break;
-	case FORMAT_SITE_INTERNAL:
-		fn = fn_pseudo(p, PS_INTERNAL);
-		break;
-	default:
-		fn = fn_pseudo(p, PS_UNKNOWN);
-		break;
+	case FORMAT_SITE_GC: fn = fn_pseudo(p, PS_GC); break;
+	case FORMAT_SITE_JIT: fn = fn_pseudo(p, PS_JIT); break;
+	case FORMAT_SITE_INTERNAL: fn = fn_pseudo(p, PS_INTERNAL); break;
+	default: fn = fn_pseudo(p, PS_UNKNOWN); break;
 	}
 	if (fn < 0)
 		return -ENOMEM;
@@ -893,7 +895,8 @@ static int on_event(void *ud, const struct decode_event *ev)
 				cnode = &v->rcnode;
 			}
 			if (*cnode == UINT32_MAX || *cfn != fn) {
-				int64_t nd = node_get(p, s->n ? s->f[s->n - 1].node : 0, fn);
+				int64_t nd = node_get(
+				    p, s->n ? s->f[s->n - 1].node : 0, fn);
 				if (nd < 0)
 					return -ENOMEM;
 				*cfn = fn;
@@ -928,15 +931,14 @@ static int on_event(void *ud, const struct decode_event *ev)
 			pop(p, v, s, t);
 		if (s->n && s->f[s->n - 1].slot == ev->slot) {
 			pop(p, v, s, t);
-			pop_noexit(p, v, s, t); /* pcall returns with its callee */
+			pop_noexit(p, v, s,
+				   t); /* pcall returns with its callee */
 		} else {
 			p->unmatched_exits++;
 		}
 		break;
-	case FORMAT_OP_ALLOC:
-		return alloc_at(p, v, ev, ev->addr, ev->size);
-	case FORMAT_OP_FREE:
-		return free_at(p, v, ev->addr, ev->size);
+	case FORMAT_OP_ALLOC: return alloc_at(p, v, ev, ev->addr, ev->size);
+	case FORMAT_OP_FREE: return free_at(p, v, ev->addr, ev->size);
 	case FORMAT_OP_REALLOC:
 		if ((ev->old_addr || ev->old_size) &&
 		    free_at(p, v, ev->old_addr, ev->old_size) < 0)
@@ -957,8 +959,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 		if (ev->heap > pv->gc_peak)
 			pv->gc_peak = ev->heap;
 		break;
-	case FORMAT_OP_SWITCH:
-		return do_switch(p, v, ev->obj, t);
+	case FORMAT_OP_SWITCH: return do_switch(p, v, ev->obj, t);
 	default: /* FORMAT_OP_VM */
 		if (ev->lo == FORMAT_VM_ATTACH) {
 			if (!v->has_attach_event) {
@@ -1098,8 +1099,9 @@ int profile_finish(struct profile *p)
 	double per_counter = 1.0;
 	if (p->nclk >= 2 && p->clk_last.counter > p->clk_first.counter &&
 	    p->clk_last.mono_ns > p->clk_first.mono_ns) {
-		per_counter = (double)(p->clk_last.mono_ns - p->clk_first.mono_ns) /
-			      (double)(p->clk_last.counter - p->clk_first.counter);
+		per_counter =
+		    (double)(p->clk_last.mono_ns - p->clk_first.mono_ns) /
+		    (double)(p->clk_last.counter - p->clk_first.counter);
 		p->timebase = PROFILE_TB_CLOCKS;
 	} else if (p->counter_hz) {
 		per_counter = 1e9 / (double)p->counter_hz;

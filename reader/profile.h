@@ -22,7 +22,7 @@
 */
 
 /* profile_new flags. */
-#define PROFILE_CALLTREE 0x1u	/* build the call tree (nodes) too */
+#define PROFILE_CALLTREE 0x1u /* build the call tree (nodes) too */
 
 /* Call-tree nodes past this many: deeper calls charge their parent's node. */
 #define PROFILE_MAX_NODES (1u << 22)
@@ -37,29 +37,29 @@ enum profile_fn_kind {
 
 /* Time base chosen by profile_finish. */
 enum profile_timebase {
-	PROFILE_TB_CLOCKS,	/* first and last CLOCK pairs */
-	PROFILE_TB_HZ,		/* INTRO counter_hz */
-	PROFILE_TB_NS,		/* the counter is in ns (CLOCK_MONOTONIC) */
-	PROFILE_TB_ASSUMED,	/* nothing to go by: 1 tick = 1 ns */
+	PROFILE_TB_CLOCKS,  /* first and last CLOCK pairs */
+	PROFILE_TB_HZ,	    /* INTRO counter_hz */
+	PROFILE_TB_NS,	    /* the counter is in ns (CLOCK_MONOTONIC) */
+	PROFILE_TB_ASSUMED, /* nothing to go by: 1 tick = 1 ns */
 };
 
 /* One function identity (merged across IDs and VMs). */
 struct profile_fn {
-	char *name;		/* "app.lua:12", "string.rep", "io.write", "(gc)" */
-	char *file;		/* Lua: chunk as shown; C: object; else "" */
-	uint64_t line;		/* Lua: firstline; else 0 */
-	unsigned kind;		/* PROFILE_FN_* */
-	int noexit;		/* an assembler fast function: never an EXIT */
+	char *name;    /* "app.lua:12", "string.rep", "io.write", "(gc)" */
+	char *file;    /* Lua: chunk as shown; C: object; else "" */
+	uint64_t line; /* Lua: firstline; else 0 */
+	unsigned kind; /* PROFILE_FN_* */
+	int noexit;    /* an assembler fast function: never an EXIT */
 	uint64_t calls;
-	uint64_t total;		/* ts units */
-	uint64_t self;		/* ts units */
+	uint64_t total; /* ts units */
+	uint64_t self;	/* ts units */
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t free_count, free_bytes;
 };
 
 /* One allocation site: a function and a line. */
 struct profile_site {
-	uint32_t fn;		/* index in fns */
+	uint32_t fn; /* index in fns */
 	uint64_t line;
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t free_count, free_bytes;
@@ -68,37 +68,37 @@ struct profile_site {
 /* One call-tree node: a call path. Node 0 is the root. Only with
 ** PROFILE_CALLTREE. */
 struct profile_node {
-	uint32_t parent;	/* node index */
-	uint32_t fn;		/* index in fns (root: UINT32_MAX) */
+	uint32_t parent; /* node index */
+	uint32_t fn;	 /* index in fns (root: UINT32_MAX) */
 	uint64_t calls;
-	uint64_t self;		/* ts units */
+	uint64_t self; /* ts units */
 };
 
 /* One VM. */
 struct profile_vm {
 	uint32_t id;
 	uint64_t thread;
-	uint64_t flags;		/* VM record flags */
+	uint64_t flags; /* VM record flags */
 	uint64_t events;
-	uint64_t coroutines;	/* COROUTINE records of this VM */
-	uint64_t heap_attach;	/* ATTACH event, else VM record */
-	uint64_t heap_detach;	/* DETACH event (has_detach) */
+	uint64_t coroutines;  /* COROUTINE records of this VM */
+	uint64_t heap_attach; /* ATTACH event, else VM record */
+	uint64_t heap_detach; /* DETACH event (has_detach) */
 	int has_detach;
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t free_count, free_bytes;
-	int64_t live;		/* heap_attach + alloc_bytes - free_bytes */
-	int64_t peak;		/* highest live seen */
-	uint64_t gc_peak;	/* highest heap in GC events */
+	int64_t live;	  /* heap_attach + alloc_bytes - free_bytes */
+	int64_t peak;	  /* highest live seen */
+	uint64_t gc_peak; /* highest heap in GC events */
 	uint64_t first_ts, last_ts;
 	int has_ts;
-	void *st;		/* processor state (private) */
+	void *st; /* processor state (private) */
 };
 
 /* GC timeline, over all VMs. */
 struct profile_gc {
 	uint64_t events;
 	uint64_t cycles;
-	uint64_t phase[FORMAT_GC__MAX];	/* ts units */
+	uint64_t phase[FORMAT_GC__MAX]; /* ts units */
 	uint64_t peak_heap;
 };
 
@@ -115,9 +115,9 @@ struct profile {
 	struct profile_gc gc;
 	uint64_t events;
 	uint64_t coroutines;
-	uint64_t unmatched_exits;	/* EXIT with no frame at its slot (entered
+	uint64_t unmatched_exits; /* EXIT with no frame at its slot (entered
 					   before the profiler attached) */
-	unsigned flags;			/* PROFILE_* given to profile_new */
+	unsigned flags;		  /* PROFILE_* given to profile_new */
 	/* From the INTRO and END blocks (strings owned by the profile). */
 	int have_intro;
 	uint64_t version, pid, pointer_size, counter_kind, ts_shift, counter_hz;
@@ -125,8 +125,8 @@ struct profile {
 	int have_end;
 	struct decode_end end;
 	/* Time base (after profile_finish). */
-	unsigned timebase;		/* PROFILE_TB_* */
-	double ns_per_tick;		/* one ts unit in ns */
+	unsigned timebase;  /* PROFILE_TB_* */
+	double ns_per_tick; /* one ts unit in ns */
 	uint64_t duration_ns;
 	struct decode_clock clk_first, clk_last;
 	unsigned nclk;

@@ -18,27 +18,27 @@
 #define SKIP_READAHEAD 4096u
 
 struct reader {
-	int fd;			/* the file */
-	unsigned flags;		/* READER_FOLLOW */
-	uint8_t *buf;		/* file bytes [buf_off, buf_off + len) */
-	size_t cap;		/* bytes allocated at buf */
-	size_t len;		/* bytes held */
-	uint64_t buf_off;	/* file offset of buf[0] */
-	size_t readahead;	/* bytes asked of each read */
-	uint64_t next;		/* offset of the next block header */
-	uint64_t valid_end;	/* end of the last block known good */
-	uint64_t nblocks;	/* blocks returned */
-	uint64_t bytes_read;	/* bytes read from the file */
-	int magic_ok;		/* the file magic was checked */
-	int seen_end;		/* the END block was returned */
-	int fail;		/* sticky error, 0 if none */
-	int have_cur;		/* cur is the last block returned */
-	int cur_loaded;		/* its payload was read */
-	int skipping;		/* the caller skips payloads: read headers only */
-	struct reader_block cur; /* the last block returned */
-	reader_wait_fn wait;	/* follow mode: keep waiting? */
-	void *wait_ud;		/* its argument */
-	unsigned poll_ms;	/* follow mode: poll period */
+	int fd;		     /* the file */
+	unsigned flags;	     /* READER_FOLLOW */
+	uint8_t *buf;	     /* file bytes [buf_off, buf_off + len) */
+	size_t cap;	     /* bytes allocated at buf */
+	size_t len;	     /* bytes held */
+	uint64_t buf_off;    /* file offset of buf[0] */
+	size_t readahead;    /* bytes asked of each read */
+	uint64_t next;	     /* offset of the next block header */
+	uint64_t valid_end;  /* end of the last block known good */
+	uint64_t nblocks;    /* blocks returned */
+	uint64_t bytes_read; /* bytes read from the file */
+	int magic_ok;	     /* the file magic was checked */
+	int seen_end;	     /* the END block was returned */
+	int fail;	     /* sticky error, 0 if none */
+	int have_cur;	     /* cur is the last block returned */
+	int cur_loaded;	     /* its payload was read */
+	int skipping;	     /* the caller skips payloads: read headers only */
+	struct reader_block cur;  /* the last block returned */
+	reader_wait_fn wait;	  /* follow mode: keep waiting? */
+	void *wait_ud;		  /* its argument */
+	unsigned poll_ms;	  /* follow mode: poll period */
 	char err[READER_ERR_MAX]; /* message of the last error */
 };
 
@@ -120,7 +120,7 @@ static int fill(struct reader *r, uint64_t off, size_t n, size_t *have)
 /* Any thread. Sleep for ms milliseconds (restarts after signals). */
 static void sleep_ms(unsigned ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
@@ -135,7 +135,8 @@ static int fill_wait(struct reader *r, uint64_t off, size_t n, size_t *have)
 		if (rc != -ENODATA || !(r->flags & READER_FOLLOW) || last)
 			return rc;
 		if (r->wait && r->wait(r->wait_ud, off + *have) < 0)
-			last = 1; /* the writer may have just finished: retry once */
+			last =
+			    1; /* the writer may have just finished: retry once */
 		else
 			sleep_ms(r->poll_ms);
 	}
@@ -229,8 +230,8 @@ static int skipped_payload_cut(struct reader *r)
 	if (r->have_cur && fstat(r->fd, &st) == 0 &&
 	    (uint64_t)st.st_size < r->next) {
 		const struct reader_block *c = &r->cur;
-		uint64_t present = (uint64_t)st.st_size - c->offset -
-				   FORMAT_HEADER_LEN;
+		uint64_t present =
+		    (uint64_t)st.st_size - c->offset - FORMAT_HEADER_LEN;
 		r->valid_end = c->offset;
 		return fail(r, -ENODATA,
 			    "file ends inside block %llu (%s) at offset %llu: "
@@ -250,11 +251,11 @@ static int truncated_at_boundary(struct reader *r)
 	int rc = skipped_payload_cut(r);
 	if (rc < 0)
 		return rc;
-	return fail(r, -ENODATA,
-		    "file ends at offset %llu after %llu blocks, without an END "
-		    "block",
-		    (unsigned long long)r->next,
-		    (unsigned long long)r->nblocks);
+	return fail(
+	    r, -ENODATA,
+	    "file ends at offset %llu after %llu blocks, without an END "
+	    "block",
+	    (unsigned long long)r->next, (unsigned long long)r->nblocks);
 }
 
 /* Any thread. Read and verify the next block header. */
@@ -292,11 +293,12 @@ int reader_next(struct reader *r, struct reader_block *b)
 		if (have == 0)
 			return truncated_at_boundary(r);
 		r->valid_end = r->next;
-		return fail(r, -ENODATA,
-			    "file ends inside the header of block %llu at offset "
-			    "%llu (%zu of %d bytes)",
-			    (unsigned long long)r->nblocks,
-			    (unsigned long long)r->next, have, FORMAT_HEADER_LEN);
+		return fail(
+		    r, -ENODATA,
+		    "file ends inside the header of block %llu at offset "
+		    "%llu (%zu of %d bytes)",
+		    (unsigned long long)r->nblocks, (unsigned long long)r->next,
+		    have, FORMAT_HEADER_LEN);
 	}
 	if (rc < 0)
 		return fail(r, rc, "offset %llu: read error: %s",
@@ -322,14 +324,16 @@ int reader_next(struct reader *r, struct reader_block *b)
 			    idx, kind_str(b->h.kind, kb, sizeof kb), off,
 			    b->h.length, FORMAT_MAX_PAYLOAD);
 	if (rc < 0)
-		return fail(r, -EBADMSG,
-			    "block %llu at offset %llu: header checksum mismatch",
-			    idx, off);
+		return fail(
+		    r, -EBADMSG,
+		    "block %llu at offset %llu: header checksum mismatch", idx,
+		    off);
 	if (r->nblocks == 0 && b->h.kind != FORMAT_KIND_INTRO)
-		return fail(r, -EBADMSG,
-			    "block 0 (%s) at offset %llu: the first block must be "
-			    "INTRO",
-			    kind_str(b->h.kind, kb, sizeof kb), off);
+		return fail(
+		    r, -EBADMSG,
+		    "block 0 (%s) at offset %llu: the first block must be "
+		    "INTRO",
+		    kind_str(b->h.kind, kb, sizeof kb), off);
 	if (r->nblocks > 0 && b->h.kind == FORMAT_KIND_INTRO)
 		return fail(r, -EBADMSG,
 			    "block %llu (INTRO) at offset %llu: a second INTRO "

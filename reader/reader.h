@@ -19,20 +19,21 @@
 ** Messages name the byte offset: "block 7 (EVENTS) at offset 12345: ...".
 */
 
-#define READER_FOLLOW 0x1u	/* wait for a growing file instead of truncating */
+#define READER_FOLLOW		 0x1u /* wait for a growing file instead of truncating */
 
 #define READER_DEFAULT_READAHEAD (1u << 20)
-#define READER_DEFAULT_POLL_MS 50u
-#define READER_ERR_MAX 320
+#define READER_DEFAULT_POLL_MS	 50u
+#define READER_ERR_MAX		 320
 
 struct reader;
 
 /* One block, as returned by reader_next. */
 struct reader_block {
-	uint64_t offset;	 /* file offset of the block header */
-	uint64_t index;		 /* block number, 0 for the INTRO block */
-	struct blocks_header h;	 /* kind, flags, length, payload checksum */
-	const uint8_t *payload;	 /* set by reader_payload; valid until the next call */
+	uint64_t offset;	/* file offset of the block header */
+	uint64_t index;		/* block number, 0 for the INTRO block */
+	struct blocks_header h; /* kind, flags, length, payload checksum */
+	const uint8_t
+	    *payload; /* set by reader_payload; valid until the next call */
 };
 
 /* Follow mode: called each time the reader waits at the end of the file;

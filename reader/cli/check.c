@@ -10,21 +10,21 @@
 #include "decode.h"
 
 static const char check_usage[] =
-	"usage: ljlog check [-q] FILE\n"
-	"\n"
-	"Verify an ljlog log: file magic, block headers and checksums, every ID\n"
-	"defined before use and never redefined, events well-formed and inside\n"
-	"their block, the END block present and its totals (events, blocks,\n"
-	"bytes) consistent.\n"
-	"\n"
-	"  -q, --quiet   print nothing, only set the exit status\n"
-	"  -h, --help    this help\n"
-	"\n"
-	"Exit status:\n"
-	"  0  complete and valid\n"
-	"  1  valid but truncated (the writer stopped early); prints where it ends\n"
-	"  2  usage error, or the file cannot be opened\n"
-	"  3  corrupt: prints the block, its kind and offset, and the reason\n";
+    "usage: ljlog check [-q] FILE\n"
+    "\n"
+    "Verify an ljlog log: file magic, block headers and checksums, every ID\n"
+    "defined before use and never redefined, events well-formed and inside\n"
+    "their block, the END block present and its totals (events, blocks,\n"
+    "bytes) consistent.\n"
+    "\n"
+    "  -q, --quiet   print nothing, only set the exit status\n"
+    "  -h, --help    this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0  complete and valid\n"
+    "  1  valid but truncated (the writer stopped early); prints where it ends\n"
+    "  2  usage error, or the file cannot be opened\n"
+    "  3  corrupt: prints the block, its kind and offset, and the reason\n";
 
 /* Check state: counts for the summary line, and the quiet flag. */
 struct check {
@@ -52,29 +52,27 @@ static int on_unknown(void *ud, const struct reader_block *b)
 int cli_check(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	struct check c = { 0, 0 };
+	struct check c = {0, 0};
 	int o;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+qh", lo, NULL)) != -1) {
 		switch (o) {
-		case 'q':
-			c.quiet = 1;
-			break;
-		case 'h':
-			fputs(check_usage, stdout);
-			return CLI_OK;
+		case 'q': c.quiet = 1; break;
+		case 'h': fputs(check_usage, stdout); return CLI_OK;
 		default:
-			cli_err("check", "unknown option '%s'", argv[optind - 1]);
+			cli_err("check", "unknown option '%s'",
+				argv[optind - 1]);
 			fputs(check_usage, stderr);
 			return CLI_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
-		cli_err("check", argc - optind ? "one FILE only" : "no FILE given");
+		cli_err("check",
+			argc - optind ? "one FILE only" : "no FILE given");
 		fputs(check_usage, stderr);
 		return CLI_USAGE;
 	}
@@ -112,30 +110,30 @@ int cli_check(int argc, char **argv)
 		snprintf(err, sizeof err, "%s", reader_error(r));
 	int status = cli_status(rc);
 	if (!c.quiet) {
-		unsigned long long blocks = (unsigned long long)reader_blocks(r);
+		unsigned long long blocks =
+		    (unsigned long long)reader_blocks(r);
 		unsigned long long events =
-			(unsigned long long)decode_events_total(d);
-		unsigned long long vms = (unsigned long long)decode_vms_total(d);
+		    (unsigned long long)decode_events_total(d);
+		unsigned long long vms =
+		    (unsigned long long)decode_vms_total(d);
 		switch (status) {
 		case CLI_OK:
-			printf("%s: ok: complete, %llu blocks, %llu events, %llu "
-			       "VM%s%s\n",
-			       path, blocks, events, vms, vms == 1 ? "" : "s",
-			       c.unknown ? ", unknown block kinds skipped" : "");
+			printf(
+			    "%s: ok: complete, %llu blocks, %llu events, %llu "
+			    "VM%s%s\n",
+			    path, blocks, events, vms, vms == 1 ? "" : "s",
+			    c.unknown ? ", unknown block kinds skipped" : "");
 			break;
 		case CLI_TRUNCATED:
 			printf("%s: truncated: %s\n", path, err);
-			printf("%s: valid up to offset %llu: %llu events in the "
-			       "complete blocks before it\n",
-			       path, (unsigned long long)reader_valid_end(r),
-			       events);
+			printf(
+			    "%s: valid up to offset %llu: %llu events in the "
+			    "complete blocks before it\n",
+			    path, (unsigned long long)reader_valid_end(r),
+			    events);
 			break;
-		case CLI_CORRUPT:
-			printf("%s: corrupt: %s\n", path, err);
-			break;
-		default:
-			cli_err("check", "%s", err);
-			break;
+		case CLI_CORRUPT: printf("%s: corrupt: %s\n", path, err); break;
+		default: cli_err("check", "%s", err); break;
 		}
 	}
 	decode_free(d);

@@ -10,10 +10,10 @@
 
 /* Exit statuses shared by the commands. */
 enum {
-	CLI_OK = 0,		/* complete and valid */
-	CLI_TRUNCATED = 1,	/* valid but truncated (or a writer that died) */
-	CLI_USAGE = 2,		/* usage error, or the file cannot be opened */
-	CLI_CORRUPT = 3,	/* corrupt log */
+	CLI_OK = 0,	   /* complete and valid */
+	CLI_TRUNCATED = 1, /* valid but truncated (or a writer that died) */
+	CLI_USAGE = 2,	   /* usage error, or the file cannot be opened */
+	CLI_CORRUPT = 3,   /* corrupt log */
 };
 
 /* Main thread. The commands: argv[0] is the command name. */
@@ -25,7 +25,7 @@ int cli_folded(int argc, char **argv);
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Main thread. Exit status for a reader library result (0, -ENODATA, ...). */
 int cli_status(int rc);
@@ -39,7 +39,7 @@ void cli_quote(FILE *f, const char *s, size_t len);
 struct json {
 	FILE *f;
 	int depth;
-	int first[32];		/* per depth: no member written yet */
+	int first[32]; /* per depth: no member written yet */
 	int pretty;
 };
 

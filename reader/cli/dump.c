@@ -14,28 +14,28 @@
 #include "decode.h"
 
 static const char dump_usage[] =
-	"usage: ljlog dump [-v] [-H] [-f] FILE\n"
-	"\n"
-	"Print every block of an ljlog log: offset, kind, length and a decoded\n"
-	"summary (INTRO fields, one line per MAPPING record, the VM and event\n"
-	"count of EVENTS blocks, END totals).\n"
-	"\n"
-	"  -v, --events    also print every event, decoded\n"
-	"  -H, --headers   block headers only: payloads (but INTRO's) are\n"
-	"                  skipped unread\n"
-	"  -f, --follow    keep printing blocks as a running program writes them;\n"
-	"                  exit after the END block, or with status 1 when the\n"
-	"                  file stops growing and the writer (INTRO pid) is gone\n"
-	"  -h, --help      this help\n"
-	"\n"
-	"Exit status: 0 complete, 1 truncated, 2 usage error or file cannot be\n"
-	"opened, 3 corrupt.\n";
+    "usage: ljlog dump [-v] [-H] [-f] FILE\n"
+    "\n"
+    "Print every block of an ljlog log: offset, kind, length and a decoded\n"
+    "summary (INTRO fields, one line per MAPPING record, the VM and event\n"
+    "count of EVENTS blocks, END totals).\n"
+    "\n"
+    "  -v, --events    also print every event, decoded\n"
+    "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
+    "                  skipped unread\n"
+    "  -f, --follow    keep printing blocks as a running program writes them;\n"
+    "                  exit after the END block, or with status 1 when the\n"
+    "                  file stops growing and the writer (INTRO pid) is gone\n"
+    "  -h, --help      this help\n"
+    "\n"
+    "Exit status: 0 complete, 1 truncated, 2 usage error or file cannot be\n"
+    "opened, 3 corrupt.\n";
 
 /* Dump state. */
 struct dump {
-	int events;		/* -v */
-	uint64_t pid;		/* writer pid from INTRO, 0 before it */
-	int writer_gone;	/* follow mode gave up: pid is gone */
+	int events;	 /* -v */
+	uint64_t pid;	 /* writer pid from INTRO, 0 before it */
+	int writer_gone; /* follow mode gave up: pid is gone */
 	struct decode *d;
 };
 
@@ -72,9 +72,7 @@ static void obj_name(const struct decode_obj *o)
 		else
 			printf(" (0x%" PRIx64 ")", o->u.cfunc.address);
 		break;
-	case FORMAT_REC_FFUNC:
-		printf(" (%s)", o->u.ffunc.name.s);
-		break;
+	case FORMAT_REC_FFUNC: printf(" (%s)", o->u.ffunc.name.s); break;
 	}
 }
 
@@ -175,9 +173,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 		printf(" slot %" PRId64 " func %u", ev->slot, ev->id);
 		obj_name(ev->obj);
 		break;
-	case FORMAT_OP_EXIT:
-		printf(" slot %" PRId64, ev->slot);
-		break;
+	case FORMAT_OP_EXIT: printf(" slot %" PRId64, ev->slot); break;
 	case FORMAT_OP_ALLOC:
 	case FORMAT_OP_REALLOC:
 		printf(" site %s %u", decode_site_name(ev->lo), ev->id);
@@ -198,9 +194,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 		printf(" %s heap %" PRIu64, decode_gc_phase_name(ev->lo),
 		       ev->heap);
 		break;
-	case FORMAT_OP_SWITCH:
-		printf(" coroutine %u", ev->id);
-		break;
+	case FORMAT_OP_SWITCH: printf(" coroutine %u", ev->id); break;
 	default:
 		printf(" %s heap %" PRIu64,
 		       ev->lo == FORMAT_VM_ATTACH ? "ATTACH" : "DETACH",
@@ -237,12 +231,12 @@ static int on_wait(void *ud, uint64_t size)
 int cli_dump(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "events", no_argument, NULL, 'v' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "headers", no_argument, NULL, 'H' },
-		{ "follow", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"events", no_argument, NULL, 'v'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"headers", no_argument, NULL, 'H'},
+	    {"follow", no_argument, NULL, 'f'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct dump dp;
 	int headers = 0, follow = 0, o;
@@ -250,26 +244,20 @@ int cli_dump(int argc, char **argv)
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+vHfh", lo, NULL)) != -1) {
 		switch (o) {
-		case 'v':
-			dp.events = 1;
-			break;
-		case 'H':
-			headers = 1;
-			break;
-		case 'f':
-			follow = 1;
-			break;
-		case 'h':
-			fputs(dump_usage, stdout);
-			return CLI_OK;
+		case 'v': dp.events = 1; break;
+		case 'H': headers = 1; break;
+		case 'f': follow = 1; break;
+		case 'h': fputs(dump_usage, stdout); return CLI_OK;
 		default:
-			cli_err("dump", "unknown option '%s'", argv[optind - 1]);
+			cli_err("dump", "unknown option '%s'",
+				argv[optind - 1]);
 			fputs(dump_usage, stderr);
 			return CLI_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
-		cli_err("dump", argc - optind ? "one FILE only" : "no FILE given");
+		cli_err("dump",
+			argc - optind ? "one FILE only" : "no FILE given");
 		fputs(dump_usage, stderr);
 		return CLI_USAGE;
 	}
@@ -278,8 +266,8 @@ int cli_dump(int argc, char **argv)
 	struct reader *r;
 	struct decode_sink sink;
 	struct reader_block b;
-	int rc = reader_open(&r, path, follow ? READER_FOLLOW : 0, err,
-			     sizeof err);
+	int rc =
+	    reader_open(&r, path, follow ? READER_FOLLOW : 0, err, sizeof err);
 	if (rc < 0) {
 		cli_err("dump", "%s", err);
 		return CLI_USAGE;
@@ -314,7 +302,8 @@ int cli_dump(int argc, char **argv)
 			snprintf(kb, sizeof kb, "kind %u (unknown)", b.h.kind);
 			kn = kb;
 		}
-		printf("block %" PRIu64 " at offset %" PRIu64 ": %s, %u bytes\n",
+		printf("block %" PRIu64 " at offset %" PRIu64
+		       ": %s, %u bytes\n",
 		       b.index, b.offset, kn, b.h.length);
 		if (headers && b.h.kind != FORMAT_KIND_INTRO)
 			continue; /* skipped by length, payload unread */
@@ -334,7 +323,8 @@ int cli_dump(int argc, char **argv)
 	fflush(stdout);
 	int status = cli_status(rc);
 	if (status == CLI_TRUNCATED && dp.writer_gone)
-		cli_err("dump", "the writer (pid %" PRIu64 ") is gone and the log "
+		cli_err("dump",
+			"the writer (pid %" PRIu64 ") is gone and the log "
 			"stops without an END block: %s",
 			dp.pid, err);
 	else if (status == CLI_TRUNCATED)

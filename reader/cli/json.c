@@ -46,13 +46,34 @@ void json_quote(FILE *f, const char *s, size_t len)
 		unsigned c = p[i];
 		size_t n;
 		switch (c) {
-		case '"': fputs("\\\"", f); i++; continue;
-		case '\\': fputs("\\\\", f); i++; continue;
-		case '\n': fputs("\\n", f); i++; continue;
-		case '\r': fputs("\\r", f); i++; continue;
-		case '\t': fputs("\\t", f); i++; continue;
-		case '\b': fputs("\\b", f); i++; continue;
-		case '\f': fputs("\\f", f); i++; continue;
+		case '"':
+			fputs("\\\"", f);
+			i++;
+			continue;
+		case '\\':
+			fputs("\\\\", f);
+			i++;
+			continue;
+		case '\n':
+			fputs("\\n", f);
+			i++;
+			continue;
+		case '\r':
+			fputs("\\r", f);
+			i++;
+			continue;
+		case '\t':
+			fputs("\\t", f);
+			i++;
+			continue;
+		case '\b':
+			fputs("\\b", f);
+			i++;
+			continue;
+		case '\f':
+			fputs("\\f", f);
+			i++;
+			continue;
 		}
 		if (c < 0x20 || c == 0x7f) {
 			fprintf(f, "\\u%04x", c);

@@ -11,22 +11,22 @@
 #include "blocks/format.h"
 
 static const char usage_text[] =
-	"usage: ljlog COMMAND [OPTIONS] FILE\n"
-	"       ljlog record [-o FILE] [-e EVENTS] -- PROGRAM [ARGS...]\n"
-	"\n"
-	"Commands:\n"
-	"  record   run a LuaJIT program under the profiler\n"
-	"  report   per-function, allocation, GC and VM report (--json)\n"
-	"  folded   call stacks with self time, for flamegraph.pl\n"
-	"  dump     every block, decoded (-v: every event; --follow)\n"
-	"  check    verify a log; exit status says complete/truncated/corrupt\n"
-	"\n"
-	"Options:\n"
-	"  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
-	"  -V, --version   print the version\n"
-	"\n"
-	"Exit status: 0 success, 1 truncated log, 2 usage error or file cannot\n"
-	"be opened, 3 corrupt log; record passes the program's status through.\n";
+    "usage: ljlog COMMAND [OPTIONS] FILE\n"
+    "       ljlog record [-o FILE] [-e EVENTS] -- PROGRAM [ARGS...]\n"
+    "\n"
+    "Commands:\n"
+    "  record   run a LuaJIT program under the profiler\n"
+    "  report   per-function, allocation, GC and VM report (--json)\n"
+    "  folded   call stacks with self time, for flamegraph.pl\n"
+    "  dump     every block, decoded (-v: every event; --follow)\n"
+    "  check    verify a log; exit status says complete/truncated/corrupt\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
+    "  -V, --version   print the version\n"
+    "\n"
+    "Exit status: 0 success, 1 truncated log, 2 usage error or file cannot\n"
+    "be opened, 3 corrupt log; record passes the program's status through.\n";
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
@@ -78,9 +78,9 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{ "check", cli_check },	  { "dump", cli_dump },
-		{ "folded", cli_folded }, { "record", cli_record },
-		{ "report", cli_report },
+	    {"check", cli_check},   {"dump", cli_dump},
+	    {"folded", cli_folded}, {"record", cli_record},
+	    {"report", cli_report},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -103,7 +103,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ljlog: unknown option '%s'\n", c);
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
-	fputs("commands: record, report, folded, dump, check; try 'ljlog --help'\n",
-	      stderr);
+	fputs(
+	    "commands: record, report, folded, dump, check; try 'ljlog --help'\n",
+	    stderr);
 	return CLI_USAGE;
 }

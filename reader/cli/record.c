@@ -23,24 +23,24 @@
 #endif
 
 static const char record_usage[] =
-	"usage: ljlog record [-o FILE] [-e EVENTS] [--] PROGRAM [ARGS...]\n"
-	"\n"
-	"Run a LuaJIT program (the standalone 'luajit' interpreter, or a script\n"
-	"that runs it) under the profiler: sets LUAJIT_PROFILE to\n"
-	"'log:file=FILE,EVENTS', puts the ljlog module on LUA_CPATH and loads it\n"
-	"through LUA_INIT (keeping any LUA_INIT of yours after it).\n"
-	"\n"
-	"  -o, --output FILE   the log (default ljlog-%%p.ljlog; %%p: the pid)\n"
-	"  -e, --events LIST   comma list of options, like calls,alloc or\n"
-	"                      calls,flush=100ms\n"
-	"  -h, --help          this help\n"
-	"\n"
-	"Options valid in EVENTS: %s.\n"
-	"The module is looked for in $LJLOG_MODULE_DIR, else next to this\n"
-	"program (DIR/lua/ljlog.so), else in " LJLOG_LUAMODDIR ".\n"
-	"\n"
-	"Exit status: the program's (128+N when killed by signal N); 127 when it\n"
-	"cannot be run; 2 for a usage error or a bad option (nothing is run).\n";
+    "usage: ljlog record [-o FILE] [-e EVENTS] [--] PROGRAM [ARGS...]\n"
+    "\n"
+    "Run a LuaJIT program (the standalone 'luajit' interpreter, or a script\n"
+    "that runs it) under the profiler: sets LUAJIT_PROFILE to\n"
+    "'log:file=FILE,EVENTS', puts the ljlog module on LUA_CPATH and loads it\n"
+    "through LUA_INIT (keeping any LUA_INIT of yours after it).\n"
+    "\n"
+    "  -o, --output FILE   the log (default ljlog-%%p.ljlog; %%p: the pid)\n"
+    "  -e, --events LIST   comma list of options, like calls,alloc or\n"
+    "                      calls,flush=100ms\n"
+    "  -h, --help          this help\n"
+    "\n"
+    "Options valid in EVENTS: %s.\n"
+    "The module is looked for in $LJLOG_MODULE_DIR, else next to this\n"
+    "program (DIR/lua/ljlog.so), else in " LJLOG_LUAMODDIR ".\n"
+    "\n"
+    "Exit status: the program's (128+N when killed by signal N); 127 when it\n"
+    "cannot be run; 2 for a usage error or a bad option (nothing is run).\n";
 
 /* Main thread. Print the usage to f. */
 static void usage(FILE *f)
@@ -109,13 +109,17 @@ static int set_env(const char *profile)
 	char dir[PATH_MAX];
 	module_dir(dir, sizeof dir);
 	if (strchr(dir, ';') || strchr(dir, '?')) {
-		cli_err("record", "module directory '%s' holds ';' or '?', which "
-			"LUA_CPATH cannot express", dir);
+		cli_err("record",
+			"module directory '%s' holds ';' or '?', which "
+			"LUA_CPATH cannot express",
+			dir);
 		return -1;
 	}
 	if (!has_module(dir))
-		cli_err("record", "warning: no ljlog.so in %s (set "
-			"LJLOG_MODULE_DIR)", dir);
+		cli_err("record",
+			"warning: no ljlog.so in %s (set "
+			"LJLOG_MODULE_DIR)",
+			dir);
 
 	const char *old = getenv("LUA_CPATH");
 	size_t cl = strlen(dir) + (old ? strlen(old) : 0) + 16;
@@ -156,25 +160,19 @@ static int set_env(const char *profile)
 int cli_record(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"output", required_argument, NULL, 'o'},
+	    {"events", required_argument, NULL, 'e'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *out = NULL, *events = NULL;
 	int o;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+o:e:h", lo, NULL)) != -1) {
 		switch (o) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'e':
-			events = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return CLI_OK;
+		case 'o': out = optarg; break;
+		case 'e': events = optarg; break;
+		case 'h': usage(stdout); return CLI_OK;
 		default:
 			if (optopt == 'o' || optopt == 'e')
 				cli_err("record", "-%c needs a value", optopt);
@@ -191,13 +189,16 @@ int cli_record(int argc, char **argv)
 		return CLI_USAGE;
 	}
 	if (out && (!*out || strchr(out, ','))) {
-		cli_err("record", "-o '%s': the file name must be non-empty and "
-			"hold no ','", out);
+		cli_err("record",
+			"-o '%s': the file name must be non-empty and "
+			"hold no ','",
+			out);
 		return CLI_USAGE;
 	}
 
 	/* Build and validate the option string before running anything. */
-	size_t pl = 16 + (out ? strlen(out) : 0) + (events ? strlen(events) : 0);
+	size_t pl =
+	    16 + (out ? strlen(out) : 0) + (events ? strlen(events) : 0);
 	char *profile = malloc(pl);
 	if (!profile) {
 		cli_err("record", "out of memory");

@@ -12,27 +12,27 @@
 #include "profile.h"
 
 static const char report_usage[] =
-	"usage: ljlog report [--json] [-n N] FILE\n"
-	"\n"
-	"Report on an ljlog log: per function (calls, total and self time,\n"
-	"allocations and frees charged to it), allocation sites, GC cycles and\n"
-	"time per phase, per VM (thread, events, coroutines, heap at attach, at\n"
-	"detach and computed), totals. A truncated log is reported up to where\n"
-	"it ends, with a warning.\n"
-	"\n"
-	"  -j, --json      one JSON object instead of text\n"
-	"  -n, --limit N   text: at most N functions and sites (default all)\n"
-	"  -h, --help      this help\n"
-	"\n"
-	"Exit status: 0 report printed (complete or truncated log), 2 usage\n"
-	"error or file cannot be opened, 3 corrupt log (the part before the\n"
-	"corruption is reported).\n";
+    "usage: ljlog report [--json] [-n N] FILE\n"
+    "\n"
+    "Report on an ljlog log: per function (calls, total and self time,\n"
+    "allocations and frees charged to it), allocation sites, GC cycles and\n"
+    "time per phase, per VM (thread, events, coroutines, heap at attach, at\n"
+    "detach and computed), totals. A truncated log is reported up to where\n"
+    "it ends, with a warning.\n"
+    "\n"
+    "  -j, --json      one JSON object instead of text\n"
+    "  -n, --limit N   text: at most N functions and sites (default all)\n"
+    "  -h, --help      this help\n"
+    "\n"
+    "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
+    "error or file cannot be opened, 3 corrupt log (the part before the\n"
+    "corruption is reported).\n";
 
 static const char folded_usage[] =
-	"usage: ljlog folded FILE\n"
-	"\n"
-	"Print one line per call stack, 'outer;inner;leaf SELF_NS', the input\n"
-	"of flamegraph.pl. Exit status as for 'ljlog report'.\n";
+    "usage: ljlog folded FILE\n"
+    "\n"
+    "Print one line per call stack, 'outer;inner;leaf SELF_NS', the input\n"
+    "of flamegraph.pl. Exit status as for 'ljlog report'.\n";
 
 /* -- Helpers ------------------------------------------------------------------- */
 
@@ -99,7 +99,8 @@ static void text(const struct profile *p, const char *path, int rc,
 	sum(p, &t);
 	printf("ljlog report: %s\n", path);
 	if (p->have_intro) {
-		printf("  pid %" PRIu64 ", %s, %s, format version %" PRIu64 "\n",
+		printf("  pid %" PRIu64 ", %s, %s, format version %" PRIu64
+		       "\n",
 		       p->pid, p->exe, p->luajit_version, p->version);
 		printf("  options: %s\n", p->options);
 	}
@@ -239,7 +240,8 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "cycles", p->gc.cycles);
 	json_obj(&j, "phase_ns");
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
-		json_u64(&j, decode_gc_phase_name(i), profile_ns(p, p->gc.phase[i]));
+		json_u64(&j, decode_gc_phase_name(i),
+			 profile_ns(p, p->gc.phase[i]));
 	json_close(&j, '}');
 	json_u64(&j, "peak_heap", p->gc.peak_heap);
 	json_u64(&j, "events", p->gc.events);
@@ -329,7 +331,8 @@ static int load(const char *cmd, const char *path, unsigned flags,
 		return CLI_USAGE;
 	}
 	if (*rc == -ENODATA)
-		cli_err(cmd, "warning: log truncated, reporting what is there: %s",
+		cli_err(cmd,
+			"warning: log truncated, reporting what is there: %s",
 			err);
 	else if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
 		cli_err(cmd, "%s", err);
@@ -347,10 +350,10 @@ static int load(const char *cmd, const char *path, unsigned flags,
 int cli_report(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "limit", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"json", no_argument, NULL, 'j'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int as_json = 0, o;
 	size_t limit = 0;
@@ -358,9 +361,7 @@ int cli_report(int argc, char **argv)
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+jn:h", lo, NULL)) != -1) {
 		switch (o) {
-		case 'j':
-			as_json = 1;
-			break;
+		case 'j': as_json = 1; break;
 		case 'n':
 			limit = strtoul(optarg, &e, 10);
 			if (!*optarg || *e) {
@@ -369,9 +370,7 @@ int cli_report(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			return CLI_OK;
+		case 'h': fputs(report_usage, stdout); return CLI_OK;
 		default:
 			if (optopt == 'n')
 				cli_err("report", "-n needs a number");
@@ -383,13 +382,15 @@ int cli_report(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		cli_err("report", argc - optind ? "one FILE only" : "no FILE given");
+		cli_err("report",
+			argc - optind ? "one FILE only" : "no FILE given");
 		fputs(report_usage, stderr);
 		return CLI_USAGE;
 	}
 	struct profile *p;
 	char err[512];
-	int rc, st = load("report", argv[optind], 0, &p, &rc, err, sizeof err, 0);
+	int rc,
+	    st = load("report", argv[optind], 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (as_json)
@@ -410,7 +411,8 @@ static void path(const struct profile *p, uint32_t n, uint32_t *stack)
 	while (depth--) {
 		const char *s = p->fns[p->nodes[stack[depth]].fn].name;
 		for (; *s; s++)
-			putchar(*s == ';' || *s == ' ' || *s == '\n' ? '_' : *s);
+			putchar(*s == ';' || *s == ' ' || *s == '\n' ? '_'
+								     : *s);
 		if (depth)
 			putchar(';');
 	}
@@ -419,7 +421,8 @@ static void path(const struct profile *p, uint32_t n, uint32_t *stack)
 /* Main thread. 'ljlog folded'. */
 int cli_folded(int argc, char **argv)
 {
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+	if (argc == 2 &&
+	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		fputs(folded_usage, stdout);
 		return CLI_OK;
 	}

@@ -12,10 +12,10 @@
 
 /* Parsed block header. */
 struct blocks_header {
-	unsigned kind;		/* FORMAT_KIND_* or unknown */
-	unsigned flags;		/* reserved */
-	uint32_t length;	/* payload bytes */
-	uint32_t checksum;	/* XXH32 of the payload */
+	unsigned kind;	   /* FORMAT_KIND_* or unknown */
+	unsigned flags;	   /* reserved */
+	uint32_t length;   /* payload bytes */
+	uint32_t checksum; /* XXH32 of the payload */
 };
 
 /* -- Integers (hot: inline) ------------------------------------------------ */

@@ -10,10 +10,10 @@
 #define FORMAT_VERSION 1
 
 /* -- File and block header ------------------------------------------------- */
-#define FORMAT_MAGIC "LJLOG\r\n\x1a"
-#define FORMAT_MAGIC_LEN 8
-#define FORMAT_SYNC 0xB10Cu
-#define FORMAT_HEADER_LEN 16
+#define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
+#define FORMAT_MAGIC_LEN   8
+#define FORMAT_SYNC	   0xB10Cu
+#define FORMAT_HEADER_LEN  16
 #define FORMAT_MAX_PAYLOAD (64u << 20)
 
 /* Block kinds. */
@@ -39,14 +39,14 @@ enum format_rec {
 	FORMAT_REC_COROUTINE = 5,
 };
 
-#define FORMAT_VM_JIT_OFF 1u  /* VM record flags, bit 0 */
-#define FORMAT_CO_MAIN 1u     /* COROUTINE record flags, bit 0 */
-#define FORMAT_FF_NOEXIT 1u   /* FFUNC record flags, bit 0: no EXIT ever */
+#define FORMAT_VM_JIT_OFF 1u /* VM record flags, bit 0 */
+#define FORMAT_CO_MAIN	  1u /* COROUTINE record flags, bit 0 */
+#define FORMAT_FF_NOEXIT  1u /* FFUNC record flags, bit 0: no EXIT ever */
 
 /* -- Events ------------------------------------------------------------------ */
 /* First byte of an event: op in the high 3 bits, lo in the low 5. */
-#define FORMAT_OP_SHIFT 5
-#define FORMAT_LO_MASK 31u
+#define FORMAT_OP_SHIFT	   5
+#define FORMAT_LO_MASK	   31u
 #define FORMAT_SLOT_ESCAPE 31u /* lo value: an sleb slot delta follows */
 
 enum format_op {

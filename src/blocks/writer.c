@@ -59,12 +59,12 @@ void writer_block_end(struct wbuf *b, size_t off, unsigned kind)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int fd;			/* -1 when closed */
-	int err;		/* sticky -errno */
-	uint64_t bytes;		/* bytes written */
-	uint64_t blocks;	/* blocks written */
-	uint64_t events;	/* events in EVENTS blocks written */
-	uint64_t vms;		/* VMs attached over the run */
+	int fd;		 /* -1 when closed */
+	int err;	 /* sticky -errno */
+	uint64_t bytes;	 /* bytes written */
+	uint64_t blocks; /* blocks written */
+	uint64_t events; /* events in EVENTS blocks written */
+	uint64_t vms;	 /* VMs attached over the run */
 	char path[4096];
 } out = {.fd = -1};
 
@@ -157,7 +157,8 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	memcpy(p, FORMAT_MAGIC, FORMAT_MAGIC_LEN);
 	b.len += FORMAT_MAGIC_LEN;
 	size_t off = writer_block_begin(&b);
-	p = off == (size_t)-1 ? NULL : wbuf_room(&b, 128 + (size_t)el + vl + ol);
+	p = off == (size_t)-1 ? NULL
+			      : wbuf_room(&b, 128 + (size_t)el + vl + ol);
 	if (!p)
 		goto nomem;
 	p = blocks_uleb_put(p, FORMAT_VERSION);
@@ -174,7 +175,8 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	writer_block_end(&b, off, FORMAT_KIND_INTRO);
 	int r = write_all(fd, b.p, b.len);
 	if (r < 0) {
-		snprintf(err, errlen, "cannot write '%s': %s", path, strerror(-r));
+		snprintf(err, errlen, "cannot write '%s': %s", path,
+			 strerror(-r));
 		close(fd);
 		wbuf_free(&b);
 		return r;

@@ -21,7 +21,7 @@ struct wbuf {
 ** NULL when out of memory. */
 static inline uint8_t *wbuf_room(struct wbuf *b, size_t n)
 {
-	extern uint8_t *wbuf_grow(struct wbuf *b, size_t n);
+	extern uint8_t *wbuf_grow(struct wbuf * b, size_t n);
 	if (__builtin_expect(b->len + n > b->cap, 0))
 		return wbuf_grow(b, n);
 	return b->p + b->len;

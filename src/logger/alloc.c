@@ -7,8 +7,9 @@
 
 #include "logger/logger.h"
 
-#define MIN_MAPPED \
-	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto) : sizeof(lua_State))
+#define MIN_MAPPED                                                             \
+	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto)                 \
+					     : sizeof(lua_State))
 
 /* -- Sites ---------------------------------------------------------------------- */
 
@@ -34,14 +35,11 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		return FORMAT_SITE_TRACE;
 	}
 	switch (~st) {
-	case LJ_VMST_GC:
-		return FORMAT_SITE_GC;
+	case LJ_VMST_GC: return FORMAT_SITE_GC;
 	case LJ_VMST_RECORD:
 	case LJ_VMST_OPT:
-	case LJ_VMST_ASM:
-		return FORMAT_SITE_JIT;
-	default:
-		break;
+	case LJ_VMST_ASM: return FORMAT_SITE_JIT;
+	default: break;
 	}
 	lua_State *L = &gcref(g->cur_L)->th;
 	if (!gcref(g->cur_L))
@@ -71,7 +69,8 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		}
 		uint32_t line = lj_proto_line(pt, proto_bcpos(pt, pc) - 1);
 		*key = (uint64_t)(uintptr_t)pt;
-		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 | (uint64_t)line << 8;
+		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 |
+		       (uint64_t)line << 8;
 	}
 	if (fn->c.ffid > FF_C) {
 		*key = fn->c.ffid | (lj_is_asm_ff(g, fn) ? BUF_FF_ASM : 0);

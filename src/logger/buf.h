@@ -15,17 +15,17 @@ enum buf_rec {
 	BUF_EXIT,	   /* x slot */
 	BUF_ALLOC,	   /* x site, site key, addr, size */
 	BUF_FREE,	   /* x size, addr */
-	BUF_REALLOC,	   /* x site, site key, old addr, old size, new addr, new size */
-	BUF_GC,		   /* x phase, heap */
-	BUF_SWITCH,	   /* lua_State* */
-	BUF_ATTACH,	   /* heap */
-	BUF_DETACH,	   /* heap */
+	BUF_REALLOC, /* x site, site key, old addr, old size, new addr, new size */
+	BUF_GC,	     /* x phase, heap */
+	BUF_SWITCH, /* lua_State* */
+	BUF_ATTACH, /* heap */
+	BUF_DETACH, /* heap */
 };
 
 /* Words in the largest record, and the room kept free before a flush:
 ** a record plus the SWITCH that may precede it. */
 #define BUF_REC_MAX 7
-#define BUF_SLACK (BUF_REC_MAX + 3)
+#define BUF_SLACK   (BUF_REC_MAX + 3)
 
 /* Site word (x of ALLOC/REALLOC): site kind | key kind << 4 | line << 8. */
 enum buf_key {
@@ -37,11 +37,11 @@ enum buf_key {
 };
 
 /* Fast function keys: ffid, | BUF_FF_ASM for assembler ones (no EXIT). */
-#define BUF_FF_ASM 0x100u
+#define BUF_FF_ASM	0x100u
 
 #define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
-#define BUF_KIND(w0) ((unsigned)((w0)&0xff))
-#define BUF_X(w0) ((w0) >> 8)
+#define BUF_KIND(w0)	((unsigned)((w0)&0xff))
+#define BUF_X(w0)	((w0) >> 8)
 
 /* Words of each record kind, indexed by kind. */
 extern const uint8_t buf_words[];

@@ -49,14 +49,14 @@ static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 		r = names_put_cfunc(&vm->out, id, &vm->names, key);
 		break;
 	case BUF_KEY_FFUNC:
-		r = names_put_ffunc(&vm->out, id, &vm->names, (unsigned)key & 0xff,
+		r = names_put_ffunc(&vm->out, id, &vm->names,
+				    (unsigned)key & 0xff,
 				    key & BUF_FF_ASM ? FORMAT_FF_NOEXIT : 0);
 		break;
 	default: /* BUF_KEY_COROUTINE */
-		r = names_put_coroutine(&vm->out, id,
-					(lua_State *)key == mainthread(vm->g)
-						? FORMAT_CO_MAIN
-						: 0);
+		r = names_put_coroutine(
+		    &vm->out, id,
+		    (lua_State *)key == mainthread(vm->g) ? FORMAT_CO_MAIN : 0);
 		break;
 	}
 	if (r < 0 || maps_insert(&vm->map, key, id) < 0)
@@ -111,8 +111,9 @@ void flush_vm(struct logger_vm *vm)
 	size_t moff = writer_block_begin(&vm->out);
 	if (!p || moff == (size_t)-1 || !wbuf_room(&vm->out, BLOCKS_ULEB_MAX))
 		goto drop;
-	vm->out.len = (size_t)(blocks_uleb_put(vm->out.p + vm->out.len, vm->id) -
-			       vm->out.p);
+	vm->out.len =
+	    (size_t)(blocks_uleb_put(vm->out.p + vm->out.len, vm->id) -
+		     vm->out.p);
 	size_t mstart = vm->out.len;
 
 	base = prev_t = w[1] >> CLOCK_TS_SHIFT;
@@ -129,7 +130,7 @@ void flush_vm(struct logger_vm *vm)
 		case BUF_ENTER_C:
 		case BUF_ENTER_FF:
 			id = ref(vm,
-				 kind == BUF_ENTER_LUA	 ? BUF_KEY_PROTO
+				 kind == BUF_ENTER_LUA ? BUF_KEY_PROTO
 				 : kind == BUF_ENTER_C ? BUF_KEY_CFUNC
 						       : BUF_KEY_FFUNC,
 				 (uintptr_t)w[2]);
@@ -163,7 +164,8 @@ void flush_vm(struct logger_vm *vm)
 			addr = w[5];
 			break;
 		case BUF_GC:
-			*p++ = (uint8_t)(FORMAT_OP_GC << FORMAT_OP_SHIFT | (x & 31));
+			*p++ = (uint8_t)(FORMAT_OP_GC << FORMAT_OP_SHIFT |
+					 (x & 31));
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		case BUF_SWITCH:
@@ -174,9 +176,10 @@ void flush_vm(struct logger_vm *vm)
 			break;
 		case BUF_ATTACH:
 		case BUF_DETACH:
-			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
-					 (kind == BUF_DETACH ? FORMAT_VM_DETACH
-							     : FORMAT_VM_ATTACH));
+			*p++ =
+			    (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+				      (kind == BUF_DETACH ? FORMAT_VM_DETACH
+							  : FORMAT_VM_ATTACH));
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		}
@@ -196,9 +199,10 @@ void flush_vm(struct logger_vm *vm)
 		writer_block_end(&vm->out, moff, FORMAT_KIND_MAPPING);
 	unsigned nblocks = 1 + (vm->out.len > 0);
 	size_t eoff = writer_block_begin(&vm->out);
-	uint8_t *q = eoff == (size_t)-1
-			     ? NULL
-			     : wbuf_room(&vm->out, 6 * BLOCKS_ULEB_MAX + vm->enc.len);
+	uint8_t *q =
+	    eoff == (size_t)-1
+		? NULL
+		: wbuf_room(&vm->out, 6 * BLOCKS_ULEB_MAX + vm->enc.len);
 	if (!q)
 		goto drop;
 	struct clock_pair c;
@@ -229,7 +233,8 @@ int flush_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 	int r = -ENOMEM;
 	vm->out.len = 0;
 	size_t off = writer_block_begin(&vm->out);
-	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(&vm->out, BLOCKS_ULEB_MAX);
+	uint8_t *p =
+	    off == (size_t)-1 ? NULL : wbuf_room(&vm->out, BLOCKS_ULEB_MAX);
 	if (!p)
 		return r;
 	vm->out.len = (size_t)(blocks_uleb_put(p, vm->id) - vm->out.p);
@@ -246,6 +251,6 @@ int flush_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 void logger_flush_full(struct logger_vm *vm)
 {
 	flush_vm(vm);
-	vm->flush_at = vm->flush_ticks ? clock_now() + vm->flush_ticks
-				       : UINT64_MAX;
+	vm->flush_at =
+	    vm->flush_ticks ? clock_now() + vm->flush_ticks : UINT64_MAX;
 }

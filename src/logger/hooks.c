@@ -76,8 +76,8 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	/* Chain to a wrapper the program set for its own C functions. */
 	if (LJ_UNLIKELY(vm->orig_wrapf != NULL) &&
 	    mref(fn->c.pc, const BCIns) == &g->bc_cfunc_ext)
-		prev = (int (*)(lua_State *, lua_CFunction))(void (*)(void))
-			vm->orig_wrapf;
+		prev = (int (*)(lua_State *, lua_CFunction))(
+			   void (*)(void))vm->orig_wrapf;
 	n = prev ? prev(L, f) : f(L);
 	/* f may have detached (ljlog.stop, lua_close's finalizers): look again. */
 	vm = logger_vm_of(g);

@@ -39,7 +39,8 @@ void logger_pin(void)
 	if (__atomic_exchange_n(&pinned, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (dladdr((void *)logger_pin, &info) && info.dli_fname)
-		(void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+		(void)dlopen(info.dli_fname,
+			     RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
 /* -- Does this VM match what ljlog was built for? ---------------------------------- */
@@ -71,14 +72,16 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 	const char *v = running_version(L, vbuf, sizeof vbuf), *probe = NULL;
 	void *ud;
 	if (v && strcmp(v, LJLOG_EXPECT_VERSION) != 0) {
-		snprintf(err, errlen,
-			 "LuaJIT mismatch: this program runs '%s' but ljlog was "
-			 "built for '%s' (LuaJIT source %s); not profiling",
-			 v, LJLOG_EXPECT_VERSION, LJLOG_LUAJIT_SRC_VERSION);
+		snprintf(
+		    err, errlen,
+		    "LuaJIT mismatch: this program runs '%s' but ljlog was "
+		    "built for '%s' (LuaJIT source %s); not profiling",
+		    v, LJLOG_EXPECT_VERSION, LJLOG_LUAJIT_SRC_VERSION);
 		return -EPROTO;
 	}
 	/* Probes: internal reads against what the public API says. */
-	if (L->gct != (uint8_t)~LJ_TTHREAD || mainthread(g)->gct != (uint8_t)~LJ_TTHREAD)
+	if (L->gct != (uint8_t)~LJ_TTHREAD ||
+	    mainthread(g)->gct != (uint8_t)~LJ_TTHREAD)
 		probe = "thread type tags";
 	else if (lua_getallocf(L, &ud) != g->allocf || ud != g->allocd)
 		probe = "allocator fields";
@@ -97,7 +100,8 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 		lua_getfield(L, LUA_GLOBALSINDEX, "print");
 		if (lua_isfunction(L, -1)) {
 			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
-			if (fn->c.gct != (uint8_t)~LJ_TFUNC || fn->c.ffid <= FF_C)
+			if (fn->c.gct != (uint8_t)~LJ_TFUNC ||
+			    fn->c.ffid <= FF_C)
 				probe = "function layout";
 		}
 		lua_pop(L, 1);
@@ -211,7 +215,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	if (!vm || !(vm->buf = malloc(o.buffer)) || maps_init(&vm->map) < 0) {
 		if (vm)
 			vm_free(vm);
-		snprintf(err, errlen, "out of memory for a %zu byte buffer", o.buffer);
+		snprintf(err, errlen, "out of memory for a %zu byte buffer",
+			 o.buffer);
 		return -ENOMEM;
 	}
 	vm->g = g;
@@ -254,8 +259,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 
 	/* calls: the JIT off (no hooks fire in compiled code), hook, wrapper. */
 	unsigned flags = 0;
-	if ((o.events & OPTS_CALLS) && !o.keepjit && (G2J(g)->flags & JIT_F_ON) &&
-	    !(g->hookmask & HOOK_GC)) {
+	if ((o.events & OPTS_CALLS) && !o.keepjit &&
+	    (G2J(g)->flags & JIT_F_ON) && !(g->hookmask & HOOK_GC)) {
 		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
 		vm->jit_was_on = 1;
 		flags |= FORMAT_VM_JIT_OFF;
@@ -276,9 +281,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 					"debug hook\n");
 		vm->orig_bc_ext = g->bc_cfunc_ext;
 		vm->orig_bc_int = g->bc_cfunc_int;
-		vm->orig_wrapf = bc_op(g->bc_cfunc_ext) == BC_FUNCCW ? g->wrapf : NULL;
+		vm->orig_wrapf =
+		    bc_op(g->bc_cfunc_ext) == BC_FUNCCW ? g->wrapf : NULL;
 		g->wrapf = (lua_CFunction)(void (*)(void))hooks_wrap;
-		g->bc_cfunc_ext = g->bc_cfunc_int = BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
+		g->bc_cfunc_ext = g->bc_cfunc_int =
+		    BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
 		lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
 	}
 	sentinel_set(L);
@@ -317,7 +324,8 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		}
 	}
 	if (!vms && writer_is_open() && (r = writer_close()) < 0)
-		snprintf(err, errlen, "the log is incomplete: %s", strerror(-r));
+		snprintf(err, errlen, "the log is incomplete: %s",
+			 strerror(-r));
 	writer_unlock();
 	vm_free(vm);
 	return r;

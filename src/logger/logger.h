@@ -21,16 +21,16 @@
 
 struct logger_vm {
 	/* -- Hot: the recorders ---------------------------------------------- */
-	uint64_t *bp;		  /* next free word of the buffer */
-	uint64_t *bend;		  /* flush when bp reaches it */
-	uint64_t flush_at;	  /* counter value of the next timed flush */
-	lua_State *last_L;	  /* coroutine of the last record */
-	global_State *g;	  /* the VM */
-	unsigned events;	  /* OPTS_* families */
-	uint64_t ts_last;	  /* latest clock read (allocation events) */
-	uint32_t ts_left;	  /* allocator calls before the next read */
-	uint8_t gcstate;	  /* last GC state seen by the allocator */
-	uint8_t in_flush;	  /* reentrancy guard */
+	uint64_t *bp;	   /* next free word of the buffer */
+	uint64_t *bend;	   /* flush when bp reaches it */
+	uint64_t flush_at; /* counter value of the next timed flush */
+	lua_State *last_L; /* coroutine of the last record */
+	global_State *g;   /* the VM */
+	unsigned events;   /* OPTS_* families */
+	uint64_t ts_last;  /* latest clock read (allocation events) */
+	uint32_t ts_left;  /* allocator calls before the next read */
+	uint8_t gcstate;   /* last GC state seen by the allocator */
+	uint8_t in_flush;  /* reentrancy guard */
 	/* -- Saved VM state, restored at detach -------------------------------- */
 	lua_Alloc orig_alloc;	  /* the VM's allocator */
 	void *orig_ud;		  /* and its opaque pointer */
@@ -39,18 +39,18 @@ struct logger_vm {
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	/* -- Cold ---------------------------------------------------------------- */
-	uint64_t *buf;		  /* the buffer */
-	size_t buf_words;	  /* its size in words */
-	uint64_t flush_ticks;	  /* flush interval in counter ticks, 0 none */
-	uint64_t id;		  /* VM ID in the log */
-	pid_t tid;		  /* thread that attached */
-	struct maps map;	  /* pointer -> ID */
-	struct names names;	  /* C and fast function names */
-	struct wbuf enc;	  /* encoded events of a flush */
-	struct wbuf out;	  /* blocks of a flush */
-	uint64_t nevents;	  /* events recorded */
-	uint64_t t_prev;	  /* last encoded ts: time never goes back */
-	struct logger_vm *next;	  /* registry of attached VMs */
+	uint64_t *buf;		/* the buffer */
+	size_t buf_words;	/* its size in words */
+	uint64_t flush_ticks;	/* flush interval in counter ticks, 0 none */
+	uint64_t id;		/* VM ID in the log */
+	pid_t tid;		/* thread that attached */
+	struct maps map;	/* pointer -> ID */
+	struct names names;	/* C and fast function names */
+	struct wbuf enc;	/* encoded events of a flush */
+	struct wbuf out;	/* blocks of a flush */
+	uint64_t nevents;	/* events recorded */
+	uint64_t t_prev;	/* last encoded ts: time never goes back */
+	struct logger_vm *next; /* registry of attached VMs */
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our

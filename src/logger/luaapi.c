@@ -61,16 +61,20 @@ static int opts_from_table(lua_State *L, int idx, char *out, size_t len)
 		switch (lua_type(L, -1)) {
 		case LUA_TBOOLEAN:
 			if (lua_toboolean(L, -1))
-				w = snprintf(out + n, len - n, "%s%s", n ? "," : "", k);
+				w = snprintf(out + n, len - n, "%s%s",
+					     n ? "," : "", k);
 			break;
 		case LUA_TSTRING:
 		case LUA_TNUMBER:
-			w = snprintf(out + n, len - n, "%s%s=%s", n ? "," : "", k,
-				     lua_tostring(L, -1));
+			w = snprintf(out + n, len - n, "%s%s=%s", n ? "," : "",
+				     k, lua_tostring(L, -1));
 			break;
 		default:
 			lua_pop(L, 2);
-			snprintf(out, len, "option '%s' must be true, a string or a number", k);
+			snprintf(
+			    out, len,
+			    "option '%s' must be true, a string or a number",
+			    k);
 			return -EINVAL;
 		}
 		if (w < 0 || (size_t)w >= len - n) {
@@ -103,7 +107,8 @@ static int l_start(lua_State *L)
 	} else if (lua_type(L, 1) == LUA_TSTRING) {
 		opt = lua_tostring(L, 1);
 	} else if (!lua_isnoneornil(L, 1)) {
-		return fail(L, "ljlog.start: options must be a string or a table");
+		return fail(L,
+			    "ljlog.start: options must be a string or a table");
 	}
 	if (logger_attach(L, opt, err, sizeof err) < 0)
 		return fail(L, err);
@@ -132,14 +137,19 @@ static int l_running(lua_State *L)
 ** LUAJIT_PROFILE is set and this VM is not profiled yet. */
 int luaopen_ljlog(lua_State *L)
 {
-	static const luaL_Reg fns[] = {
-		{"start", l_start}, {"stop", l_stop}, {"running", l_running}, {NULL, NULL}};
+	static const luaL_Reg fns[] = {{"start", l_start},
+				       {"stop", l_stop},
+				       {"running", l_running},
+				       {NULL, NULL}};
 	const char *env = getenv("LUAJIT_PROFILE");
 	logger_pin();
 	if (env && *env && !logger_vm_of(G(L))) {
 		char err[512];
 		if (logger_attach(L, env, err, sizeof err) < 0)
-			fprintf(stderr, "ljlog: LUAJIT_PROFILE: %s; running unprofiled\n", err);
+			fprintf(
+			    stderr,
+			    "ljlog: LUAJIT_PROFILE: %s; running unprofiled\n",
+			    err);
 	}
 	lua_newtable(L);
 	luaL_register(L, NULL, fns);

@@ -9,8 +9,8 @@
 #include <string.h>
 
 static const char valid_list[] =
-	"calls, alloc, gc, nodefaults, keepjit, file=PATH, buffer=SIZE, "
-	"flush=INTERVAL";
+    "calls, alloc, gc, nodefaults, keepjit, file=PATH, buffer=SIZE, "
+    "flush=INTERVAL";
 
 /* Any context. The valid option names, for messages and --help. */
 const char *opts_valid_list(void)
@@ -76,9 +76,12 @@ int opts_parse_size(const char *s, size_t len, uint64_t *bytes)
 	size_t ul = len - n;
 	if (ul == 1 || (ul == 2 && (u[1] == 'b' || u[1] == 'B'))) {
 		switch (u[0]) {
-		case 'k': case 'K': mul = 1ull << 10; break;
-		case 'm': case 'M': mul = 1ull << 20; break;
-		case 'g': case 'G': mul = 1ull << 30; break;
+		case 'k':
+		case 'K': mul = 1ull << 10; break;
+		case 'm':
+		case 'M': mul = 1ull << 20; break;
+		case 'g':
+		case 'G': mul = 1ull << 30; break;
 		default: return -EINVAL;
 		}
 	} else if (ul != 0) {
@@ -95,7 +98,8 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *s,
 {
 	if (err && errlen) {
 		char buf[256];
-		snprintf(buf, sizeof buf, "%.*s", (int)(len > 200 ? 200 : len), s);
+		snprintf(buf, sizeof buf, "%.*s", (int)(len > 200 ? 200 : len),
+			 s);
 		snprintf(err, errlen, fmt, buf, valid_list);
 	}
 	return -EINVAL;
@@ -131,10 +135,11 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 				    s, len);
 		else if (word_is(s, len, "file") || word_is(s, len, "buffer") ||
 			 word_is(s, len, "flush"))
-			return fail(err, errlen,
-				    "option '%s' needs a value, like file=PATH, "
-				    "buffer=SIZE, flush=INTERVAL (valid: %s)",
-				    s, len);
+			return fail(
+			    err, errlen,
+			    "option '%s' needs a value, like file=PATH, "
+			    "buffer=SIZE, flush=INTERVAL (valid: %s)",
+			    s, len);
 		else
 			return fail(err, errlen,
 				    "unknown option '%s' (valid: %s)", s, len);
@@ -189,7 +194,8 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 		s = "";
 	if (strncmp(s, "log", 3) == 0 && (s[3] == '\0' || s[3] == ':'))
 		s += s[3] ? 4 : 3;
-	else if (strchr(s, ':') && !memchr(s, ',', (size_t)(strchr(s, ':') - s)) &&
+	else if (strchr(s, ':') &&
+		 !memchr(s, ',', (size_t)(strchr(s, ':') - s)) &&
 		 !memchr(s, '=', (size_t)(strchr(s, ':') - s)))
 		return fail(err, errlen,
 			    "unknown profiler '%s': ljlog takes 'log:OPTIONS' "

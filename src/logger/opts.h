@@ -10,16 +10,16 @@
 #include <sys/types.h>
 
 /* Event families. */
-#define OPTS_CALLS 0x1u
-#define OPTS_ALLOC 0x2u
-#define OPTS_GC 0x4u
-#define OPTS_DEFAULTS (OPTS_CALLS | OPTS_ALLOC | OPTS_GC)
+#define OPTS_CALLS	      0x1u
+#define OPTS_ALLOC	      0x2u
+#define OPTS_GC		      0x4u
+#define OPTS_DEFAULTS	      (OPTS_CALLS | OPTS_ALLOC | OPTS_GC)
 
-#define OPTS_FILE_MAX 4096
-#define OPTS_DEFAULT_FILE "ljlog-%p.ljlog"
-#define OPTS_DEFAULT_BUFFER (512u << 10)
-#define OPTS_MIN_BUFFER (4u << 10)
-#define OPTS_MAX_BUFFER (1u << 30)
+#define OPTS_FILE_MAX	      4096
+#define OPTS_DEFAULT_FILE     "ljlog-%p.ljlog"
+#define OPTS_DEFAULT_BUFFER   (512u << 10)
+#define OPTS_MIN_BUFFER	      (4u << 10)
+#define OPTS_MAX_BUFFER	      (1u << 30)
 #define OPTS_DEFAULT_FLUSH_NS 1000000000ull
 
 /* Parsed options. */

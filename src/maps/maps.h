@@ -10,10 +10,10 @@
 
 /* Open-addressing hash map, linear probing, backward-shift deletion. */
 struct maps {
-	uintptr_t *keys;	/* 0 = empty slot */
-	uint64_t *ids;		/* ID of each key */
-	size_t mask;		/* capacity - 1 (power of two) */
-	size_t count;		/* live entries */
+	uintptr_t *keys; /* 0 = empty slot */
+	uint64_t *ids;	 /* ID of each key */
+	size_t mask;	 /* capacity - 1 (power of two) */
+	size_t count;	 /* live entries */
 };
 
 /* VM thread only. Empty map; 0 or -ENOMEM. */

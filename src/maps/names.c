@@ -101,7 +101,8 @@ void names_scan(struct names *n, lua_State *L)
 					const char *mod = lua_tostring(L, -2);
 					int isg = strcmp(mod, "_G") == 0;
 					if (isg == pass)
-						scan_table(n, L, isg ? NULL : mod);
+						scan_table(n, L,
+							   isg ? NULL : mod);
 				}
 				lua_pop(L, 1);
 			}
@@ -176,8 +177,8 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 ** before the function that hands it out (LJLIB_NOREG in lib_base.c and
 ** lib_string.c), so it is named after that one. */
 static const char *const unregistered[][2] = {
-	{"coroutine.wrap", "coroutine.wrap (function)"},
-	{"string.gmatch", "string.gmatch (iterator)"},
+    {"coroutine.wrap", "coroutine.wrap (function)"},
+    {"string.gmatch", "string.gmatch (iterator)"},
 };
 
 /* VM thread only. An FFUNC record. */
@@ -187,7 +188,8 @@ int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 	char tmp[32];
 	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
 	if (!name && ffid + 1 < 256 && n->ff[ffid + 1]) {
-		for (size_t i = 0; i < sizeof unregistered / sizeof *unregistered; i++)
+		for (size_t i = 0;
+		     i < sizeof unregistered / sizeof *unregistered; i++)
 			if (strcmp(n->ff[ffid + 1], unregistered[i][0]) == 0)
 				name = unregistered[i][1];
 	}

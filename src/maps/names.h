@@ -20,8 +20,8 @@ struct names_c {
 
 /* Names found in package.loaded, per VM. */
 struct names {
-	char *ff[256];		 /* library functions by ffid ("string.rep") */
-	struct names_c *c;	 /* plain C functions ("mymod.fn") */
+	char *ff[256];	   /* library functions by ffid ("string.rep") */
+	struct names_c *c; /* plain C functions ("mymod.fn") */
 	size_t nc, capc;
 	lua_CFunction require_f; /* `require`: rescan after it returns */
 };

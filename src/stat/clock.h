@@ -12,7 +12,7 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
-#define CLOCK_KIND FORMAT_COUNTER_TSC
+#define CLOCK_KIND     FORMAT_COUNTER_TSC
 #define CLOCK_TS_SHIFT 4
 /* Any context, async-signal-safe. The raw counter. */
 static inline uint64_t clock_now(void)
@@ -20,7 +20,7 @@ static inline uint64_t clock_now(void)
 	return __rdtsc();
 }
 #else
-#define CLOCK_KIND FORMAT_COUNTER_MONO_NS
+#define CLOCK_KIND     FORMAT_COUNTER_MONO_NS
 #define CLOCK_TS_SHIFT 0
 /* Any context, async-signal-safe. The raw counter. */
 static inline uint64_t clock_now(void)

@@ -20,12 +20,12 @@
 
 /* -- Options ------------------------------------------------------------------ */
 
-static int nthreads = 1;	/* one VM per thread */
-static const char *script;	/* run by every thread */
-static const char *options;	/* ljlog_attach options, NULL: not profiled */
-static int use_malloc;		/* lua_newstate with the system allocator */
-static int do_detach;		/* ljlog_detach before lua_close */
-static char **script_args;	/* passed to the script after the index */
+static int nthreads = 1;    /* one VM per thread */
+static const char *script;  /* run by every thread */
+static const char *options; /* ljlog_attach options, NULL: not profiled */
+static int use_malloc;	    /* lua_newstate with the system allocator */
+static int do_detach;	    /* ljlog_detach before lua_close */
+static char **script_args;  /* passed to the script after the index */
 static int nscript_args;
 
 static pthread_barrier_t attached; /* every VM attached before any runs */
@@ -56,7 +56,7 @@ static void *sys_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 
 struct job {
 	pthread_t th;
-	int index;	/* 1..nthreads */
+	int index; /* 1..nthreads */
 	int failed;
 };
 
@@ -70,11 +70,13 @@ static int traceback(lua_State *L)
 static void *run(void *arg)
 {
 	struct job *j = arg;
-	lua_State *L = use_malloc ? lua_newstate(sys_alloc, NULL) : luaL_newstate();
+	lua_State *L =
+	    use_malloc ? lua_newstate(sys_alloc, NULL) : luaL_newstate();
 	int attached_ok = 0;
 
 	if (!L) {
-		fprintf(stderr, "host: thread %d: cannot create a Lua state\n", j->index);
+		fprintf(stderr, "host: thread %d: cannot create a Lua state\n",
+			j->index);
 		j->failed = 1;
 		pthread_barrier_wait(&attached);
 		return NULL;
@@ -82,8 +84,8 @@ static void *run(void *arg)
 	luaL_openlibs(L);
 	if (options) {
 		if (ljlog_attach(L, options) < 0) {
-			fprintf(stderr, "host: thread %d: ljlog_attach: %s\n", j->index,
-				ljlog_errmsg());
+			fprintf(stderr, "host: thread %d: ljlog_attach: %s\n",
+				j->index, ljlog_errmsg());
 			j->failed = 1;
 		} else {
 			attached_ok = 1;
@@ -96,7 +98,8 @@ static void *run(void *arg)
 
 	lua_pushcfunction(L, traceback);
 	if (luaL_loadfile(L, script) != 0) {
-		fprintf(stderr, "host: thread %d: %s\n", j->index, lua_tostring(L, -1));
+		fprintf(stderr, "host: thread %d: %s\n", j->index,
+			lua_tostring(L, -1));
 		j->failed = 1;
 	} else {
 		lua_pushinteger(L, j->index);
@@ -115,7 +118,8 @@ static void *run(void *arg)
 		j->failed = 1;
 	}
 	if (attached_ok && do_detach && ljlog_running(L)) {
-		fprintf(stderr, "host: thread %d: still profiled after detach\n",
+		fprintf(stderr,
+			"host: thread %d: still profiled after detach\n",
 			j->index);
 		j->failed = 1;
 	}
@@ -157,7 +161,8 @@ int main(int argc, char **argv)
 		jobs[i].index = i + 1;
 		int r = pthread_create(&jobs[i].th, NULL, run, &jobs[i]);
 		if (r != 0) {
-			fprintf(stderr, "host: pthread_create: %s\n", strerror(r));
+			fprintf(stderr, "host: pthread_create: %s\n",
+				strerror(r));
 			return 1; /* the barrier would never open */
 		}
 	}

@@ -104,7 +104,7 @@ static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
 /* Test thread. Append a standard INTRO. */
 void lblog_intro(struct lblog *l, uint64_t pid)
 {
-	struct lb p = { 0 };
+	struct lb p = {0};
 	lb_uleb(&p, FORMAT_VERSION);
 	lb_uleb(&p, 8);
 	lb_uleb(&p, pid);
@@ -122,7 +122,7 @@ void lblog_intro(struct lblog *l, uint64_t pid)
 /* Test thread. Append an END with correct totals. */
 void lblog_end(struct lblog *l)
 {
-	struct lb p = { 0 };
+	struct lb p = {0};
 	lb_uleb(&p, l->events);
 	lb_uleb(&p, l->blocks);
 	lb_uleb(&p, l->file.len);
@@ -201,7 +201,8 @@ void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
 }
 
 /* Test thread. FFUNC record of an assembler fast function (no EXIT). */
-void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
+void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
+		   const char *name)
 {
 	lb_u8(&m->p, FORMAT_REC_FFUNC);
 	lb_uleb(&m->p, id);
@@ -338,7 +339,7 @@ void ev_vm(struct lbev *e, unsigned sub, uint64_t heap, uint64_t dt)
 void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 		  struct lbev *e)
 {
-	struct lb p = { 0 };
+	struct lb p = {0};
 	lb_uleb(&p, vm);
 	lb_uleb(&p, e->count);
 	lb_uleb(&p, base_ts);

@@ -26,12 +26,12 @@ void lb_free(struct lb *b);
 /* A log: the file bytes and the totals END needs. */
 struct lblog {
 	struct lb file;
-	uint64_t blocks;	/* blocks written */
-	uint64_t events;	/* events in EVENTS blocks */
-	uint64_t vms;		/* VM records */
-	uint64_t clock;		/* next CLOCK counter */
-	uint64_t clock_scale;	/* CLOCK monotonic_ns = counter * clock_scale */
-	uint64_t ts_shift;	/* INTRO fields */
+	uint64_t blocks;      /* blocks written */
+	uint64_t events;      /* events in EVENTS blocks */
+	uint64_t vms;	      /* VM records */
+	uint64_t clock;	      /* next CLOCK counter */
+	uint64_t clock_scale; /* CLOCK monotonic_ns = counter * clock_scale */
+	uint64_t ts_shift;    /* INTRO fields */
 	uint64_t counter_kind;
 	uint64_t counter_hz;
 };
@@ -46,7 +46,7 @@ struct lbmap {
 struct lbev {
 	struct lb p;
 	uint64_t count;
-	int64_t slot;		/* encoder state: reset per block */
+	int64_t slot; /* encoder state: reset per block */
 	uint64_t addr;
 };
 
@@ -75,7 +75,8 @@ void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline);
 void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	       const char *object);
-void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
+void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
+		   const char *name);
 void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
 void lblog_mapping(struct lblog *l, struct lbmap *m);

@@ -9,7 +9,7 @@
 
 #include "logbuild.h"
 
-#define NFUNC 200
+#define NFUNC	  200
 #define PER_BLOCK 65536
 
 /* Generator state: xorshift random numbers. */
@@ -52,7 +52,8 @@ int main(int argc, char **argv)
 			map_ffunc(&m, 10 + (uint64_t)i, (uint64_t)i, chunk);
 		} else {
 			snprintf(chunk, sizeof chunk, "@mod%d.lua", i % 7);
-			map_proto(&m, 10 + (uint64_t)i, chunk, (uint64_t)i * 3, 2);
+			map_proto(&m, 10 + (uint64_t)i, chunk, (uint64_t)i * 3,
+				  2);
 		}
 	}
 	lblog_mapping(&l, &m);
@@ -73,21 +74,25 @@ int main(int argc, char **argv)
 			unsigned k = (unsigned)(r & 15);
 			if (k == 0 && nlive < 256) {
 				uint64_t fn = 10 + (r >> 8) % NFUNC;
-				unsigned site = (fn - 10) % 10 == 9 ?
-					FORMAT_SITE_C : FORMAT_SITE_LUA;
+				unsigned site = (fn - 10) % 10 == 9
+						    ? FORMAT_SITE_C
+						    : FORMAT_SITE_LUA;
 				addr += 16 + ((r >> 20) & 0x3f0);
 				live[nlive++] = addr;
-				ev_alloc(&e, site, fn, (r >> 30) & 63, 32, addr, dt);
+				ev_alloc(&e, site, fn, (r >> 30) & 63, 32, addr,
+					 dt);
 			} else if (k == 1 && nlive > 0) {
 				ev_free(&e, live[--nlive], 32, dt);
 			} else if (k == 2 && (r >> 40) % 64 == 0) {
-				ev_gc(&e, (unsigned)((r >> 50) % FORMAT_GC__MAX),
+				ev_gc(&e,
+				      (unsigned)((r >> 50) % FORMAT_GC__MAX),
 				      100000 + (r >> 44), dt);
 			} else if (depth < 2 || (k < 8 && depth < 40)) {
 				/* Each function calls one of 3 callees: a call
 				** tree like a program's, not a random one. */
 				uint64_t caller = depth ? stack[depth - 1] : 0;
-				uint64_t fn = 10 + (caller * 31 + (r >> 8) % 3) % NFUNC;
+				uint64_t fn =
+				    10 + (caller * 31 + (r >> 8) % 3) % NFUNC;
 				stack[depth] = fn;
 				ev_enter(&e, ++depth, fn, dt);
 			} else {
@@ -104,7 +109,7 @@ int main(int argc, char **argv)
 	}
 	/* END's bytes field is the file offset, known only to f. */
 	long end_off = ftell(f);
-	struct lb p = { 0 };
+	struct lb p = {0};
 	lb_uleb(&p, l.events);
 	lb_uleb(&p, l.blocks);
 	lb_uleb(&p, (uint64_t)end_off);

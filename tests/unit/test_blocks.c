@@ -63,8 +63,9 @@ Test(blocks, uleb_bytes_are_little_endian_groups)
 
 Test(blocks, sleb_round_trips)
 {
-	int64_t vals[] = { 0, 1, -1, 2, -2, 63, -64, 64, -65, INT32_MAX,
-			   INT32_MIN, INT64_MAX, INT64_MIN, INT64_MIN + 1 };
+	int64_t vals[] = {
+	    0,	1,   -1,	2,	   -2,	      63,	 -64,
+	    64, -65, INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, INT64_MIN + 1};
 	for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
 		sleb_rt(vals[i]);
 }

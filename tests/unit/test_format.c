@@ -68,19 +68,21 @@ static char *section(const char *doc, const char *title, const char *stop)
 
 /* Test thread. Collect regex matches (group name, group value) over text;
 ** upper-cases names when up. */
-static void collect(const char *text, const char *re, int name_grp,
-		    int val_grp, int up, struct table *t)
+static void collect(const char *text, const char *re, int name_grp, int val_grp,
+		    int up, struct table *t)
 {
 	regex_t rx;
 	regmatch_t m[4];
 	cr_assert_eq(regcomp(&rx, re, REG_EXTENDED | REG_NEWLINE), 0, "%s", re);
 	t->n = 0;
 	for (const char *p = text;
-	     regexec(&rx, p, 4, m, p > text && p[-1] != '\n' ? REG_NOTBOL : 0) == 0;
+	     regexec(&rx, p, 4, m,
+		     p > text && p[-1] != '\n' ? REG_NOTBOL : 0) == 0;
 	     p += m[0].rm_eo) {
 		struct pair *q = &t->p[t->n++];
 		int len = (int)(m[name_grp].rm_eo - m[name_grp].rm_so);
-		snprintf(q->name, sizeof q->name, "%.*s", len, p + m[name_grp].rm_so);
+		snprintf(q->name, sizeof q->name, "%.*s", len,
+			 p + m[name_grp].rm_so);
 		if (up)
 			for (char *c = q->name; *c; c++)
 				*c = (char)toupper((unsigned char)*c);
@@ -118,19 +120,21 @@ static void same(const char *what, const struct table *doc,
 				cr_assert_eq(doc->p[i].value, hdr->p[j].value,
 					     "%s %s: format.txt says %ld, "
 					     "format.h %ld",
-					     what, doc->p[i].name, doc->p[i].value,
-					     hdr->p[j].value);
+					     what, doc->p[i].name,
+					     doc->p[i].value, hdr->p[j].value);
 				found = 1;
 			}
-		cr_assert(found, "%s %s = %ld is in format.txt, not in format.h",
-			  what, doc->p[i].name, doc->p[i].value);
+		cr_assert(found,
+			  "%s %s = %ld is in format.txt, not in format.h", what,
+			  doc->p[i].name, doc->p[i].value);
 	}
 	for (int j = 0; j < hdr->n; j++) {
 		int found = 0;
 		for (int i = 0; i < doc->n; i++)
 			found |= !strcmp(doc->p[i].name, hdr->p[j].name);
-		cr_assert(found, "%s %s = %ld is in format.h, not in format.txt",
-			  what, hdr->p[j].name, hdr->p[j].value);
+		cr_assert(found,
+			  "%s %s = %ld is in format.h, not in format.txt", what,
+			  hdr->p[j].name, hdr->p[j].value);
 	}
 }
 
@@ -176,14 +180,16 @@ Test(format, header_layout)
 	char *doc = slurp("doc/format.txt");
 	char buf[64];
 	snprintf(buf, sizeof buf, "Block header (%d bytes)", FORMAT_HEADER_LEN);
-	cr_assert_not_null(strstr(doc, buf), "header length %d", FORMAT_HEADER_LEN);
+	cr_assert_not_null(strstr(doc, buf), "header length %d",
+			   FORMAT_HEADER_LEN);
 	snprintf(buf, sizeof buf, "sync, 0x%04X", FORMAT_SYNC);
 	cr_assert_not_null(strstr(doc, buf), "sync 0x%04X", FORMAT_SYNC);
 	snprintf(buf, sizeof buf, "bytes %02X %02X", FORMAT_SYNC & 0xff,
 		 FORMAT_SYNC >> 8);
 	cr_assert_not_null(strstr(doc, buf), "sync bytes");
 	snprintf(buf, sizeof buf, "at most 64 MiB (%u)", FORMAT_MAX_PAYLOAD);
-	cr_assert_not_null(strstr(doc, buf), "max payload %u", FORMAT_MAX_PAYLOAD);
+	cr_assert_not_null(strstr(doc, buf), "max payload %u",
+			   FORMAT_MAX_PAYLOAD);
 	cr_assert_eq(FORMAT_MAX_PAYLOAD, 64u << 20);
 	cr_assert_not_null(strstr(doc, "16      payload"));
 	free(doc);

@@ -51,12 +51,14 @@ Test(maps, matches_reference_under_churn)
 		size_t i = (size_t)rand() % N;
 		uintptr_t key = (uintptr_t)(i + 1) * 16;
 		if (ref[i]) {
-			cr_assert_eq(maps_lookup(&m, key), ref[i], "step %d key %zu", s, i);
+			cr_assert_eq(maps_lookup(&m, key), ref[i],
+				     "step %d key %zu", s, i);
 			cr_assert_eq(maps_remove(&m, key), 1);
 			ref[i] = 0;
 			live--;
 		} else {
-			cr_assert_eq(maps_lookup(&m, key), 0, "step %d key %zu", s, i);
+			cr_assert_eq(maps_lookup(&m, key), 0, "step %d key %zu",
+				     s, i);
 			ref[i] = (uint64_t)s + 1;
 			cr_assert_eq(maps_insert(&m, key, ref[i]), 0);
 			live++;

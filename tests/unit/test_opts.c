@@ -28,7 +28,7 @@ static void bad(const char *s, char *err, size_t len)
 
 Test(opts, defaults)
 {
-	const char *forms[] = { "log", "", "log:", NULL };
+	const char *forms[] = {"log", "", "log:", NULL};
 	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
 		struct opts o = ok(forms[i]);
 		cr_assert_eq(o.events, OPTS_DEFAULTS);
@@ -84,8 +84,8 @@ Test(opts, durations)
 	/* Length bounds the parse: "1s" out of "1sx". */
 	cr_assert_eq(opts_parse_duration("1sx", 2, &ns), 0);
 	cr_assert_eq(ns, 1000000000ull);
-	const char *badv[] = { "10", "ms", "1h", "-1", "", "1 s", "1.5s",
-			       "99999999999999999999s" };
+	const char *badv[] = {"10", "ms",  "1h",   "-1",
+			      "",   "1 s", "1.5s", "99999999999999999999s"};
 	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++)
 		cr_assert_eq(opts_parse_duration(badv[i], strlen(badv[i]), &ns),
 			     -EINVAL, "'%s'", badv[i]);
@@ -104,7 +104,8 @@ Test(opts, sizes)
 	cr_assert_eq(b, 1u << 30);
 	cr_assert_eq(opts_parse_size("64K", 3, &b), 0);
 	cr_assert_eq(b, 65536);
-	const char *badv[] = { "k", "1t", "", "-4k", "1mm", "18446744073709551615k" };
+	const char *badv[] = {"k",   "1t",  "",
+			      "-4k", "1mm", "18446744073709551615k"};
 	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++)
 		cr_assert_eq(opts_parse_size(badv[i], strlen(badv[i]), &b),
 			     -EINVAL, "'%s'", badv[i]);
@@ -156,7 +157,8 @@ Test(opts, message_fits_small_buffer)
 Test(opts, expand_pid)
 {
 	char out[64];
-	cr_assert_eq(opts_expand_file("ljlog-%p.ljlog", 4242, out, sizeof out), 0);
+	cr_assert_eq(opts_expand_file("ljlog-%p.ljlog", 4242, out, sizeof out),
+		     0);
 	cr_assert_str_eq(out, "ljlog-4242.ljlog");
 	cr_assert_eq(opts_expand_file("%p/%p", 7, out, sizeof out), 0);
 	cr_assert_str_eq(out, "7/7");

@@ -85,9 +85,14 @@ static int run(const char *path, struct seen *s, char *err, size_t errlen)
 	struct reader *r;
 	struct decode *d;
 	struct decode_sink sink = {
-		.ud = s, .intro = s_intro, .end = s_end, .record = s_record,
-		.events = s_events, .event = s_event, .unknown = s_unknown,
-		.warn = s_warn,
+	    .ud = s,
+	    .intro = s_intro,
+	    .end = s_end,
+	    .record = s_record,
+	    .events = s_events,
+	    .event = s_event,
+	    .unknown = s_unknown,
+	    .warn = s_warn,
 	};
 	memset(s, 0, sizeof *s);
 	cr_assert_eq(reader_open(&r, path, 0, err, errlen), 0, "%s", err);
@@ -244,7 +249,7 @@ Test(reader, decoder_state_resets_per_block)
 	ev_alloc(&e, FORMAT_SITE_LUA, 2, 1, 8, 0x5000, 1);
 	lblog_events(&l, 1, 100, &e);
 	ev_begin(&e);
-	ev_enter(&e, 6, 2, 1); /* delta from 0 again */
+	ev_enter(&e, 6, 2, 1);	   /* delta from 0 again */
 	ev_free(&e, 0x5000, 8, 1); /* delta from address 0 again */
 	lblog_events(&l, 1, 200, &e);
 	lblog_end(&l);
@@ -278,7 +283,8 @@ Test(reader, truncated_tail_every_cut)
 		struct lblog t = l;
 		t.file.len = cut;
 		int rc = run(lblog_write(&t), &s, err, sizeof err);
-		cr_assert_eq(rc, -ENODATA, "cut at %zu: rc %d (%s)", cut, rc, err);
+		cr_assert_eq(rc, -ENODATA, "cut at %zu: rc %d (%s)", cut, rc,
+			     err);
 		if (cut < FORMAT_MAGIC_LEN) {
 			cr_assert_not_null(strstr(err, "magic"), "%s", err);
 			continue;
@@ -288,7 +294,8 @@ Test(reader, truncated_tail_every_cut)
 		while (b + 1 < n && offs[b + 1] <= cut)
 			b++;
 		char want[64];
-		snprintf(want, sizeof want, "offset %zu", cut == offs[b] ? cut : offs[b]);
+		snprintf(want, sizeof want, "offset %zu",
+			 cut == offs[b] ? cut : offs[b]);
 		cr_assert_not_null(strstr(err, want), "cut %zu: %s (want %s)",
 				   cut, err, want);
 	}
@@ -324,11 +331,13 @@ Test(reader, valid_end_reported)
 	const char *path = lblog_write(&l);
 	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0);
 	int rc, blocks = 0;
-	while ((rc = reader_next(r, &b)) > 0 && (rc = reader_payload(r, &b)) == 0)
+	while ((rc = reader_next(r, &b)) > 0 &&
+	       (rc = reader_payload(r, &b)) == 0)
 		blocks++;
 	cr_assert_eq(rc, -ENODATA);
 	cr_assert_eq(blocks, 3);
-	cr_assert_eq(reader_valid_end(r), b.offset, "valid up to the END block");
+	cr_assert_eq(reader_valid_end(r), b.offset,
+		     "valid up to the END block");
 	cr_assert_eq(reader_next(r, &b), -ENODATA, "the error is sticky");
 	reader_close(r);
 	unlink(path);
@@ -375,7 +384,8 @@ Test(reader, flipped_header_byte_is_corrupt)
 	int rc = run(lblog_write(&l), &s, err, sizeof err);
 	cr_assert_eq(rc, -EBADMSG, "%s", err);
 	char want[96];
-	snprintf(want, sizeof want, "block 1 at offset %zu: header checksum mismatch", o);
+	snprintf(want, sizeof want,
+		 "block 1 at offset %zu: header checksum mismatch", o);
 	cr_assert_str_eq(err, want);
 	l.file.buf[o + 5] ^= 0x01;
 	l.file.buf[o] ^= 0xff; /* sync */
@@ -440,7 +450,8 @@ Test(reader, length_over_limit_is_corrupt)
 	lb_bytes(&l.file, hdr, sizeof hdr);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
 	char want[96];
-	snprintf(want, sizeof want, "block 1 (EVENTS) at offset %zu: payload length", off);
+	snprintf(want, sizeof want,
+		 "block 1 (EVENTS) at offset %zu: payload length", off);
 	cr_assert_not_null(strstr(err, want), "%s", err);
 	cr_assert_not_null(strstr(err, "over the limit"), "%s", err);
 	lblog_free(&l);
@@ -477,7 +488,8 @@ Test(reader, id_used_before_definition_is_corrupt)
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
 	cr_assert_not_null(strstr(err, "block 2 (EVENTS)"), "%s", err);
 	cr_assert_not_null(strstr(err, "event 1 of 2 (ENTER)"), "%s", err);
-	cr_assert_not_null(strstr(err, "used before definition (ID 9)"), "%s", err);
+	cr_assert_not_null(strstr(err, "used before definition (ID 9)"), "%s",
+			   err);
 
 	ev_begin(&e);
 	ev_switch(&e, 2, 1); /* a PROTO, not a COROUTINE */
@@ -487,7 +499,8 @@ Test(reader, id_used_before_definition_is_corrupt)
 	ev_begin(&e);
 	ev_alloc(&e, FORMAT_SITE_LUA, 77, 1, 8, 0x100, 1);
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "site ID used before definition"), "%s", err);
+	cr_assert_not_null(strstr(err, "site ID used before definition"), "%s",
+			   err);
 
 	/* Events of an undefined VM. */
 	struct lblog l;
@@ -497,7 +510,8 @@ Test(reader, id_used_before_definition_is_corrupt)
 	ev_gc(&e, 0, 1, 1);
 	lblog_events(&l, 5, 0, &e);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "VM ID 5, which is not defined"), "%s", err);
+	cr_assert_not_null(strstr(err, "VM ID 5, which is not defined"), "%s",
+			   err);
 	lblog_free(&l);
 }
 
@@ -518,8 +532,9 @@ Test(reader, redefined_id_is_corrupt)
 	lblog_mapping(&l, &m);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
 	cr_assert_not_null(strstr(err, "block 2 (MAPPING)"), "%s", err);
-	cr_assert_not_null(strstr(err, "redefines ID 2 (a PROTO defined in block 1)"),
-			   "%s", err);
+	cr_assert_not_null(
+	    strstr(err, "redefines ID 2 (a PROTO defined in block 1)"), "%s",
+	    err);
 	lblog_free(&l);
 }
 
@@ -562,8 +577,9 @@ Test(reader, mapping_for_undefined_vm_is_corrupt)
 	map_proto(&m, 2, "@a.lua", 1, 1);
 	lblog_mapping(&l, &m);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "MAPPING for VM ID 4, which is not defined"),
-			   "%s", err);
+	cr_assert_not_null(
+	    strstr(err, "MAPPING for VM ID 4, which is not defined"), "%s",
+	    err);
 	lblog_free(&l);
 }
 
@@ -575,7 +591,8 @@ Test(reader, event_past_payload_end_is_corrupt)
 	ev_begin(&e);
 	ev_enter(&e, 1, 2, 1);
 	ev_alloc(&e, FORMAT_SITE_LUA, 2, 1, 8, 0x100, 1);
-	e.p.len -= 2; /* the ALLOC's last fields are cut; checksum still right */
+	e.p.len -=
+	    2; /* the ALLOC's last fields are cut; checksum still right */
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
 	cr_assert_not_null(strstr(err, "event 1 of 2 (ALLOC)"), "%s", err);
 	cr_assert_not_null(strstr(err, "runs past the payload end"), "%s", err);
@@ -587,7 +604,8 @@ Test(reader, event_past_payload_end_is_corrupt)
 	ev_enter(&e, 3, 2, 1);
 	e.count = 4;
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "payload ends after 3 of 4 events"), "%s", err);
+	cr_assert_not_null(strstr(err, "payload ends after 3 of 4 events"),
+			   "%s", err);
 
 	/* count says fewer. */
 	ev_begin(&e);
@@ -652,8 +670,9 @@ Test(reader, bad_event_fields_are_corrupt)
 	ev_gc(&e, 1, 0, 1);
 	lblog_events(&l, 1, 120, &e);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "base_ts 120 is before the last event time 150"),
-			   "%s", err);
+	cr_assert_not_null(
+	    strstr(err, "base_ts 120 is before the last event time 150"), "%s",
+	    err);
 	lblog_free(&l);
 }
 
@@ -666,8 +685,9 @@ Test(reader, end_totals_checked)
 	l.events += 1;
 	lblog_end(&l);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
-	cr_assert_not_null(strstr(err, "END counts 11 events, the EVENTS blocks hold 10"),
-			   "%s", err);
+	cr_assert_not_null(
+	    strstr(err, "END counts 11 events, the EVENTS blocks hold 10"),
+	    "%s", err);
 	lblog_free(&l);
 
 	standard_log(&l, 0);
@@ -698,13 +718,14 @@ Test(reader, unsupported_version)
 	struct lblog l;
 	struct seen s;
 	char err[512];
-	struct lb p = { 0 };
+	struct lb p = {0};
 	lblog_init(&l);
 	lb_uleb(&p, 2);
 	lblog_block(&l, FORMAT_KIND_INTRO, p.buf, p.len);
 	lb_free(&p);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -ENOTSUP);
-	cr_assert_not_null(strstr(err, "format version 2 is not supported"), "%s", err);
+	cr_assert_not_null(strstr(err, "format version 2 is not supported"),
+			   "%s", err);
 	lblog_free(&l);
 }
 
@@ -730,8 +751,9 @@ Test(reader, skip_by_length_reads_no_payload)
 		n++;
 	cr_assert_eq(rc, 0, "%s", reader_error(r));
 	cr_assert_eq(n, 10);
-	cr_assert_eq(reader_bytes_read(r), FORMAT_MAGIC_LEN + 10 * FORMAT_HEADER_LEN,
-		     "read %llu bytes", (unsigned long long)reader_bytes_read(r));
+	cr_assert_eq(
+	    reader_bytes_read(r), FORMAT_MAGIC_LEN + 10 * FORMAT_HEADER_LEN,
+	    "read %llu bytes", (unsigned long long)reader_bytes_read(r));
 	reader_close(r);
 
 	/* With the default read-ahead, still far less than the file. */
@@ -769,8 +791,10 @@ Test(reader, skipped_payload_cut_is_truncated)
 		;
 	cr_assert_eq(rc, -ENODATA);
 	char want[96];
-	snprintf(want, sizeof want, "file ends inside block 1 (kind 99) at offset %zu", off);
-	cr_assert_not_null(strstr(reader_error(r), want), "%s", reader_error(r));
+	snprintf(want, sizeof want,
+		 "file ends inside block 1 (kind 99) at offset %zu", off);
+	cr_assert_not_null(strstr(reader_error(r), want), "%s",
+			   reader_error(r));
 	cr_assert_eq(reader_valid_end(r), off);
 	reader_close(r);
 	unlink(path);
@@ -806,12 +830,12 @@ Test(reader, follow_growing_file)
 	struct reader *r;
 	struct decode *d;
 	struct seen s;
-	struct decode_sink sink = { .ud = &s, .event = s_event, .end = s_end };
+	struct decode_sink sink = {.ud = &s, .event = s_event, .end = s_end};
 	standard_log(&l, 1);
 	char path[] = "/tmp/ljlog-follow-XXXXXX";
 	int fd = mkstemp(path);
 	cr_assert_geq(fd, 0);
-	struct grow g = { fd, &l, 0, 7, 0 };
+	struct grow g = {fd, &l, 0, 7, 0};
 	memset(&s, 0, sizeof s);
 	cr_assert_eq(reader_open(&r, path, READER_FOLLOW, err, sizeof err), 0);
 	reader_set_wait(r, grow_wait, &g, 1);
@@ -867,11 +891,15 @@ Test(reader, chunk_names)
 	s.s = "local a_very_long_variable_name = some_function_call(1, 2, 3)";
 	s.len = strlen(s.s);
 	decode_chunk_name(&s, out, sizeof out);
-	cr_assert_str_eq(out, "[string \"local a_very_long_variable_name = some_functi...\"]");
+	cr_assert_str_eq(
+	    out,
+	    "[string \"local a_very_long_variable_name = some_functi...\"]");
 	s.s = "return 12345678901234567890123456789012345678901"; /* 48 */
 	s.len = strlen(s.s);
 	decode_chunk_name(&s, out, sizeof out);
-	cr_assert_str_eq(out, "[string \"return 12345678901234567890123456789012345678901\"]");
+	cr_assert_str_eq(
+	    out,
+	    "[string \"return 12345678901234567890123456789012345678901\"]");
 	s.s = "a\tb", s.len = 3; /* any control character ends the line */
 	decode_chunk_name(&s, out, sizeof out);
 	cr_assert_str_eq(out, "[string \"a...\"]");
@@ -908,7 +936,8 @@ Test(reader, mutated_logs_never_crash)
 	for (int i = 0; i < 50; i++) {
 		ev_switch(&e, i & 1 ? 20 : 2, 1);
 		ev_enter(&e, 1 + i % 5, i & 1 ? 21 : 3, 2);
-		ev_alloc(&e, FORMAT_SITE_LUA, 3, 4, 16, 0x1000 + 16 * (uint64_t)i, 1);
+		ev_alloc(&e, FORMAT_SITE_LUA, 3, 4, 16,
+			 0x1000 + 16 * (uint64_t)i, 1);
 		ev_gc(&e, (unsigned)i % FORMAT_GC__MAX, 100, 1);
 		ev_exit(&e, 1 + i % 3, 1);
 		ev_free(&e, 0x1000 + 16 * (uint64_t)(i / 2), 16, 1);
@@ -920,10 +949,13 @@ Test(reader, mutated_logs_never_crash)
 		struct lblog t = l;
 		t.file.buf = malloc(l.file.len);
 		memcpy(t.file.buf, l.file.buf, l.file.len);
-		int fix = it % 4 != 0; /* most runs: checksums made right again */
+		int fix =
+		    it % 4 != 0; /* most runs: checksums made right again */
 		int flips = 1 + (int)(fuzz_next() % 6);
 		for (int k = 0; k < flips; k++) {
-			size_t at = FORMAT_MAGIC_LEN + fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
+			size_t at =
+			    FORMAT_MAGIC_LEN +
+			    fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
 			t.file.buf[at] ^= (uint8_t)(1u << (fuzz_next() % 8));
 			if (fuzz_next() % 4 == 0)
 				t.file.buf[at] = (uint8_t)fuzz_next();
@@ -934,22 +966,28 @@ Test(reader, mutated_logs_never_crash)
 				struct blocks_header h;
 				blocks_header_parse(l.file.buf + o, &h);
 				blocks_header_pack(t.file.buf + o, h.kind,
-						   t.file.buf + o + FORMAT_HEADER_LEN,
+						   t.file.buf + o +
+						       FORMAT_HEADER_LEN,
 						   h.length);
 				o += FORMAT_HEADER_LEN + h.length;
 			}
 		}
 		if (fuzz_next() % 5 == 0)
-			t.file.len = FORMAT_MAGIC_LEN + fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
+			t.file.len =
+			    FORMAT_MAGIC_LEN +
+			    fuzz_next() % (l.file.len - FORMAT_MAGIC_LEN);
 		const char *path = lblog_write(&t);
 		struct profile *p;
 		char err[512];
-		int rc = profile_load(path, PROFILE_CALLTREE, &p, err, sizeof err);
-		cr_assert(rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP,
+		int rc =
+		    profile_load(path, PROFILE_CALLTREE, &p, err, sizeof err);
+		cr_assert(rc == 0 || rc == -ENODATA || rc == -EBADMSG ||
+			      rc == -ENOTSUP,
 			  "iteration %d: rc %d (%s)", it, rc, err);
 		cr_assert_not_null(p);
 		if (rc)
-			cr_assert_neq(err[0], '\0', "iteration %d: no message", it);
+			cr_assert_neq(err[0], '\0', "iteration %d: no message",
+				      it);
 		profile_free(p);
 		unlink(path);
 		free(t.file.buf);

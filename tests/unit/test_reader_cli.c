@@ -84,11 +84,12 @@ Test(cli, top_level)
 	cr_assert_eq(sh(LJLOG " >/dev/null 2>&1"), 2);
 	cr_assert_eq(sh(LJLOG " frobnicate 2>/dev/null"), 2);
 	cr_assert_eq(sh(LJLOG " --frob 2>/dev/null"), 2);
-	const char *cmds[] = { "dump", "check", "report", "record", "folded" };
+	const char *cmds[] = {"dump", "check", "report", "record", "folded"};
 	for (size_t i = 0; i < 5; i++) {
-		cr_assert_eq(sh(LJLOG " %s --help >/dev/null", cmds[i]), 0, "%s", cmds[i]);
-		cr_assert_eq(sh(LJLOG " %s --bogus >/dev/null 2>&1", cmds[i]), 2,
+		cr_assert_eq(sh(LJLOG " %s --help >/dev/null", cmds[i]), 0,
 			     "%s", cmds[i]);
+		cr_assert_eq(sh(LJLOG " %s --bogus >/dev/null 2>&1", cmds[i]),
+			     2, "%s", cmds[i]);
 	}
 	cr_assert_eq(sh(LJLOG " check >/dev/null 2>&1"), 2);
 	cr_assert_eq(sh(LJLOG " check /nonexistent/x.ljlog 2>/dev/null"), 2);
@@ -100,20 +101,26 @@ Test(cli, top_level)
 Test(cli, check_statuses)
 {
 	const char *p = small_log(1, 0);
-	cr_assert_eq(sh(LJLOG " check %s | grep -q ': ok: complete, 4 blocks, 6 events, 1 VM'", p), 0);
+	cr_assert_eq(
+	    sh(LJLOG
+	       " check %s | grep -q ': ok: complete, 4 blocks, 6 events, 1 VM'",
+	       p),
+	    0);
 	cr_assert_eq(sh(LJLOG " check -q %s", p), 0);
 	unlink(p);
 	p = small_log(0, 0);
 	cr_assert_eq(sh(LJLOG " check %s >/tmp/ljlog-cli-check-out", p), 1);
 	char *out = slurp("/tmp/ljlog-cli-check-out");
-	cr_assert_not_null(strstr(out, "truncated: file ends at offset"), "%s", out);
+	cr_assert_not_null(strstr(out, "truncated: file ends at offset"), "%s",
+			   out);
 	cr_assert_not_null(strstr(out, "valid up to offset"), "%s", out);
 	free(out);
 	unlink(p);
 	p = small_log(1, 1);
 	cr_assert_eq(sh(LJLOG " check %s >/tmp/ljlog-cli-check-out", p), 3);
 	out = slurp("/tmp/ljlog-cli-check-out");
-	cr_assert_not_null(strstr(out, "corrupt: block 3 (END) at offset"), "%s", out);
+	cr_assert_not_null(strstr(out, "corrupt: block 3 (END) at offset"),
+			   "%s", out);
 	cr_assert_not_null(strstr(out, "payload checksum mismatch"), "%s", out);
 	free(out);
 	unlink(p);
@@ -123,29 +130,50 @@ Test(cli, check_statuses)
 Test(cli, report_json_and_text)
 {
 	const char *p = small_log(1, 0);
-	cr_assert_eq(sh(LJLOG " report --json %s >/tmp/ljlog-cli-report-out", p), 0);
+	cr_assert_eq(
+	    sh(LJLOG " report --json %s >/tmp/ljlog-cli-report-out", p), 0);
 	char *out = slurp("/tmp/ljlog-cli-report-out");
 	const char *want[] = {
-		"\"version\": 1", "\"complete\": true", "\"vms\": 1",
-		"\"coroutines\": 1", "\"events\": 6", "\"attach\": 1000",
-		"\"alloc_bytes\": 64", "\"live\": 1064", "\"peak_heap\": 2000",
-		"\"name\": \"app \\\"x\\\".lua:3\"", "\"kind\": \"lua\"",
-		"\"file\": \"app \\\"x\\\".lua\"", "\"line\": 3", "\"calls\": 1",
-		"\"total_ns\": 1000005", "\"heap_detach\": null",
-		"\"heap_live\": 1064", "\"phase_ns\"", "\"sweepstring\"",
+	    "\"version\": 1",
+	    "\"complete\": true",
+	    "\"vms\": 1",
+	    "\"coroutines\": 1",
+	    "\"events\": 6",
+	    "\"attach\": 1000",
+	    "\"alloc_bytes\": 64",
+	    "\"live\": 1064",
+	    "\"peak_heap\": 2000",
+	    "\"name\": \"app \\\"x\\\".lua:3\"",
+	    "\"kind\": \"lua\"",
+	    "\"file\": \"app \\\"x\\\".lua\"",
+	    "\"line\": 3",
+	    "\"calls\": 1",
+	    "\"total_ns\": 1000005",
+	    "\"heap_detach\": null",
+	    "\"heap_live\": 1064",
+	    "\"phase_ns\"",
+	    "\"sweepstring\"",
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-		cr_assert_not_null(strstr(out, want[i]), "no %s in\n%s", want[i], out);
+		cr_assert_not_null(strstr(out, want[i]), "no %s in\n%s",
+				   want[i], out);
 	free(out);
 	cr_assert_eq(sh(LJLOG " report %s | grep -q 'app \"x\".lua:3'", p), 0);
-	cr_assert_eq(sh(LJLOG " folded %s | grep -q '^app_\"x\".lua:3 '", p), 0);
-	cr_assert_eq(sh(LJLOG " dump -v %s | grep -q 'ENTER slot 1 func 2'", p), 0);
-	cr_assert_eq(sh(LJLOG " dump -H %s | grep -c '^block' | grep -q 4", p), 0);
+	cr_assert_eq(sh(LJLOG " folded %s | grep -q '^app_\"x\".lua:3 '", p),
+		     0);
+	cr_assert_eq(sh(LJLOG " dump -v %s | grep -q 'ENTER slot 1 func 2'", p),
+		     0);
+	cr_assert_eq(sh(LJLOG " dump -H %s | grep -c '^block' | grep -q 4", p),
+		     0);
 	unlink(p);
 
 	/* Truncated: reported, with a warning, status 0; complete false. */
 	p = small_log(0, 0);
-	cr_assert_eq(sh(LJLOG " report --json %s 2>/tmp/ljlog-cli-report-err >/tmp/ljlog-cli-report-out", p), 0);
+	cr_assert_eq(
+	    sh(LJLOG
+	       " report --json %s 2>/tmp/ljlog-cli-report-err >/tmp/ljlog-cli-report-out",
+	       p),
+	    0);
 	out = slurp("/tmp/ljlog-cli-report-out");
 	cr_assert_not_null(strstr(out, "\"complete\": false"), "%s", out);
 	cr_assert_not_null(strstr(out, "\"events\": 6"), "%s", out);
@@ -166,8 +194,12 @@ Test(cli, report_json_and_text)
 Test(cli, record_validates_before_running)
 {
 	unlink("/tmp/ljlog-cli-val-ran");
-	cr_assert_eq(sh(LJLOG " record -e bogus -- touch /tmp/ljlog-cli-val-ran 2>/tmp/ljlog-cli-val-err"), 2);
-	cr_assert_neq(access("/tmp/ljlog-cli-val-ran", F_OK), 0, "program not run");
+	cr_assert_eq(
+	    sh(LJLOG
+	       " record -e bogus -- touch /tmp/ljlog-cli-val-ran 2>/tmp/ljlog-cli-val-err"),
+	    2);
+	cr_assert_neq(access("/tmp/ljlog-cli-val-ran", F_OK), 0,
+		      "program not run");
 	char *out = slurp("/tmp/ljlog-cli-val-err");
 	cr_assert_not_null(strstr(out, "unknown option 'bogus'"), "%s", out);
 	cr_assert_not_null(strstr(out, "valid:"), "%s", out);
@@ -181,46 +213,65 @@ Test(cli, record_validates_before_running)
 
 Test(cli, record_environment_and_status)
 {
-	const char *show = "-- sh -c 'printf \"%s|%s|%s\" \"$LUAJIT_PROFILE\" "
-			   "\"$LUA_CPATH\" \"$LUA_INIT\" >/tmp/ljlog-cli-env-env; exit 7'";
-	cr_assert_eq(sh("env -u LUA_CPATH -u LUA_INIT LJLOG_MODULE_DIR=/opt/m "
-			LJLOG " record -o /tmp/o-%%p.ljlog -e calls,flush=100ms %s 2>/dev/null", show), 7);
+	const char *show =
+	    "-- sh -c 'printf \"%s|%s|%s\" \"$LUAJIT_PROFILE\" "
+	    "\"$LUA_CPATH\" \"$LUA_INIT\" >/tmp/ljlog-cli-env-env; exit 7'";
+	cr_assert_eq(
+	    sh("env -u LUA_CPATH -u LUA_INIT LJLOG_MODULE_DIR=/opt/m " LJLOG
+	       " record -o /tmp/o-%%p.ljlog -e calls,flush=100ms %s 2>/dev/null",
+	       show),
+	    7);
 	char *out = slurp("/tmp/ljlog-cli-env-env");
 	cr_assert_str_eq(out, "log:file=/tmp/o-%p.ljlog,calls,flush=100ms|"
 			      "/opt/m/?.so;;|require(\"ljlog\")");
 	free(out);
 
-	cr_assert_eq(sh("LUA_CPATH='/x/?.so' LUA_INIT='print(1)' LJLOG_MODULE_DIR=/opt/m "
-			LJLOG " record %s 2>/dev/null", show), 7);
+	cr_assert_eq(
+	    sh("LUA_CPATH='/x/?.so' LUA_INIT='print(1)' LJLOG_MODULE_DIR=/opt/m " LJLOG
+	       " record %s 2>/dev/null",
+	       show),
+	    7);
 	out = slurp("/tmp/ljlog-cli-env-env");
-	cr_assert_str_eq(out, "log|/opt/m/?.so;/x/?.so|require(\"ljlog\")\nprint(1)");
+	cr_assert_str_eq(
+	    out, "log|/opt/m/?.so;/x/?.so|require(\"ljlog\")\nprint(1)");
 	free(out);
 
-	cr_assert_eq(sh("env -u LUA_CPATH LUA_INIT='@/tmp/in \"it\".lua' LJLOG_MODULE_DIR=/opt/m "
-			LJLOG " record -e alloc %s 2>/dev/null", show), 7);
+	cr_assert_eq(
+	    sh("env -u LUA_CPATH LUA_INIT='@/tmp/in \"it\".lua' LJLOG_MODULE_DIR=/opt/m " LJLOG
+	       " record -e alloc %s 2>/dev/null",
+	       show),
+	    7);
 	out = slurp("/tmp/ljlog-cli-env-env");
-	cr_assert_str_eq(out, "log:alloc|/opt/m/?.so;;|"
-			      "require(\"ljlog\") dofile(\"/tmp/in \\\"it\\\".lua\")");
+	cr_assert_str_eq(
+	    out, "log:alloc|/opt/m/?.so;;|"
+		 "require(\"ljlog\") dofile(\"/tmp/in \\\"it\\\".lua\")");
 	free(out);
 	unlink("/tmp/ljlog-cli-env-env");
 
 	/* Without LJLOG_MODULE_DIR: the build tree's lua/ next to ljlog. */
-	show = "-- sh -c 'printf \"%s\" \"$LUA_CPATH\" >/tmp/ljlog-cli-env-env'";
+	show =
+	    "-- sh -c 'printf \"%s\" \"$LUA_CPATH\" >/tmp/ljlog-cli-env-env'";
 	if (access(BUILDDIR "/lua/ljlog.so", F_OK) == 0) {
 		cr_assert_eq(sh("env -u LJLOG_MODULE_DIR -u LUA_CPATH " LJLOG
-				" record %s 2>/dev/null", show), 0);
+				" record %s 2>/dev/null",
+				show),
+			     0);
 		out = slurp("/tmp/ljlog-cli-env-env");
 		cr_assert_not_null(strstr(out, "/lua/?.so;;"), "%s", out);
 		free(out);
 		unlink("/tmp/ljlog-cli-env-env");
 	}
 
-	cr_assert_eq(sh("LJLOG_MODULE_DIR=/opt/m " LJLOG " record -- sh -c 'kill -TERM $$' 2>/dev/null"),
-		     128 + 15);
 	cr_assert_eq(sh("LJLOG_MODULE_DIR=/opt/m " LJLOG
-			" record -- /nonexistent/program 2>/tmp/ljlog-cli-env-err"), 127);
+			" record -- sh -c 'kill -TERM $$' 2>/dev/null"),
+		     128 + 15);
+	cr_assert_eq(
+	    sh("LJLOG_MODULE_DIR=/opt/m " LJLOG
+	       " record -- /nonexistent/program 2>/tmp/ljlog-cli-env-err"),
+	    127);
 	out = slurp("/tmp/ljlog-cli-env-err");
-	cr_assert_not_null(strstr(out, "cannot run '/nonexistent/program'"), "%s", out);
+	cr_assert_not_null(strstr(out, "cannot run '/nonexistent/program'"),
+			   "%s", out);
 	free(out);
 	unlink("/tmp/ljlog-cli-env-err");
 }

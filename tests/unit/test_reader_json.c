@@ -39,14 +39,15 @@ Test(json, escapes_quotes_and_controls)
 Test(json, utf8_kept_invalid_bytes_escaped)
 {
 	q("caf\xc3\xa9", 5, "\"caf\xc3\xa9\"");
-	q("\xe2\x82\xac", 3, "\"\xe2\x82\xac\"");		/* euro sign */
-	q("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\"");	/* emoji */
+	q("\xe2\x82\xac", 3, "\"\xe2\x82\xac\"");	  /* euro sign */
+	q("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\""); /* emoji */
 	q("\xff", 1, "\"\\u00ff\"");
-	q("\xc3(", 2, "\"\\u00c3(\"");			/* bad continuation */
-	q("\xc0\x80", 2, "\"\\u00c0\\u0080\"");		/* overlong NUL */
+	q("\xc3(", 2, "\"\\u00c3(\"");		/* bad continuation */
+	q("\xc0\x80", 2, "\"\\u00c0\\u0080\""); /* overlong NUL */
 	q("\xed\xa0\x80", 3, "\"\\u00ed\\u00a0\\u0080\""); /* surrogate */
-	q("\xf4\x90\x80\x80", 4, "\"\\u00f4\\u0090\\u0080\\u0080\""); /* > U+10FFFF */
-	q("\xe2\x82", 2, "\"\\u00e2\\u0082\"");		/* cut short */
+	q("\xf4\x90\x80\x80", 4,
+	  "\"\\u00f4\\u0090\\u0080\\u0080\"");	/* > U+10FFFF */
+	q("\xe2\x82", 2, "\"\\u00e2\\u0082\""); /* cut short */
 }
 
 Test(json, structure_and_commas)
@@ -70,6 +71,8 @@ Test(json, structure_and_commas)
 	json_close(&j, ']');
 	json_close(&j, '}');
 	fclose(f);
-	cr_assert_str_eq(buf, "{\"a\":1,\"b\":-2,\"c\":[true,null,{}],\"d\":\"x\\\"y\",\"e\":[]}\n");
+	cr_assert_str_eq(
+	    buf,
+	    "{\"a\":1,\"b\":-2,\"c\":[true,null,{}],\"d\":\"x\\\"y\",\"e\":[]}\n");
 	free(buf);
 }

@@ -10,8 +10,21 @@
 #include "profile.h"
 
 /* IDs of the standard mapping. */
-enum { VM = 1, A = 2, B = 3, C = 4, F = 5, X = 6, MAIN = 7, CO = 8, Y = 9,
-       A2 = 10, PA = 11, RA = 12, YA = 13 };
+enum {
+	VM = 1,
+	A = 2,
+	B = 3,
+	C = 4,
+	F = 5,
+	X = 6,
+	MAIN = 7,
+	CO = 8,
+	Y = 9,
+	A2 = 10,
+	PA = 11,
+	RA = 12,
+	YA = 13
+};
 
 /* Test thread. A log with the standard mapping: Lua functions A, B, C (and
 ** A2, a second prototype of A's identity), fast functions F
@@ -122,12 +135,12 @@ Test(profile, error_unwinding_through_pcall)
 	struct lbev e;
 	begin(&l);
 	ev_begin(&e);
-	ev_enter(&e, 1, A, 0);	/* t 0 */
-	ev_enter(&e, 2, X, 5);	/* t 5: pcall */
-	ev_enter(&e, 3, B, 5);	/* t 10 */
-	ev_enter(&e, 4, C, 2);	/* t 12: C raises an error */
-	ev_exit(&e, 2, 8);	/* t 20: pcall returns; B and C never did */
-	ev_exit(&e, 1, 10);	/* t 30 */
+	ev_enter(&e, 1, A, 0); /* t 0 */
+	ev_enter(&e, 2, X, 5); /* t 5: pcall */
+	ev_enter(&e, 3, B, 5); /* t 10 */
+	ev_enter(&e, 4, C, 2); /* t 12: C raises an error */
+	ev_exit(&e, 2, 8);     /* t 20: pcall returns; B and C never did */
+	ev_exit(&e, 1, 10);    /* t 30 */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "t.lua:1", 1, 30, 15);
@@ -148,12 +161,12 @@ Test(profile, fast_function_closed_by_next_call)
 	struct lbev e;
 	begin(&l);
 	ev_begin(&e);
-	ev_enter(&e, 1, A, 0);	/* t 0 */
-	ev_enter(&e, 2, F, 5);	/* t 5: fast function, no EXIT ever */
-	ev_enter(&e, 2, B, 3);	/* t 8: closes F */
-	ev_exit(&e, 2, 4);	/* t 12 */
-	ev_enter(&e, 2, F, 3);	/* t 15 */
-	ev_exit(&e, 1, 5);	/* t 20: closes F, then A */
+	ev_enter(&e, 1, A, 0); /* t 0 */
+	ev_enter(&e, 2, F, 5); /* t 5: fast function, no EXIT ever */
+	ev_enter(&e, 2, B, 3); /* t 8: closes F */
+	ev_exit(&e, 2, 4);     /* t 12 */
+	ev_enter(&e, 2, F, 3); /* t 15 */
+	ev_exit(&e, 1, 5);     /* t 20: closes F, then A */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "coroutine.resume", 2, 8, 8);
@@ -227,8 +240,8 @@ Test(profile, frames_span_blocks)
 	ev_enter(&e, 7, B, 10);
 	lblog_events(&l, VM, 100, &e);
 	ev_begin(&e);
-	ev_exit(&e, 7, 5);	/* base 120: t 125 */
-	ev_exit(&e, 1, 5);	/* t 130 */
+	ev_exit(&e, 7, 5); /* base 120: t 125 */
+	ev_exit(&e, 1, 5); /* t 130 */
 	lblog_events(&l, VM, 120, &e);
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "t.lua:1", 1, 30, 15);
@@ -243,16 +256,16 @@ Test(profile, coroutine_switches)
 	begin(&l);
 	ev_begin(&e);
 	ev_switch(&e, MAIN, 0);
-	ev_enter(&e, 1, A, 0);	 /* t 0, main */
-	ev_enter(&e, 2, F, 10);	 /* t 10: coroutine.resume */
-	ev_switch(&e, CO, 1);	 /* t 11 */
-	ev_enter(&e, 1, B, 1);	 /* t 12, in CO */
-	ev_enter(&e, 2, Y, 8);	 /* t 20: coroutine.yield */
-	ev_switch(&e, MAIN, 1);	 /* t 21: back in main, resume returns */
-	ev_exit(&e, 1, 9);	 /* t 30: closes resume, then A */
-	ev_switch(&e, CO, 20);	 /* t 50: resumed again */
-	ev_exit(&e, 1, 10);	 /* t 60: closes yield, then B */
-	ev_switch(&e, MAIN, 1);	 /* t 61 */
+	ev_enter(&e, 1, A, 0);	/* t 0, main */
+	ev_enter(&e, 2, F, 10); /* t 10: coroutine.resume */
+	ev_switch(&e, CO, 1);	/* t 11 */
+	ev_enter(&e, 1, B, 1);	/* t 12, in CO */
+	ev_enter(&e, 2, Y, 8);	/* t 20: coroutine.yield */
+	ev_switch(&e, MAIN, 1); /* t 21: back in main, resume returns */
+	ev_exit(&e, 1, 9);	/* t 30: closes resume, then A */
+	ev_switch(&e, CO, 20);	/* t 50: resumed again */
+	ev_exit(&e, 1, 10);	/* t 60: closes yield, then B */
+	ev_switch(&e, MAIN, 1); /* t 61 */
 	ev_vm(&e, FORMAT_VM_DETACH, 0, 39); /* t 100 */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
@@ -271,13 +284,13 @@ Test(profile, noexit_ends_when_its_callee_returns)
 	struct lbev e;
 	begin(&l);
 	ev_begin(&e);
-	ev_enter(&e, 1, A, 0);	/* t 0 */
+	ev_enter(&e, 1, A, 0);	 /* t 0 */
 	ev_enter(&e, 2, PA, 10); /* t 10: pcall */
-	ev_enter(&e, 3, B, 10);	/* t 20 */
-	ev_exit(&e, 3, 10);	/* t 30: B returns, so does pcall */
-	ev_enter(&e, 2, C, 10);	/* t 40 */
-	ev_exit(&e, 2, 5);	/* t 45 */
-	ev_exit(&e, 1, 5);	/* t 50 */
+	ev_enter(&e, 3, B, 10);	 /* t 20 */
+	ev_exit(&e, 3, 10);	 /* t 30: B returns, so does pcall */
+	ev_enter(&e, 2, C, 10);	 /* t 40 */
+	ev_exit(&e, 2, 5);	 /* t 45 */
+	ev_exit(&e, 1, 5);	 /* t 50 */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "asm.pcall", 1, 20, 10);
@@ -295,16 +308,16 @@ Test(profile, noexit_yield_and_resume_end_on_switch)
 	begin(&l);
 	ev_begin(&e);
 	ev_switch(&e, MAIN, 0);
-	ev_enter(&e, 1, A, 0);	 /* t 0, main */
-	ev_enter(&e, 2, RA, 10); /* t 10: coroutine.resume */
-	ev_switch(&e, CO, 1);	 /* t 11 */
-	ev_enter(&e, 1, B, 1);	 /* t 12, in CO */
-	ev_enter(&e, 2, YA, 8);	 /* t 20: coroutine.yield */
-	ev_switch(&e, MAIN, 1);	 /* t 21: resume returns */
-	ev_exit(&e, 1, 9);	 /* t 30: A returns */
-	ev_switch(&e, CO, 20);	 /* t 50: yield returns */
-	ev_exit(&e, 1, 10);	 /* t 60: B returns */
-	ev_switch(&e, MAIN, 1);	 /* t 61 */
+	ev_enter(&e, 1, A, 0);		    /* t 0, main */
+	ev_enter(&e, 2, RA, 10);	    /* t 10: coroutine.resume */
+	ev_switch(&e, CO, 1);		    /* t 11 */
+	ev_enter(&e, 1, B, 1);		    /* t 12, in CO */
+	ev_enter(&e, 2, YA, 8);		    /* t 20: coroutine.yield */
+	ev_switch(&e, MAIN, 1);		    /* t 21: resume returns */
+	ev_exit(&e, 1, 9);		    /* t 30: A returns */
+	ev_switch(&e, CO, 20);		    /* t 50: yield returns */
+	ev_exit(&e, 1, 10);		    /* t 60: B returns */
+	ev_switch(&e, MAIN, 1);		    /* t 61 */
 	ev_vm(&e, FORMAT_VM_DETACH, 0, 39); /* t 100 */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
@@ -376,7 +389,8 @@ Test(profile, call_tree_nodes)
 		if (!strcmp(name, "t.lua:10")) {
 			cr_assert_eq(n->calls, 2);
 			cr_assert_eq(profile_ns(p, n->self), 10);
-			cr_assert_str_eq(p->fns[p->nodes[n->parent].fn].name, "t.lua:1");
+			cr_assert_str_eq(p->fns[p->nodes[n->parent].fn].name,
+					 "t.lua:1");
 		} else if (!strcmp(name, "t.lua:1")) {
 			cr_assert_eq(n->parent, 0);
 			cr_assert_eq(profile_ns(p, n->self), 25);
@@ -428,7 +442,8 @@ Test(profile, free_attributed_to_allocating_site)
 	cr_assert_eq(fn(p, "stdin:20")->alloc_bytes, 4, "a trace with a PROTO");
 
 	const struct profile_vm *v = p->vms[0];
-	cr_assert_eq(v->heap_attach, 1000, "the ATTACH event, not the VM record");
+	cr_assert_eq(v->heap_attach, 1000,
+		     "the ATTACH event, not the VM record");
 	cr_assert_eq(v->alloc_bytes, 100 + 50 + 80 + 16 + 8 + 4);
 	cr_assert_eq(v->free_bytes, 100 + 50 + 10 + 80);
 	cr_assert_eq(v->live, 1000 + 258 - 240);
@@ -553,7 +568,8 @@ Test(profile, time_base_from_clock_pairs)
 	struct profile *p = load(&l, 1, 0);
 	cr_assert_eq(p->timebase, PROFILE_TB_CLOCKS);
 	expect(p, "t.lua:1", 1, 120, 120);
-	cr_assert_eq(p->duration_ns, 3 * 2000, "INTRO clock 0 to END clock 2000");
+	cr_assert_eq(p->duration_ns, 3 * 2000,
+		     "INTRO clock 0 to END clock 2000");
 	profile_free(p);
 
 	/* Only the INTRO clock (a log cut early): counter_hz. */
