@@ -1,6 +1,6 @@
 -- Call-heavy benchmark: recursive Lua calls plus library calls, JIT off.
 jit.off()
-local n = tonumber(arg and arg[1]) or 30
+local n = tonumber(arg and arg[1]) or 32
 local function fib(k) if k < 2 then return k end return fib(k - 1) + fib(k - 2) end
 local function leaf(x) return x + 1 end
 local s = 0
