@@ -70,13 +70,9 @@ int cli_check(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		cli_err("check",
-			argc - optind ? "one FILE only" : "no FILE given");
-		fputs(check_usage, stderr);
+	const char *path = cli_file_arg("check", check_usage, argc, argv);
+	if (!path)
 		return CLI_USAGE;
-	}
-	const char *path = argv[optind];
 	char err[512];
 	struct reader *r;
 	struct decode *d;

@@ -27,6 +27,11 @@ int cli_folded(int argc, char **argv);
 void cli_err(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Main thread. The one FILE left after the options (argv[optind]), or NULL
+** after a usage message on stderr (the caller returns CLI_USAGE). */
+const char *cli_file_arg(const char *cmd, const char *usage, int argc,
+			 char **argv);
+
 /* Main thread. Exit status for a reader library result (0, -ENODATA, ...). */
 int cli_status(int rc);
 

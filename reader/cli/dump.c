@@ -255,13 +255,9 @@ int cli_dump(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		cli_err("dump",
-			argc - optind ? "one FILE only" : "no FILE given");
-		fputs(dump_usage, stderr);
+	const char *path = cli_file_arg("dump", dump_usage, argc, argv);
+	if (!path)
 		return CLI_USAGE;
-	}
-	const char *path = argv[optind];
 	char err[512];
 	struct reader *r;
 	struct decode_sink sink;

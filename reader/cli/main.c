@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blocks/format.h"
 
@@ -37,6 +38,18 @@ void cli_err(const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+/* Main thread. The one FILE left after the options, or NULL after a usage
+** message. */
+const char *cli_file_arg(const char *cmd, const char *usage, int argc,
+			 char **argv)
+{
+	if (argc - optind == 1)
+		return argv[optind];
+	cli_err(cmd, argc - optind ? "one FILE only" : "no FILE given");
+	fputs(usage, stderr);
+	return NULL;
 }
 
 /* Main thread. Exit status for a reader library result. */

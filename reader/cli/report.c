@@ -381,22 +381,18 @@ int cli_report(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (argc - optind != 1) {
-		cli_err("report",
-			argc - optind ? "one FILE only" : "no FILE given");
-		fputs(report_usage, stderr);
+	const char *path = cli_file_arg("report", report_usage, argc, argv);
+	if (!path)
 		return CLI_USAGE;
-	}
 	struct profile *p;
 	char err[512];
-	int rc,
-	    st = load("report", argv[optind], 0, &p, &rc, err, sizeof err, 0);
+	int rc, st = load("report", path, 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (as_json)
 		json(p, rc, err);
 	else
-		text(p, argv[optind], rc, err, limit);
+		text(p, path, rc, err, limit);
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }
