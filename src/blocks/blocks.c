@@ -124,6 +124,7 @@ const char *blocks_kind_name(unsigned kind)
 	case FORMAT_KIND_END: return "END";
 	case FORMAT_KIND_MAPPING: return "MAPPING";
 	case FORMAT_KIND_EVENTS: return "EVENTS";
+	case FORMAT_KIND_SAMPLES: return "SAMPLES";
 	}
 	return "?";
 }

@@ -6,8 +6,9 @@
 #define LJLOG_BLOCKS_FORMAT_H
 
 /* -- Version changelog ---------------------------------------------------- */
-/* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events. */
-#define FORMAT_VERSION 1
+/* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
+** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events. */
+#define FORMAT_VERSION 2
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -22,6 +23,7 @@ enum format_kind {
 	FORMAT_KIND_END = 2,
 	FORMAT_KIND_MAPPING = 3,
 	FORMAT_KIND_EVENTS = 4,
+	FORMAT_KIND_SAMPLES = 5,
 };
 
 /* Counter kinds (INTRO counter_kind). */
@@ -37,6 +39,8 @@ enum format_rec {
 	FORMAT_REC_CFUNC = 3,
 	FORMAT_REC_FFUNC = 4,
 	FORMAT_REC_COROUTINE = 5,
+	FORMAT_REC_TRACE = 6,
+	FORMAT_REC_HOSTSYM = 7,
 };
 
 #define FORMAT_VM_JIT_OFF 1u /* VM record flags, bit 0 */
@@ -64,6 +68,24 @@ enum format_op {
 enum format_vm_sub {
 	FORMAT_VM_ATTACH = 0,
 	FORMAT_VM_DETACH = 1,
+	FORMAT_VM_TRACE_START = 2,
+	FORMAT_VM_TRACE_STOP = 3,
+	FORMAT_VM_TRACE_ABORT = 4,
+	FORMAT_VM_TRACE_FLUSH = 5,
+};
+
+/* Sample states (SAMPLES). */
+enum format_state {
+	FORMAT_STATE_INTERP = 0,
+	FORMAT_STATE_C = 1,
+	FORMAT_STATE_GC = 2,
+	FORMAT_STATE_EXIT = 3,
+	FORMAT_STATE_RECORD = 4,
+	FORMAT_STATE_OPT = 5,
+	FORMAT_STATE_ASM = 6,
+	FORMAT_STATE_TRACE = 7,
+	FORMAT_STATE_IDLE = 8,
+	FORMAT_STATE__MAX
 };
 
 /* Allocation site kinds (lo of ALLOC and REALLOC). */

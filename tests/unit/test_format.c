@@ -349,14 +349,18 @@ Test(format, vm_subs_and_counters)
 	char *doc = slurp("doc/format.txt");
 	char *h = slurp("src/blocks/format.h");
 	struct table d, hd;
-	const char *s = strstr(doc, "(sub ");
+	/* "7   VM       sub          by sub-kind:" then "  0 ATTACH  ..." */
+	const char *s = strstr(doc, "by sub-kind:");
 	cr_assert_not_null(s);
-	char *line = strndup(s, (size_t)(strchr(s, '\n') - s));
-	collect(line, "([0-9]+) ([A-Z]+)", 2, 1, 0, &d);
+	const char *e = strstr(s, "\n\n");
+	cr_assert_not_null(e);
+	char *line = strndup(s, (size_t)(e - s));
+	collect(line, "^ +([0-9]+) ([A-Z_]+) ", 2, 1, 0, &d);
 	header_enum(h, "FORMAT_VM_", &hd);
 	same("VM event", &d, &hd);
 	cr_assert_eq(value_of(&hd, "ATTACH"), FORMAT_VM_ATTACH);
 	cr_assert_eq(value_of(&hd, "DETACH"), FORMAT_VM_DETACH);
+	cr_assert_eq(value_of(&hd, "TRACE_ABORT"), FORMAT_VM_TRACE_ABORT);
 	free(line);
 
 	/* counter_kind: "1 = x86 TSC (rdtsc), 2 = CLOCK_MONOTONIC in ns" */
