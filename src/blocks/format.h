@@ -46,6 +46,7 @@ enum format_rec {
 #define FORMAT_VM_JIT_OFF 1u /* VM record flags, bit 0 */
 #define FORMAT_CO_MAIN	  1u /* COROUTINE record flags, bit 0 */
 #define FORMAT_FF_NOEXIT  1u /* FFUNC record flags, bit 0: no EXIT ever */
+#define FORMAT_HOST_VM    1u /* HOSTSYM record flags, bit 0: interpreter */
 
 /* -- Events ------------------------------------------------------------------ */
 /* First byte of an event: op in the high 3 bits, lo in the low 5. */
