@@ -59,12 +59,13 @@ void writer_block_end(struct wbuf *b, size_t off, unsigned kind)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
-	int fd;		 /* -1 when closed */
-	int err;	 /* sticky -errno */
-	uint64_t bytes;	 /* bytes written */
-	uint64_t blocks; /* blocks written */
-	uint64_t events; /* events in EVENTS blocks written */
-	uint64_t vms;	 /* VMs attached over the run */
+	int fd;		  /* -1 when closed */
+	int err;	  /* sticky -errno */
+	uint64_t bytes;	  /* bytes written */
+	uint64_t blocks;  /* blocks written */
+	uint64_t events;  /* events in EVENTS blocks written */
+	uint64_t vms;	  /* VMs attached over the run */
+	uint64_t dropped; /* samples dropped */
 	char path[4096];
 } out = {.fd = -1};
 
@@ -187,6 +188,7 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	out.blocks = 1;
 	out.events = 0;
 	out.vms = 0;
+	out.dropped = 0;
 	snprintf(out.path, sizeof out.path, "%s", path);
 	wbuf_free(&b);
 	return 0;
@@ -219,6 +221,12 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 	return 0;
 }
 
+/* Caller holds the global lock. Count n more dropped samples. */
+void writer_count_dropped(uint64_t n)
+{
+	out.dropped += n;
+}
+
 /* Caller holds the global lock. Count one more VM attached over the run. */
 void writer_count_vm(void)
 {
@@ -237,7 +245,7 @@ int writer_close(void)
 		p = blocks_uleb_put(p, out.events);
 		p = blocks_uleb_put(p, out.blocks);
 		p = blocks_uleb_put(p, out.bytes);
-		p = blocks_uleb_put(p, 0); /* samples dropped */
+		p = blocks_uleb_put(p, out.dropped);
 		p = blocks_uleb_put(p, out.vms);
 		p = put_clock(p);
 		b.len = (size_t)(p - b.p);

@@ -63,6 +63,9 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 ** later writes are dropped. 0 or the sticky -errno. */
 int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents);
 
+/* Caller holds the global lock. Count n more dropped samples (END). */
+void writer_count_dropped(uint64_t n);
+
 /* Caller holds the global lock. Count one more VM attached over the run. */
 void writer_count_vm(void);
 

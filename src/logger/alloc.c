@@ -96,9 +96,12 @@ static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
 		p[2] = g->gc.total;
 		vm->bp = p + 3;
 	}
-	/* Sweeping frees prototypes and coroutines the buffer may name. */
-	if (st == GCSsweepstring || st == GCSsweep)
+	/* Sweeping frees prototypes, coroutines and traces that the buffers
+	** (events and samples) may name. */
+	if (st == GCSsweepstring || st == GCSsweep) {
+		sample_drain_now(vm);
 		logger_flush_full(vm);
+	}
 }
 
 /* VM thread only. ptr was freed: an object born at the same address is
@@ -109,9 +112,29 @@ static inline void forget(struct logger_vm *vm, void *ptr, size_t osize)
 	** sizeof(lua_State)) are mapped by address: smaller blocks can't be. */
 	if (osize < MIN_MAPPED)
 		return;
-	maps_remove(&vm->map, (uintptr_t)ptr);
+	if (LJ_UNLIKELY(vm->s.on)) {
+		sample_map_lock(vm);
+		maps_remove(&vm->map, (uintptr_t)ptr);
+		sample_map_unlock(vm);
+	} else {
+		maps_remove(&vm->map, (uintptr_t)ptr);
+	}
 	if (LJ_UNLIKELY(ptr == (void *)vm->last_L))
 		vm->last_L = NULL;
+}
+
+/* VM thread only. Remember a Lua stack about to be reallocated (or forget
+** an earlier one: by the next allocator call LuaJIT has stored the new
+** one). A stack grown in place frees nothing: forgotten at once (below). */
+static LJ_AINLINE void mark_stack_move(struct logger_vm *vm, void *ptr,
+				       size_t nsize)
+{
+	global_State *g = vm->g;
+	lua_State *L = gcref(g->cur_L) ? &gcref(g->cur_L)->th : NULL;
+	uintptr_t m = 0;
+	if (ptr && nsize && L && ptr == (void *)tvref(L->stack))
+		m = (uintptr_t)ptr;
+	__atomic_store_n(&vm->s.stack_moving, m, __ATOMIC_RELAXED);
 }
 
 /* -- The allocator ----------------------------------------------------------------- */
@@ -126,8 +149,15 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 
 	if (LJ_UNLIKELY(vm->g->gc.state != vm->gcstate))
 		gc_changed(vm);
+	/* The sampler must not walk a Lua stack that is being reallocated,
+	** until LuaJIT has stored the new one (seen by the handler). */
+	if (LJ_UNLIKELY(vm->s.on))
+		mark_stack_move(vm, ptr, nsize);
 	if (!(vm->events & OPTS_ALLOC)) {
 		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		if (LJ_UNLIKELY(vm->s.on) && np == ptr)
+			__atomic_store_n(&vm->s.stack_moving, 0,
+					 __ATOMIC_RELAXED);
 		if (nsize == 0 && ptr)
 			forget(vm, ptr, osize);
 		return np;
@@ -135,6 +165,8 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (nsize)
 		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
 	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+	if (LJ_UNLIKELY(vm->s.on) && np == ptr)
+		__atomic_store_n(&vm->s.stack_moving, 0, __ATOMIC_RELAXED);
 	uint64_t ts = logger_alloc_clock(vm);
 	uint64_t *p;
 	if (nsize == 0) {

@@ -17,9 +17,13 @@ enum buf_rec {
 	BUF_FREE,	   /* x size, addr */
 	BUF_REALLOC, /* x site, site key, old addr, old size, new addr, new size */
 	BUF_GC,	     /* x phase, heap */
-	BUF_SWITCH, /* lua_State* */
-	BUF_ATTACH, /* heap */
-	BUF_DETACH, /* heap */
+	BUF_SWITCH,	 /* lua_State* */
+	BUF_ATTACH,	 /* heap */
+	BUF_DETACH,	 /* heap */
+	BUF_TRACE_START, /* x traceno, GCproto*, line */
+	BUF_TRACE_STOP,	 /* GCtrace* */
+	BUF_TRACE_ABORT, /* x traceno, GCproto*, line | reason << 32, info */
+	BUF_TRACE_FLUSH, /* (nothing) */
 };
 
 /* Words in the largest record, and the room kept free before a flush:
@@ -34,6 +38,7 @@ enum buf_key {
 	BUF_KEY_CFUNC = 2,
 	BUF_KEY_FFUNC = 3,
 	BUF_KEY_COROUTINE = 4,
+	BUF_KEY_TRACE = 5,
 };
 
 /* Fast function keys: ffid, | BUF_FF_ASM for assembler ones (no EXIT). */

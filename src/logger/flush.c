@@ -4,6 +4,8 @@
 */
 #include "logger/flush.h"
 
+#include "logger/jitev.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -27,8 +29,9 @@ static size_t cache_slot(uintptr_t key)
 	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 56) & (CACHE_SIZE - 1);
 }
 
-/* ID of key, making it (and its MAPPING record in out) on first use. */
-static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
+/* Caller maps (holds maplock when sampled). ID of key, making it (and its
+** MAPPING record in vm->out) on first use; 0 when out of memory. */
+uint64_t flush_ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 {
 	size_t c = cache_slot(key);
 	if (LJ_LIKELY(cache.key[c] == key))
@@ -53,6 +56,22 @@ static uint64_t ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 				    (unsigned)key & 0xff,
 				    key & BUF_FF_ASM ? FORMAT_FF_NOEXIT : 0);
 		break;
+	case BUF_KEY_TRACE: {
+		/* Its PROTO first: the TRACE record names it. */
+		GCtrace *T = (GCtrace *)key;
+		GCproto *pt = gcref(T->startpt) ? &gcref(T->startpt)->pt : NULL;
+		uint64_t pid =
+		    pt ? flush_ref(vm, BUF_KEY_PROTO, (uintptr_t)pt) : 0;
+		uint32_t line =
+		    pt ? lj_proto_line(
+			     pt, proto_bcpos(pt, mref(T->startpc, const BCIns)))
+		       : 0;
+		if (pt && !pid)
+			return 0;
+		r = names_put_trace(&vm->out, id, T->traceno, pid, line,
+				    T->root);
+		break;
+	}
 	default: /* BUF_KEY_COROUTINE */
 		r = names_put_coroutine(
 		    &vm->out, id,
@@ -85,7 +104,8 @@ static uint8_t *put_site(struct logger_vm *vm, uint8_t *p, unsigned op,
 {
 	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
 	uint64_t id = 0;
-	if (keykind != BUF_KEY_NONE && !(id = ref(vm, keykind, (uintptr_t)key)))
+	if (keykind != BUF_KEY_NONE &&
+	    !(id = flush_ref(vm, keykind, (uintptr_t)key)))
 		*bad = 1;
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
 	p = blocks_uleb_put(p, id);
@@ -104,7 +124,8 @@ void flush_vm(struct logger_vm *vm)
 	if (vm->in_flush || words == 0)
 		return;
 	vm->in_flush = 1;
-	memset(&cache, 0, sizeof cache); /* keys 0 never occur */
+	sample_map_lock(vm); /* vm->map and vm->out: the sample drainer too */
+	flush_map_begin();
 	vm->enc.len = 0;
 	vm->out.len = 0;
 	uint8_t *p = wbuf_room(&vm->enc, words * ENC_PER_WORD + 64);
@@ -129,11 +150,11 @@ void flush_vm(struct logger_vm *vm)
 		case BUF_ENTER_LUA:
 		case BUF_ENTER_C:
 		case BUF_ENTER_FF:
-			id = ref(vm,
-				 kind == BUF_ENTER_LUA ? BUF_KEY_PROTO
-				 : kind == BUF_ENTER_C ? BUF_KEY_CFUNC
-						       : BUF_KEY_FFUNC,
-				 (uintptr_t)w[2]);
+			id = flush_ref(vm,
+				       kind == BUF_ENTER_LUA ? BUF_KEY_PROTO
+				       : kind == BUF_ENTER_C ? BUF_KEY_CFUNC
+							     : BUF_KEY_FFUNC,
+				       (uintptr_t)w[2]);
 			bad |= !id;
 			p = put_slot(p, FORMAT_OP_ENTER, (int64_t)x - slot);
 			slot = (int64_t)x;
@@ -169,10 +190,55 @@ void flush_vm(struct logger_vm *vm)
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		case BUF_SWITCH:
-			id = ref(vm, BUF_KEY_COROUTINE, (uintptr_t)w[2]);
+			id = flush_ref(vm, BUF_KEY_COROUTINE, (uintptr_t)w[2]);
 			bad |= !id;
 			*p++ = FORMAT_OP_SWITCH << FORMAT_OP_SHIFT;
 			p = blocks_uleb_put(p, id);
+			break;
+		case BUF_TRACE_START:
+		case BUF_TRACE_ABORT:
+			id = w[2]
+				 ? flush_ref(vm, BUF_KEY_PROTO, (uintptr_t)w[2])
+				 : 0;
+			bad |= w[2] && !id;
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 (kind == BUF_TRACE_START
+					      ? FORMAT_VM_TRACE_START
+					      : FORMAT_VM_TRACE_ABORT));
+			p = blocks_uleb_put(p, x);
+			p = blocks_uleb_put(p, id);
+			p = blocks_uleb_put(p, (uint32_t)w[3]);
+			if (kind == BUF_TRACE_ABORT) {
+				/* The message is beyond the per-word
+				** reservation: make room for it. */
+				size_t off = (size_t)(p - vm->enc.p);
+				vm->enc.len = off;
+				if (!wbuf_room(&vm->enc,
+					       words * ENC_PER_WORD + 256))
+					goto drop;
+				p = vm->enc.p + off;
+				char msg[160];
+				unsigned reason = (unsigned)(w[3] >> 32);
+				int64_t info = (int64_t)w[4];
+				const char *ff = info > 0 && info < 256
+						     ? vm->names.ff[info]
+						     : NULL;
+				jitev_message(reason, info, ff, msg,
+					      sizeof msg);
+				p = blocks_uleb_put(p, reason);
+				p = blocks_str_put(p, msg, strlen(msg));
+			}
+			break;
+		case BUF_TRACE_STOP:
+			id = flush_ref(vm, BUF_KEY_TRACE, (uintptr_t)w[2]);
+			bad |= !id;
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 FORMAT_VM_TRACE_STOP);
+			p = blocks_uleb_put(p, id);
+			break;
+		case BUF_TRACE_FLUSH:
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 FORMAT_VM_TRACE_FLUSH);
 			break;
 		case BUF_ATTACH:
 		case BUF_DETACH:
@@ -223,8 +289,16 @@ void flush_vm(struct logger_vm *vm)
 	writer_unlock();
 	vm->nevents += count;
 drop:
+	sample_map_unlock(vm);
 	vm->bp = vm->buf;
 	vm->in_flush = 0;
+}
+
+/* Caller maps. Start a mapping pass: the ID cache may be stale (objects
+** freed since the last pass). */
+void flush_map_begin(void)
+{
+	memset(&cache, 0, sizeof cache); /* keys 0 never occur */
 }
 
 /* VM thread only. Write a MAPPING block holding only vm's VM record. */

@@ -12,6 +12,14 @@
 ** Must run before the GC frees anything the buffer points to. */
 void flush_vm(struct logger_vm *vm);
 
+/* Caller maps (VM thread, or the sample drainer holding maplock). ID of a
+** buffer key (BUF_KEY_*), making it and its MAPPING record in vm->out on
+** first use; 0 when out of memory. Call flush_map_begin() first. */
+uint64_t flush_ref(struct logger_vm *vm, unsigned kind, uintptr_t key);
+
+/* Caller maps. Start a mapping pass (the ID cache may be stale). */
+void flush_map_begin(void);
+
 /* VM thread only. Write a MAPPING block holding only vm's VM record. */
 int flush_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags);
 

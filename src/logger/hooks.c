@@ -6,6 +6,8 @@
 */
 #include "logger/hooks.h"
 
+#include <string.h>
+
 #include "logger/logger.h"
 
 /* VM thread only. lua_Hook for calls and returns. */
@@ -48,6 +50,19 @@ void hooks_call(lua_State *L, lua_Debug *ar)
 	}
 }
 
+/* VM thread only. Names of modules loaded since: scanned without a lock
+** (the scan allocates), merged under the sampler's map lock. */
+static LJ_NOINLINE void rescan(struct logger_vm *vm, lua_State *L)
+{
+	struct names fresh;
+	memset(&fresh, 0, sizeof fresh);
+	names_scan(&fresh, L);
+	sample_map_lock(vm);
+	names_merge(&vm->names, &fresh);
+	sample_map_unlock(vm);
+	names_free(&fresh);
+}
+
 /* VM thread only. C function wrapper: ENTER, the call, EXIT. */
 int hooks_wrap(lua_State *L, lua_CFunction f)
 {
@@ -83,7 +98,7 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	vm = logger_vm_of(g);
 	if (LJ_LIKELY(vm != NULL)) {
 		if (LJ_UNLIKELY(f == vm->names.require_f))
-			names_scan(&vm->names, L); /* a module may be new */
+			rescan(vm, L); /* a module may be new */
 		ts = clock_now();
 		p = logger_reserve(vm, L, ts);
 		p[0] = BUF_W0(BUF_EXIT, slot);

@@ -18,6 +18,7 @@
 
 #include "logger/flush.h"
 #include "logger/hooks.h"
+#include "logger/jitev.h"
 
 #define SENTINEL_KEY "ljlog.sentinel"
 
@@ -167,6 +168,7 @@ static void at_exit(void)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
+		sample_drain_now(mine[i]);
 		record_vm_event(mine[i], BUF_DETACH);
 		flush_vm(mine[i]);
 	}
@@ -271,6 +273,12 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 				"code); add 'keepjit' to keep it on\n");
 	}
 	flush_vm_record(vm, g->gc.total, flags);
+	if (o.events & OPTS_SAMPLE) {
+		char serr[512];
+		if (sample_start(vm, o.sample_ns, !o.nohost, o.wall, serr,
+				 sizeof serr) < 0)
+			fprintf(stderr, "ljlog: %s\n", serr);
+	}
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	vm->gcstate = g->gc.state;
 	record_vm_event(vm, BUF_ATTACH);
@@ -287,6 +295,13 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		g->bc_cfunc_ext = g->bc_cfunc_int =
 		    BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
 		lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
+	}
+	if (o.events & OPTS_JIT) {
+		char jerr[256];
+		if (jitev_start(L, jerr, sizeof jerr) < 0)
+			fprintf(stderr, "ljlog: %s\n", jerr);
+		else
+			vm->jitev = 1;
 	}
 	sentinel_set(L);
 	return 0;
@@ -309,6 +324,9 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		g->bc_cfunc_ext = vm->orig_bc_ext;
 		g->bc_cfunc_int = vm->orig_bc_int;
 	}
+	if (vm->jitev)
+		jitev_stop(L);
+	sample_stop(vm);
 	record_vm_event(vm, BUF_DETACH);
 	flush_vm(vm);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */

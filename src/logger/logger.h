@@ -18,6 +18,7 @@
 #include "maps/maps.h"
 #include "maps/names.h"
 #include "stat/clock.h"
+#include "stat/sample.h"
 
 struct logger_vm {
 	/* -- Hot: the recorders ---------------------------------------------- */
@@ -38,6 +39,7 @@ struct logger_vm {
 	BCIns orig_bc_ext;	  /* g->bc_cfunc_ext before ours */
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
 	int jit_was_on;		  /* ljlog turned the JIT off */
+	int jitev;		  /* trace events attached (jit) */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */
@@ -51,6 +53,7 @@ struct logger_vm {
 	uint64_t nevents;	/* events recorded */
 	uint64_t t_prev;	/* last encoded ts: time never goes back */
 	struct logger_vm *next; /* registry of attached VMs */
+	struct sample_vm s;	/* sampling (stat/sample.c) */
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our

@@ -9,7 +9,8 @@
 #include <string.h>
 
 static const char valid_list[] =
-    "calls, alloc, gc, nodefaults, keepjit, file=PATH, buffer=SIZE, "
+    "calls, alloc, gc, sample[=INTERVAL], host, nohost, wall, jit, nodefaults, "
+    "keepjit, file=PATH, buffer=SIZE, "
     "flush=INTERVAL";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -127,12 +128,16 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 			*nodefaults = 1;
 		else if (word_is(s, len, "keepjit"))
 			o->keepjit = 1;
-		else if (word_is(s, len, "sample") || word_is(s, len, "jit") ||
-			 word_is(s, len, "host"))
-			return fail(err, errlen,
-				    "option '%s' is not available in this "
-				    "version of ljlog (valid: %s)",
-				    s, len);
+		else if (word_is(s, len, "sample"))
+			*named |= OPTS_SAMPLE;
+		else if (word_is(s, len, "jit"))
+			*named |= OPTS_JIT;
+		else if (word_is(s, len, "host"))
+			o->nohost = 0;
+		else if (word_is(s, len, "nohost"))
+			o->nohost = 1;
+		else if (word_is(s, len, "wall"))
+			o->wall = 1;
 		else if (word_is(s, len, "file") || word_is(s, len, "buffer") ||
 			 word_is(s, len, "flush"))
 			return fail(
@@ -164,6 +169,16 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 				    "buffer=512k (valid: %s)",
 				    s, len);
 		o->buffer = (size_t)b;
+	} else if (word_is(s, kl, "sample")) {
+		uint64_t ns;
+		if (opts_parse_duration(val, vl, &ns) < 0 ||
+		    ns < OPTS_MIN_SAMPLE_NS || ns > OPTS_MAX_SAMPLE_NS)
+			return fail(err, errlen,
+				    "bad interval in '%s': use 100us to 1s, "
+				    "like sample=1ms (valid: %s)",
+				    s, len);
+		*named |= OPTS_SAMPLE;
+		o->sample_ns = ns;
 	} else if (word_is(s, kl, "flush")) {
 		uint64_t ns;
 		if (opts_parse_duration(val, vl, &ns) < 0)
@@ -187,6 +202,7 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 	memset(o, 0, sizeof *o);
 	o->buffer = OPTS_DEFAULT_BUFFER;
 	o->flush_ns = OPTS_DEFAULT_FLUSH_NS;
+	o->sample_ns = OPTS_DEFAULT_SAMPLE_NS;
 	snprintf(o->file, sizeof o->file, "%s", OPTS_DEFAULT_FILE);
 	if (err && errlen)
 		err[0] = '\0';
@@ -209,7 +225,9 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 			return r;
 		s += len + (c != NULL);
 	}
-	o->events = nodefaults ? named : (OPTS_DEFAULTS | named);
+	/* Named families replace the default set; nodefaults alone records
+	** none. */
+	o->events = named ? named : nodefaults ? 0 : OPTS_DEFAULTS;
 	return 0;
 }
 

@@ -10,22 +10,30 @@
 #include <sys/types.h>
 
 /* Event families. */
-#define OPTS_CALLS	      0x1u
-#define OPTS_ALLOC	      0x2u
-#define OPTS_GC		      0x4u
-#define OPTS_DEFAULTS	      (OPTS_CALLS | OPTS_ALLOC | OPTS_GC)
+#define OPTS_CALLS	       0x1u
+#define OPTS_ALLOC	       0x2u
+#define OPTS_GC		       0x4u
+#define OPTS_SAMPLE	       0x8u
+#define OPTS_JIT	       0x10u
+#define OPTS_DEFAULTS	       (OPTS_CALLS | OPTS_ALLOC | OPTS_GC)
 
-#define OPTS_FILE_MAX	      4096
-#define OPTS_DEFAULT_FILE     "ljlog-%p.ljlog"
-#define OPTS_DEFAULT_BUFFER   (512u << 10)
-#define OPTS_MIN_BUFFER	      (4u << 10)
-#define OPTS_MAX_BUFFER	      (1u << 30)
-#define OPTS_DEFAULT_FLUSH_NS 1000000000ull
+#define OPTS_FILE_MAX	       4096
+#define OPTS_DEFAULT_FILE      "ljlog-%p.ljlog"
+#define OPTS_DEFAULT_BUFFER    (512u << 10)
+#define OPTS_MIN_BUFFER	       (4u << 10)
+#define OPTS_MAX_BUFFER	       (1u << 30)
+#define OPTS_DEFAULT_SAMPLE_NS 1000000ull
+#define OPTS_MIN_SAMPLE_NS     100000ull
+#define OPTS_MAX_SAMPLE_NS     1000000000ull
+#define OPTS_DEFAULT_FLUSH_NS  1000000000ull
 
 /* Parsed options. */
 struct opts {
 	unsigned events;	  /* OPTS_* families */
 	int keepjit;		  /* calls: leave the JIT on */
+	int nohost;		  /* sample: no host (C) stacks */
+	int wall;		  /* sample: wall-clock time, not CPU time */
+	uint64_t sample_ns;	  /* sample: interval of thread CPU time */
 	size_t buffer;		  /* per-VM event buffer bytes */
 	uint64_t flush_ns;	  /* flush interval, 0: only when full */
 	char file[OPTS_FILE_MAX]; /* output path, %p not yet expanded */

@@ -52,6 +52,21 @@ static void c_add(struct names *n, uintptr_t f, const char *name)
 	n->nc++;
 }
 
+/* VM thread only. Move into dst the names of src it lacks. */
+void names_merge(struct names *dst, struct names *src)
+{
+	for (int i = 0; i < 256; i++) {
+		if (!dst->ff[i] && src->ff[i]) {
+			dst->ff[i] = src->ff[i];
+			src->ff[i] = NULL;
+		}
+	}
+	for (size_t i = 0; i < src->nc; i++)
+		c_add(dst, src->c[i].f, src->c[i].name);
+	if (!dst->require_f)
+		dst->require_f = src->require_f;
+}
+
 /* VM thread only. Name C function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name)
 {
@@ -218,6 +233,41 @@ int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_COROUTINE;
 	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, flags);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* Any thread (caller owns b). A TRACE record. */
+int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
+		    uint64_t proto, uint32_t line, unsigned root)
+{
+	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_TRACE;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, traceno);
+	p = blocks_uleb_put(p, proto);
+	p = blocks_uleb_put(p, line);
+	p = blocks_uleb_put(p, root);
+	b->len = (size_t)(p - b->p);
+	return 0;
+}
+
+/* Any thread (caller owns b). A HOSTSYM record. */
+int names_put_hostsym(struct wbuf *b, uint64_t id, uintptr_t address,
+		      const char *name, const char *object, unsigned flags)
+{
+	size_t nl = strlen(name), ol = strlen(object);
+	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX + nl + ol);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_HOSTSYM;
+	p = blocks_uleb_put(p, id);
+	p = blocks_uleb_put(p, address);
+	p = blocks_str_put(p, name, nl);
+	p = blocks_str_put(p, object, ol);
 	p = blocks_uleb_put(p, flags);
 	b->len = (size_t)(p - b->p);
 	return 0;

@@ -33,6 +33,10 @@ void names_free(struct names *n);
 ** level deep and remember the names of library and C functions. */
 void names_scan(struct names *n, lua_State *L);
 
+/* VM thread only. Move into dst the names of src it lacks (src is left to
+** names_free). Caller excludes other readers of dst. */
+void names_merge(struct names *dst, struct names *src);
+
 /* VM thread only. Name C function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name);
 
@@ -46,5 +50,9 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags);
 int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags);
+int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
+		    uint64_t proto, uint32_t line, unsigned root);
+int names_put_hostsym(struct wbuf *b, uint64_t id, uintptr_t address,
+		      const char *name, const char *object, unsigned flags);
 
 #endif

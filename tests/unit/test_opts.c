@@ -48,10 +48,28 @@ Test(opts, families)
 	cr_assert_eq(ok("log:calls,nodefaults,alloc").events,
 		     OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:nodefaults").events, 0);
-	cr_assert_eq(ok("log:calls").events, OPTS_DEFAULTS | OPTS_CALLS);
-	cr_assert_eq(ok("calls,alloc").events, OPTS_DEFAULTS);
+	/* Named families replace the default set. */
+	cr_assert_eq(ok("log:calls").events, OPTS_CALLS);
+	cr_assert_eq(ok("calls,alloc").events, OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:keepjit").keepjit, 1);
-	cr_assert_eq(ok("log:calls,,alloc,").events, OPTS_DEFAULTS);
+	cr_assert_eq(ok("log:keepjit").events, OPTS_DEFAULTS);
+	cr_assert_eq(ok("log:calls,,alloc,").events, OPTS_CALLS | OPTS_ALLOC);
+	cr_assert_eq(ok("log:sample").events, OPTS_SAMPLE);
+	cr_assert_eq(ok("log:sample,jit").events, OPTS_SAMPLE | OPTS_JIT);
+	cr_assert_eq(ok("log:calls,alloc,gc,sample,jit").events,
+		     OPTS_DEFAULTS | OPTS_SAMPLE | OPTS_JIT);
+}
+
+Test(opts, sample_interval_and_host)
+{
+	struct opts o = ok("log:sample");
+	cr_assert_eq(o.sample_ns, OPTS_DEFAULT_SAMPLE_NS);
+	cr_assert_eq(o.sample_ns, 1000000ull, "the documented default: 1ms");
+	cr_assert_eq(o.nohost, 0, "host stacks are on by default");
+	cr_assert_eq(ok("log:sample=100us").sample_ns, 100000ull);
+	cr_assert_eq(ok("log:sample=250ms").events, OPTS_SAMPLE);
+	cr_assert_eq(ok("log:sample,nohost").nohost, 1);
+	cr_assert_eq(ok("log:sample,nohost,host").nohost, 0);
 }
 
 Test(opts, file_buffer_flush)
@@ -133,8 +151,11 @@ Test(opts, bad_options_name_it_and_list_valid)
 	cr_assert_not_null(strstr(err, "'file'"), "%s", err);
 	bad("log:file=", err, sizeof err);
 	cr_assert_not_null(strstr(err, "file="), "%s", err);
-	bad("log:sample", err, sizeof err);
-	cr_assert_not_null(strstr(err, "sample"), "%s", err);
+	bad("log:sample=50us", err, sizeof err);
+	cr_assert_not_null(strstr(err, "sample=50us"), "%s", err);
+	cr_assert_not_null(strstr(err, "100us"), "%s", err);
+	bad("log:sample=2s", err, sizeof err);
+	cr_assert_not_null(strstr(err, "sample=2s"), "%s", err);
 	bad("log:colour=red", err, sizeof err);
 	cr_assert_not_null(strstr(err, "colour=red"), "%s", err);
 	bad("perf:calls", err, sizeof err);

@@ -1,0 +1,23 @@
+/*
+** ljlog jit: trace events from jit.attach (start, stop, abort, flush).
+*/
+#ifndef LJLOG_LOGGER_JITEV_H
+#define LJLOG_LOGGER_JITEV_H
+
+#include <stddef.h>
+
+#include "logger/lj.h"
+
+/* VM thread only, Lua API context. Attach the trace event callback to L's
+** VM; 0 or -errno with a message in err. */
+int jitev_start(lua_State *L, char *err, size_t errlen);
+
+/* VM thread only, Lua API context. Detach it again. */
+void jitev_stop(lua_State *L);
+
+/* Any thread. The message of LuaJIT trace error number reason (TraceError)
+** with its info (a number, or -1), into buf. */
+const char *jitev_message(unsigned reason, int64_t info, const char *ffname,
+			  char *buf, size_t len);
+
+#endif
