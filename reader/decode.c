@@ -33,8 +33,15 @@ struct decode {
 	struct decode_intro intro;  /* copy of the INTRO block */
 	struct decode_end end;	    /* copy of the END block */
 	int have_intro, have_end;
-	uint64_t events;   /* events in EVENTS blocks so far */
-	uint64_t vms;	   /* VM records so far */
+	uint64_t events;	      /* events in EVENTS blocks so far */
+	uint64_t vms;		      /* VM records so far */
+	uint64_t samples;	      /* samples in SAMPLES blocks so far */
+	uint64_t dropped;	      /* their dropped fields, summed */
+	uint64_t sblocks;	      /* SAMPLES blocks so far */
+	struct decode_lua_frame *lua; /* a sample's frames, reused */
+	struct decode_obj **host;     /* (DECODE_MAX_FRAMES each) */
+	char *msg;		      /* TRACE_ABORT message, NUL-terminated */
+	size_t msgcap;
 	char err[ERR_MAX]; /* last error */
 };
 
@@ -50,7 +57,14 @@ static const char *const op_names[] = {
     "ENTER", "EXIT", "ALLOC", "FREE", "REALLOC", "GC", "SWITCH", "VM",
 };
 static const char *const rec_names[] = {
-    "?", "VM", "PROTO", "CFUNC", "FFUNC", "COROUTINE",
+    "?", "VM", "PROTO", "CFUNC", "FFUNC", "COROUTINE", "TRACE", "HOSTSYM",
+};
+static const char *const state_names[] = {
+    "interp", "c", "gc", "exit", "record", "opt", "asm", "trace", "idle",
+};
+static const char *const vm_sub_names[] = {
+    "ATTACH",	  "DETACH",	 "TRACE_START",
+    "TRACE_STOP", "TRACE_ABORT", "TRACE_FLUSH",
 };
 
 /* Any thread. Site kind name. */
@@ -74,7 +88,19 @@ const char *decode_op_name(unsigned op)
 /* Any thread. MAPPING record kind name. */
 const char *decode_rec_name(unsigned kind)
 {
-	return kind <= FORMAT_REC_COROUTINE ? rec_names[kind] : "?";
+	return kind <= FORMAT_REC_HOSTSYM ? rec_names[kind] : "?";
+}
+
+/* Any thread. Sample state name. */
+const char *decode_state_name(unsigned state)
+{
+	return state < FORMAT_STATE__MAX ? state_names[state] : "?";
+}
+
+/* Any thread. VM event sub-kind name. */
+const char *decode_vm_sub_name(unsigned sub)
+{
+	return sub <= FORMAT_VM_TRACE_FLUSH ? vm_sub_names[sub] : "?";
 }
 
 /* Any thread. Chunk name as Lua shows it (see decode.h). */
@@ -281,10 +307,11 @@ static int do_intro(struct decode *d, const struct reader_block *b,
 	memset(in, 0, sizeof *in);
 	if ((rc = get_u(c, "version", &in->version)) < 0)
 		return bad_field(d, b, c, rc);
-	if (in->version != FORMAT_VERSION)
+	/* Version 2 only adds to version 1: both read the same way. */
+	if (in->version < 1 || in->version > FORMAT_VERSION)
 		return corrupt(d, b, -ENOTSUP,
 			       "format version %llu is not supported (this "
-			       "reader reads version %d)",
+			       "reader reads versions 1 to %d)",
 			       (unsigned long long)in->version, FORMAT_VERSION);
 	if ((rc = get_u(c, "pointer_size", &in->pointer_size)) < 0 ||
 	    (rc = get_u(c, "pid", &in->pid)) < 0 ||
@@ -340,6 +367,22 @@ static int do_end(struct decode *d, const struct reader_block *b, struct cur *c)
 	if (e->bytes != b->offset)
 		return corrupt(d, b, -EBADMSG, "END says it is at offset %llu",
 			       (unsigned long long)e->bytes);
+	/* Samples dropped after the last SAMPLES block reach only END: more
+	** is possible, fewer is not. */
+	if (e->samples_dropped < d->dropped)
+		return corrupt(d, b, -EBADMSG,
+			       "END counts %llu samples dropped, the SAMPLES "
+			       "blocks count %llu",
+			       (unsigned long long)e->samples_dropped,
+			       (unsigned long long)d->dropped);
+	if (e->samples_dropped > d->dropped)
+		warn(d,
+		     "block %llu (END) at offset %llu: END counts %llu "
+		     "samples dropped, the SAMPLES blocks %llu",
+		     (unsigned long long)b->index,
+		     (unsigned long long)b->offset,
+		     (unsigned long long)e->samples_dropped,
+		     (unsigned long long)d->dropped);
 	if (e->vms != d->vms)
 		warn(d,
 		     "block %llu (END) at offset %llu: END counts %llu VMs, "
@@ -370,7 +413,7 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
 		kind = *c->p++;
-		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_COROUTINE)
+		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_HOSTSYM)
 			return corrupt(d, b, -EBADMSG,
 				       "unknown record kind %llu at payload "
 				       "offset %zu",
@@ -441,6 +484,40 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 			    0)
 				return bad_field(d, b, c, rc);
 			break;
+		case FORMAT_REC_TRACE: {
+			uint64_t pid;
+			if ((rc = get_u(c, "TRACE traceno",
+					&o->u.trace.traceno)) < 0 ||
+			    (rc = get_u(c, "TRACE proto", &pid)) < 0 ||
+			    (rc = get_u(c, "TRACE line", &o->u.trace.line)) <
+				0 ||
+			    (rc = get_u(c, "TRACE root", &o->u.trace.root)) < 0)
+				return bad_field(d, b, c, rc);
+			struct decode_obj *po =
+			    pid < DECODE_MAX_ID ? lookup(d, pid) : NULL;
+			if (!po || po->kind != FORMAT_REC_PROTO)
+				return corrupt(
+				    d, b, -EBADMSG,
+				    "TRACE record %llu at payload offset %zu: "
+				    "proto ID %llu is %s",
+				    (unsigned long long)id, at,
+				    (unsigned long long)pid,
+				    po ? "not a PROTO"
+				       : "not defined before use");
+			o->u.trace.proto = po;
+			break;
+		}
+		case FORMAT_REC_HOSTSYM:
+			if ((rc = get_u(c, "HOSTSYM address",
+					&o->u.host.address)) < 0 ||
+			    (rc = get_s(d, c, "HOSTSYM name",
+					&o->u.host.name)) < 0 ||
+			    (rc = get_s(d, c, "HOSTSYM object",
+					&o->u.host.object)) < 0 ||
+			    (rc = get_u(c, "HOSTSYM flags", &o->u.host.flags)) <
+				0)
+				return bad_field(d, b, c, rc);
+			break;
 		}
 		if (insert(d, o) < 0)
 			return corrupt(d, b, -ENOMEM, "out of memory");
@@ -456,6 +533,36 @@ static int do_mapping(struct decode *d, const struct reader_block *b,
 }
 
 /* -- EVENTS (hot) ------------------------------------------------------------- */
+
+/* Any thread. An event's name in messages: "ENTER", "VM TRACE_STOP". */
+static const char *ev_label(unsigned op, unsigned lo)
+{
+	static const char *const vm[] = {
+	    "VM ATTACH",     "VM DETACH",      "VM TRACE_START",
+	    "VM TRACE_STOP", "VM TRACE_ABORT", "VM TRACE_FLUSH",
+	};
+	if (op == FORMAT_OP_VM && lo <= FORMAT_VM_TRACE_FLUSH)
+		return vm[lo];
+	return decode_op_name(op);
+}
+
+/* Any thread. Copy a TRACE_ABORT message into d->msg, NUL-terminated. */
+static int msg_copy(struct decode *d, const uint8_t *s, size_t len)
+{
+	if (len + 1 > d->msgcap) {
+		size_t cap = d->msgcap ? d->msgcap : 256;
+		while (cap < len + 1)
+			cap *= 2;
+		char *m = realloc(d->msg, cap);
+		if (!m)
+			return -ENOMEM;
+		d->msg = m;
+		d->msgcap = cap;
+	}
+	memcpy(d->msg, s, len);
+	d->msg[len] = '\0';
+	return 0;
+}
 
 /* Read a uleb into v: one-byte fast path, else the shared codec. */
 #define ULEB(v, what)                                                          \
@@ -669,11 +776,57 @@ static int do_events(struct decode *d, const struct reader_block *b,
 			ev.co = vo->co = (uint32_t)v;
 			break;
 		default: /* FORMAT_OP_VM */
-			if (UNLIKELY(lo > FORMAT_VM_DETACH)) {
-				why = "unknown VM event";
-				goto bad;
+			switch (lo) {
+			case FORMAT_VM_ATTACH:
+			case FORMAT_VM_DETACH: ULEB(ev.heap, "heap"); break;
+			case FORMAT_VM_TRACE_START:
+			case FORMAT_VM_TRACE_ABORT:
+				ULEB(ev.traceno, "traceno");
+				ULEB(v, "proto");
+				o = v < DECODE_MAX_ID ? lookup(d, v) : NULL;
+				ev.id =
+				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+				if (UNLIKELY(!o ||
+					     o->kind != FORMAT_REC_PROTO)) {
+					why = o ? "proto is not a PROTO"
+						: "proto ID used before "
+						  "definition";
+					goto bad_id;
+				}
+				ev.obj = o;
+				ULEB(ev.line, "line");
+				if (lo == FORMAT_VM_TRACE_ABORT) {
+					ULEB(ev.reason, "reason");
+					ULEB(v, "message");
+					if (UNLIKELY(v > (uint64_t)(end - p))) {
+						field = "message";
+						goto bad_int;
+					}
+					if (msg_copy(d, p, (size_t)v) < 0)
+						return corrupt(d, b, -ENOMEM,
+							       "out of memory");
+					ev.msg.s = d->msg;
+					ev.msg.len = (size_t)v;
+					p += v;
+				}
+				break;
+			case FORMAT_VM_TRACE_STOP:
+				ULEB(v, "trace");
+				o = v < DECODE_MAX_ID ? lookup(d, v) : NULL;
+				ev.id =
+				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+				if (UNLIKELY(!o ||
+					     o->kind != FORMAT_REC_TRACE)) {
+					why = o ? "trace is not a TRACE"
+						: "trace ID used before "
+						  "definition";
+					goto bad_id;
+				}
+				ev.obj = o;
+				break;
+			case FORMAT_VM_TRACE_FLUSH: break;
+			default: why = "unknown VM event"; goto bad;
 			}
-			ULEB(ev.heap, "heap");
 			break;
 		}
 		ULEB(dt, "dt");
@@ -703,14 +856,14 @@ bad_int:
 	    d, b, -EBADMSG,
 	    "event %llu of %llu (%s) at payload offset %zu: field "
 	    "'%s' runs past the payload end or is not a valid integer",
-	    (unsigned long long)i, (unsigned long long)n, decode_op_name(ev.op),
-	    (size_t)(evp - c->start), field);
+	    (unsigned long long)i, (unsigned long long)n,
+	    ev_label(ev.op, ev.lo), (size_t)(evp - c->start), field);
 bad_id:
 	return corrupt(d, b, -EBADMSG,
 		       "event %llu of %llu (%s) at payload offset %zu: %s "
 		       "(ID %llu)",
 		       (unsigned long long)i, (unsigned long long)n,
-		       decode_op_name(ev.op), (size_t)(evp - c->start), why,
+		       ev_label(ev.op, ev.lo), (size_t)(evp - c->start), why,
 		       (unsigned long long)ev.id);
 bad:
 	if (p > end || evp >= end)
@@ -720,8 +873,210 @@ bad:
 	return corrupt(
 	    d, b, -EBADMSG,
 	    "event %llu of %llu (%s, lo %u) at payload offset %zu: %s",
-	    (unsigned long long)i, (unsigned long long)n, decode_op_name(ev.op),
-	    ev.lo, (size_t)(evp - c->start), why);
+	    (unsigned long long)i, (unsigned long long)n,
+	    ev_label(ev.op, ev.lo), ev.lo, (size_t)(evp - c->start), why);
+}
+
+/* -- SAMPLES (hot) -------------------------------------------------------------- */
+
+/* Any thread. Decode a SAMPLES payload, one sink call per sample. */
+static int do_samples(struct decode *d, const struct reader_block *b,
+		      struct cur *c)
+{
+	struct decode_samples h;
+	uint64_t vm;
+	int rc;
+	memset(&h, 0, sizeof h);
+	h.block = b;
+	if ((rc = get_u(c, "vm", &vm)) < 0 ||
+	    (rc = get_u(c, "count", &h.count)) < 0 ||
+	    (rc = get_u(c, "base_ts", &h.base_ts)) < 0 ||
+	    (rc = get_clock(c, &h.clock)) < 0 ||
+	    (rc = get_u(c, "thread", &h.thread)) < 0 ||
+	    (rc = get_u(c, "signals", &h.signals)) < 0 ||
+	    (rc = get_u(c, "dropped", &h.dropped)) < 0)
+		return bad_field(d, b, c, rc);
+	struct decode_obj *vo = vm < DECODE_MAX_ID ? lookup(d, vm) : NULL;
+	if (!vo || vo->kind != FORMAT_REC_VM)
+		return corrupt(d, b, -EBADMSG,
+			       "samples of VM ID %llu, which is %s",
+			       (unsigned long long)vm,
+			       vo ? "not a VM" : "not defined before use");
+	if (h.count + h.dropped < h.count || h.signals != h.count + h.dropped)
+		return corrupt(d, b, -EBADMSG,
+			       "signals %llu is not count %llu + dropped %llu",
+			       (unsigned long long)h.signals,
+			       (unsigned long long)h.count,
+			       (unsigned long long)h.dropped);
+	if (h.count > (uint64_t)(c->end - c->p) / 5)
+		return corrupt(d, b, -EBADMSG,
+			       "count %llu samples cannot fit in the %zu bytes "
+			       "left (5 bytes at least each)",
+			       (unsigned long long)h.count,
+			       (size_t)(c->end - c->p));
+	if (h.base_ts < vo->last_sample_ts)
+		warn(d,
+		     "block %llu (SAMPLES) at offset %llu: base_ts %llu is "
+		     "before the last sample time %llu of VM %llu",
+		     (unsigned long long)b->index,
+		     (unsigned long long)b->offset,
+		     (unsigned long long)h.base_ts,
+		     (unsigned long long)vo->last_sample_ts,
+		     (unsigned long long)vm);
+	if (!d->lua) {
+		d->lua = malloc(DECODE_MAX_FRAMES * sizeof *d->lua);
+		d->host = malloc(DECODE_MAX_FRAMES * sizeof *d->host);
+		if (!d->lua || !d->host) {
+			free(d->lua);
+			free(d->host);
+			d->lua = NULL;
+			d->host = NULL;
+			return corrupt(d, b, -ENOMEM, "out of memory");
+		}
+	}
+	h.vm = (uint32_t)vm;
+	h.vmobj = vo;
+	if (d->sink.samples && (rc = d->sink.samples(d->sink.ud, &h)))
+		return rc;
+
+	int (*const fn)(void *, const struct decode_sample *) = d->sink.sample;
+	void *const ud = d->sink.ud;
+	struct decode_lua_frame *const lua = d->lua;
+	struct decode_obj **const host = d->host;
+	const uint8_t *p = c->p, *const end = c->end, *sp = p;
+	const char *field = NULL, *why = NULL;
+	uint64_t t = h.base_ts, i, n = h.count, v, dt, bad_v = 0;
+	uint32_t j = 0;
+	struct decode_sample sm;
+	memset(&sm, 0, sizeof sm);
+	sm.vm = h.vm;
+	sm.vmobj = vo;
+	sm.lua = lua;
+	sm.host = host;
+
+	for (i = 0; i < n; i++) {
+		sp = p;
+		sm.index = i;
+		sm.nlua = sm.nhost = 0;
+		ULEB(dt, "dt");
+		if (UNLIKELY(t + dt < t)) {
+			why = "time overflows 64 bits";
+			goto bad;
+		}
+		t += dt;
+		sm.ts = t;
+		if (UNLIKELY(p >= end)) {
+			field = "state";
+			goto bad_int;
+		}
+		sm.state = *p++;
+		if (UNLIKELY(sm.state >= FORMAT_STATE__MAX)) {
+			why = "unknown state";
+			goto bad;
+		}
+		ULEB(v, "trace");
+		sm.trace = NULL;
+		if (v) {
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? lookup(d, v) : NULL;
+			bad_v = v;
+			if (UNLIKELY(!o || o->kind != FORMAT_REC_TRACE)) {
+				why = o ? "trace is not a TRACE"
+					: "trace ID used before definition";
+				goto bad_id;
+			}
+			if (UNLIKELY(sm.state != FORMAT_STATE_TRACE)) {
+				why = "a trace ID outside state 7 (trace)";
+				goto bad_id;
+			}
+			sm.trace = o;
+		}
+		ULEB(v, "nlua");
+		if (UNLIKELY(v > DECODE_MAX_FRAMES)) {
+			bad_v = v;
+			why = "more Lua frames than the reader accepts";
+			goto bad_count;
+		}
+		sm.nlua = (uint32_t)v;
+		for (j = 0; j < sm.nlua; j++) {
+			ULEB(v, "Lua frame func");
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? lookup(d, v) : NULL;
+			if (UNLIKELY(!o || (o->kind != FORMAT_REC_PROTO &&
+					    o->kind != FORMAT_REC_CFUNC &&
+					    o->kind != FORMAT_REC_FFUNC))) {
+				bad_v = v;
+				why = o ? "Lua frame func is not a function"
+					: "Lua frame func ID used before "
+					  "definition";
+				goto bad_id;
+			}
+			lua[j].func = o;
+			ULEB(lua[j].line, "Lua frame line");
+		}
+		ULEB(v, "nhost");
+		if (UNLIKELY(v > DECODE_MAX_FRAMES)) {
+			bad_v = v;
+			why = "more host frames than the reader accepts";
+			goto bad_count;
+		}
+		sm.nhost = (uint32_t)v;
+		for (j = 0; j < sm.nhost; j++) {
+			ULEB(v, "host frame sym");
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? lookup(d, v) : NULL;
+			if (UNLIKELY(!o || o->kind != FORMAT_REC_HOSTSYM)) {
+				bad_v = v;
+				why = o ? "host frame sym is not a HOSTSYM"
+					: "host frame sym ID used before "
+					  "definition";
+				goto bad_id;
+			}
+			host[j] = o;
+		}
+		if (fn && (rc = fn(ud, &sm)) != 0)
+			return rc;
+	}
+	if (p != end)
+		return corrupt(
+		    d, b, -EBADMSG,
+		    "%zu bytes left after the %llu samples the count "
+		    "announces",
+		    (size_t)(end - p), (unsigned long long)n);
+	vo->last_sample_ts = t;
+	vo->samples += n;
+	d->samples += n;
+	d->dropped += h.dropped;
+	d->sblocks++;
+	if (d->sink.samples_done && (rc = d->sink.samples_done(d->sink.ud, &h)))
+		return rc;
+	return 0;
+
+bad_int:
+	return corrupt(d, b, -EBADMSG,
+		       "sample %llu of %llu at payload offset %zu: field '%s' "
+		       "runs past the payload end or is not a valid integer",
+		       (unsigned long long)i, (unsigned long long)n,
+		       (size_t)(sp - c->start), field);
+bad_id:
+	return corrupt(d, b, -EBADMSG,
+		       "sample %llu of %llu at payload offset %zu: %s (ID "
+		       "%llu)",
+		       (unsigned long long)i, (unsigned long long)n,
+		       (size_t)(sp - c->start), why, (unsigned long long)bad_v);
+bad_count:
+	return corrupt(d, b, -EBADMSG,
+		       "sample %llu of %llu at payload offset %zu: %s (%llu, "
+		       "at most %u)",
+		       (unsigned long long)i, (unsigned long long)n,
+		       (size_t)(sp - c->start), why, (unsigned long long)bad_v,
+		       DECODE_MAX_FRAMES);
+bad:
+	return corrupt(d, b, -EBADMSG,
+		       "sample %llu of %llu (state %u) at payload offset %zu: "
+		       "%s",
+		       (unsigned long long)i, (unsigned long long)n, sm.state,
+		       (size_t)(sp - c->start), why);
 }
 
 /* -- Public ------------------------------------------------------------------ */
@@ -746,6 +1101,9 @@ void decode_free(struct decode *d)
 	for (size_t i = 0; i < d->npages; i++)
 		free(d->pages[i]);
 	free(d->pages);
+	free(d->lua);
+	free(d->host);
+	free(d->msg);
 	while (d->arena) {
 		struct chunk *n = d->arena->next;
 		free(d->arena);
@@ -757,7 +1115,7 @@ void decode_free(struct decode *d)
 /* Any thread. 1 when decode_block needs this kind's payload. */
 int decode_wants_payload(unsigned kind)
 {
-	return kind >= FORMAT_KIND_INTRO && kind <= FORMAT_KIND_EVENTS;
+	return kind >= FORMAT_KIND_INTRO && kind <= FORMAT_KIND_SAMPLES;
 }
 
 /* Any thread. Decode one block. */
@@ -790,6 +1148,7 @@ int decode_block(struct decode *d, const struct reader_block *b)
 			return corrupt(d, b, -EBADMSG, "a second END block");
 		return do_end(d, b, &c);
 	case FORMAT_KIND_MAPPING: return do_mapping(d, b, &c);
+	case FORMAT_KIND_SAMPLES: return do_samples(d, b, &c);
 	default: return do_events(d, b, &c);
 	}
 }
@@ -822,6 +1181,24 @@ uint64_t decode_events_total(const struct decode *d)
 uint64_t decode_vms_total(const struct decode *d)
 {
 	return d->vms;
+}
+
+/* Any thread. Samples decoded so far. */
+uint64_t decode_samples_total(const struct decode *d)
+{
+	return d->samples;
+}
+
+/* Any thread. Samples dropped, from the SAMPLES blocks so far. */
+uint64_t decode_dropped_total(const struct decode *d)
+{
+	return d->dropped;
+}
+
+/* Any thread. SAMPLES blocks decoded so far. */
+uint64_t decode_samples_blocks(const struct decode *d)
+{
+	return d->sblocks;
 }
 
 /* -- Driver ------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /*
 ** ljlog reader library, layer 2: the decoder.
-** Decodes INTRO, END, MAPPING and EVENTS payloads into a sink.
+** Decodes INTRO, END, MAPPING, EVENTS and SAMPLES payloads into a sink.
 */
 #ifndef LJLOG_READER_DECODE_H
 #define LJLOG_READER_DECODE_H
@@ -12,6 +12,9 @@
 
 /* IDs at or above this are corrupt (bounds the ID table). */
 #define DECODE_MAX_ID (1u << 28)
+
+/* A sample with more Lua or more host frames than this is corrupt. */
+#define DECODE_MAX_FRAMES 4096u
 
 /* A string from the log: NUL-terminated copy, len may count inner NULs. */
 struct decode_str {
@@ -76,11 +79,24 @@ struct decode_obj {
 		struct {
 			uint64_t flags;
 		} co;
+		struct {
+			uint64_t traceno;	  /* LuaJIT's number (reused) */
+			struct decode_obj *proto; /* PROTO where it starts */
+			uint64_t line;		  /* its first line */
+			uint64_t root; /* traceno of its root trace, or 0 */
+		} trace;
+		struct {
+			uint64_t address;
+			struct decode_str name, object;
+			uint64_t flags; /* FORMAT_HOST_VM */
+		} host;
 	} u;
 	/* Decoder state of a VM object. */
-	uint64_t last_ts; /* last event time */
-	uint64_t events;  /* events decoded */
-	uint32_t co;	  /* current coroutine (0: none switched to yet) */
+	uint64_t last_ts;	 /* last event time */
+	uint64_t last_sample_ts; /* last sample time */
+	uint64_t events;	 /* events decoded */
+	uint64_t samples;	 /* samples decoded */
+	uint32_t co; /* current coroutine (0: none switched to yet) */
 	/* Free for the sink (zero until it sets them). */
 	void *user;
 	uint32_t user_idx;
@@ -112,8 +128,44 @@ struct decode_event {
 	uint64_t size;		  /* ALLOC, FREE; REALLOC: the new size */
 	uint64_t old_addr;	  /* REALLOC */
 	uint64_t old_size;	  /* REALLOC */
-	uint64_t heap;		  /* GC, VM */
+	uint64_t heap;		  /* GC, VM ATTACH and DETACH */
+	uint64_t traceno;	  /* TRACE_START, TRACE_ABORT */
+	uint64_t reason;	  /* TRACE_ABORT: LuaJIT's TraceError */
+	struct decode_str msg;	  /* TRACE_ABORT: valid during the call */
 	uint64_t index;		  /* event number in its block */
+};
+
+/* SAMPLES block header. */
+struct decode_samples {
+	uint32_t vm;
+	struct decode_obj *vmobj;
+	uint64_t count;
+	uint64_t base_ts;
+	struct decode_clock clock;
+	uint64_t thread;  /* OS thread sampled */
+	uint64_t signals; /* = count + dropped */
+	uint64_t dropped;
+	const struct reader_block *block;
+};
+
+/* One Lua frame of a sample. */
+struct decode_lua_frame {
+	struct decode_obj *func; /* PROTO, CFUNC or FFUNC */
+	uint64_t line;		 /* line being executed (PROTO) */
+};
+
+/* One sample. The frame arrays belong to the decoder and are reused by the
+** next sample: a sink copies what it keeps. */
+struct decode_sample {
+	uint64_t ts;		  /* absolute: base_ts + the dts so far */
+	unsigned state;		  /* FORMAT_STATE_* */
+	struct decode_obj *trace; /* TRACE (state 7), else NULL */
+	uint32_t nlua, nhost;
+	const struct decode_lua_frame *lua; /* innermost first */
+	struct decode_obj *const *host;	    /* HOSTSYMs, innermost first */
+	uint32_t vm;
+	struct decode_obj *vmobj;
+	uint64_t index; /* sample number in its block */
 };
 
 /* Where decoded data goes. Every callback is optional; a non-zero return
@@ -127,6 +179,9 @@ struct decode_sink {
 	int (*events)(void *ud, const struct decode_events *h);
 	int (*event)(void *ud, const struct decode_event *ev);
 	int (*events_done)(void *ud, const struct decode_events *h);
+	int (*samples)(void *ud, const struct decode_samples *h);
+	int (*sample)(void *ud, const struct decode_sample *s);
+	int (*samples_done)(void *ud, const struct decode_samples *h);
 	int (*unknown)(void *ud, const struct reader_block *b);
 	void (*warn)(void *ud, const char *msg);
 };
@@ -140,8 +195,8 @@ int decode_new(struct decode **out, const struct decode_sink *sink);
 void decode_free(struct decode *d);
 
 /* Any thread. Decode one block (payload from reader_payload; NULL only for a
-** kind the decoder skips); 0, -EBADMSG (corrupt), -ENOTSUP (other format
-** version), -ENOMEM or a sink's non-zero return. */
+** kind the decoder skips); 0, -EBADMSG (corrupt), -ENOTSUP (a format
+** version this reader does not read), -ENOMEM or a sink's non-zero return. */
 int decode_block(struct decode *d, const struct reader_block *b);
 
 /* Any thread. Message of the last error ("" if none). */
@@ -159,9 +214,13 @@ const struct decode_end *decode_end(const struct decode *d);
 /* Any thread. 1 when decode_block needs this kind's payload. */
 int decode_wants_payload(unsigned kind);
 
-/* Any thread. Totals so far: events decoded, VM records. */
+/* Any thread. Totals so far: events decoded, VM records, samples decoded,
+** samples dropped (SAMPLES dropped fields), SAMPLES blocks. */
 uint64_t decode_events_total(const struct decode *d);
 uint64_t decode_vms_total(const struct decode *d);
+uint64_t decode_samples_total(const struct decode *d);
+uint64_t decode_dropped_total(const struct decode *d);
+uint64_t decode_samples_blocks(const struct decode *d);
 
 /* -- Driver ------------------------------------------------------------------ */
 
@@ -187,5 +246,11 @@ const char *decode_op_name(unsigned op);
 
 /* Any thread. MAPPING record kind name: "VM", "PROTO", ... */
 const char *decode_rec_name(unsigned kind);
+
+/* Any thread. Sample state name: "interp", "c", "gc", ... ("?" if unknown). */
+const char *decode_state_name(unsigned state);
+
+/* Any thread. VM event sub-kind name: "ATTACH", ..., "TRACE_FLUSH". */
+const char *decode_vm_sub_name(unsigned sub);
 
 #endif

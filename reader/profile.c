@@ -219,6 +219,12 @@ struct vmst {
 	struct amap amap;
 };
 
+/* Sample-tree hash slot: (parent, frame) -> node; node 0 marks it empty. */
+struct sent {
+	uint64_t frame;
+	uint32_t parent, node;
+};
+
 /* Private state of a profile. */
 struct priv {
 	struct imap fnmap; /* identity hash -> first fn with that hash */
@@ -236,6 +242,20 @@ struct priv {
 	uint32_t site_val;
 	size_t nwarn_dropped;
 	uint64_t nodes_capped; /* calls past PROFILE_MAX_NODES */
+	/* Samples and traces. */
+	struct imap addrmap; /* CFUNC address -> fn */
+	struct sent *smap;   /* the sample tree's hash */
+	size_t smapcap, snodecap;
+	uint64_t snodes_capped; /* frames past PROFILE_MAX_NODES */
+	uint64_t *rawf;		/* one sample's frames */
+	uint64_t *lastf;	/* the previous sample's frames */
+	uint32_t *lastn;	/* and their nodes */
+	uint32_t nlast;
+	struct imap linemap; /* (fn + 1) << 40 | line -> line index */
+	size_t linecap, tracecap, hostcap;
+	struct imap abmap; /* hash of reason and message -> first abort */
+	uint32_t *abnext;  /* per abort: next with the same hash */
+	size_t abcap;
 };
 
 /* -- Warnings ------------------------------------------------------------------ */
@@ -696,7 +716,7 @@ static int do_switch(struct profile *p, struct vmst *v, struct decode_obj *o,
 	return 0;
 }
 
-/* -- Sink callbacks ------------------------------------------------------------ */
+/* -- Samples and traces -------------------------------------------------------- */
 
 /* Any thread. Keep a CLOCK pair. */
 static void clock_seen(struct profile *p, const struct decode_clock *c)
@@ -705,6 +725,381 @@ static void clock_seen(struct profile *p, const struct decode_clock *c)
 		p->clk_first = *c;
 	p->clk_last = *c;
 }
+
+/* Any thread. Make room for need elements of size elem in *arr (capacity
+** *cap, doubled); 0 or -ENOMEM. */
+static int grow(void *arr, size_t *cap, size_t need, size_t elem)
+{
+	void **a = arr;
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*a, n * elem);
+	if (!q)
+		return -ENOMEM;
+	*a = q;
+	*cap = n;
+	return 0;
+}
+
+/* Any thread. A TRACE record: a new entry in traces. */
+static int trace_add(struct profile *p, struct decode_obj *o)
+{
+	struct priv *pr = p->priv;
+	if (grow(&p->traces, &pr->tracecap, p->ntrace + 1, sizeof *p->traces))
+		return -ENOMEM;
+	struct profile_trace *t = &p->traces[p->ntrace];
+	memset(t, 0, sizeof *t);
+	t->id = o->id;
+	t->vm = o->vm;
+	t->traceno = o->u.trace.traceno;
+	t->fn = o->u.trace.proto->user_idx - 1;
+	t->line = o->u.trace.line;
+	t->root = o->u.trace.root;
+	o->user_idx = (uint32_t)++p->ntrace;
+	return 0;
+}
+
+/* Any thread. A HOSTSYM record: a new entry in hosts (its function is
+** chosen by profile_finish, once every CFUNC is known). */
+static int host_add(struct profile *p, struct decode_obj *o)
+{
+	struct priv *pr = p->priv;
+	if (grow(&p->hosts, &pr->hostcap, p->nhost + 1, sizeof *p->hosts))
+		return -ENOMEM;
+	struct profile_host *h = &p->hosts[p->nhost];
+	h->address = o->u.host.address;
+	h->flags = o->u.host.flags;
+	h->fn = UINT32_MAX;
+	h->name = strdup(o->u.host.name.s);
+	h->object = strdup(o->u.host.object.s);
+	if (!h->name || !h->object) {
+		free(h->name);
+		free(h->object);
+		return -ENOMEM;
+	}
+	o->user_idx = (uint32_t)++p->nhost;
+	return 0;
+}
+
+/* Any thread. Count one TRACE_ABORT with this reason and message. */
+static int abort_count(struct profile *p, uint64_t reason,
+		       const struct decode_str *msg)
+{
+	struct priv *pr = p->priv;
+	uint64_t h = hash_bytes(msg->s, msg->len) ^ mix(reason + 1);
+	h |= 1;
+	int64_t i = imap_get(&pr->abmap, h);
+	for (int64_t j = i; j >= 0;
+	     j = pr->abnext[j] == UINT32_MAX ? -1 : (int64_t)pr->abnext[j]) {
+		struct profile_abort *a = &p->aborts[j];
+		if (a->reason == reason && strlen(a->message) == msg->len &&
+		    memcmp(a->message, msg->s, msg->len) == 0) {
+			a->count++;
+			return 0;
+		}
+	}
+	size_t cap = pr->abcap;
+	if (grow(&p->aborts, &pr->abcap, p->nabort + 1, sizeof *p->aborts) ||
+	    grow(&pr->abnext, &cap, p->nabort + 1, sizeof *pr->abnext))
+		return -ENOMEM;
+	struct profile_abort *a = &p->aborts[p->nabort];
+	/* A message with a NUL in it is kept up to the NUL. */
+	if (!(a->message = strndup(msg->s, msg->len)))
+		return -ENOMEM;
+	a->reason = reason;
+	a->count = 1;
+	if (i >= 0) {
+		pr->abnext[p->nabort] = pr->abnext[i];
+		pr->abnext[i] = (uint32_t)p->nabort;
+	} else {
+		pr->abnext[p->nabort] = UINT32_MAX;
+		if (imap_put(&pr->abmap, h, (uint32_t)p->nabort) < 0) {
+			free(a->message);
+			return -ENOMEM;
+		}
+	}
+	p->nabort++;
+	return 0;
+}
+
+/* Any thread. Sample-tree slot hash of (parent, frame). */
+static inline size_t snode_hash(uint32_t parent, uint64_t frame)
+{
+	return (size_t)mix(frame ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull));
+}
+
+/* Any thread. The child of parent for frame, created when new; -1 when out
+** of memory. */
+static int64_t snode_get(struct profile *p, uint32_t parent, uint64_t frame)
+{
+	struct priv *pr = p->priv;
+	size_t mask = pr->smapcap - 1, i;
+	if (LIKELY(pr->smapcap)) {
+		for (i = snode_hash(parent, frame) & mask; pr->smap[i].node;
+		     i = (i + 1) & mask)
+			if (pr->smap[i].frame == frame &&
+			    pr->smap[i].parent == parent)
+				return pr->smap[i].node;
+	}
+	if (p->nsnode >= PROFILE_MAX_NODES) {
+		if (!pr->snodes_capped++)
+			add_warn(p,
+				 "sample tree cut at %u nodes: deeper frames "
+				 "are charged to their caller's stack",
+				 PROFILE_MAX_NODES);
+		return parent;
+	}
+	if (grow(&p->snodes, &pr->snodecap, p->nsnode + 1, sizeof *p->snodes))
+		return -1;
+	if ((p->nsnode + 1) * 2 > pr->smapcap) {
+		size_t cap = pr->smapcap ? pr->smapcap * 2 : 1024;
+		struct sent *e = calloc(cap, sizeof *e);
+		if (!e)
+			return -1;
+		for (size_t j = 0; j < pr->smapcap; j++) {
+			if (!pr->smap[j].node)
+				continue;
+			size_t k =
+			    snode_hash(pr->smap[j].parent, pr->smap[j].frame) &
+			    (cap - 1);
+			while (e[k].node)
+				k = (k + 1) & (cap - 1);
+			e[k] = pr->smap[j];
+		}
+		free(pr->smap);
+		pr->smap = e;
+		pr->smapcap = cap;
+		mask = cap - 1;
+	}
+	for (i = snode_hash(parent, frame) & mask; pr->smap[i].node;
+	     i = (i + 1) & mask)
+		;
+	uint32_t n = (uint32_t)p->nsnode++;
+	pr->smap[i].frame = frame;
+	pr->smap[i].parent = parent;
+	pr->smap[i].node = n;
+	p->snodes[n].parent = parent;
+	p->snodes[n].frame = frame;
+	p->snodes[n].samples = 0;
+	return n;
+}
+
+/* Frame of the sample tree. */
+#define SF(tag, v) ((tag) << PROFILE_SF_SHIFT | (uint64_t)(v))
+
+/* Any thread. One sample: counts, and its stack into the sample tree. */
+static int on_sample(void *ud, const struct decode_sample *sm)
+{
+	struct profile *p = ud;
+	struct priv *pr = p->priv;
+	struct vmst *v = sm->vmobj->user;
+	uint64_t *f = pr->rawf;
+	uint32_t n = 0, k = 0, i;
+	p->samples++;
+	p->state[sm->state]++;
+	v->pv->samples++;
+	/* The outermost interpreter frame (host frames are innermost first):
+	** the host frames outside it go before the Lua frames, the rest after,
+	** so that samples share their outer frames whatever runs inside. */
+	uint32_t vm = sm->nhost;
+	for (i = sm->nhost; i-- > 0;)
+		if (sm->host[i]->u.host.flags & FORMAT_HOST_VM) {
+			vm = i + 1;
+			break;
+		}
+	for (i = sm->nhost; i-- > vm;)
+		f[n++] = SF(PROFILE_SF_HOST, sm->host[i]->user_idx - 1);
+	for (i = sm->nlua; i-- > 0;) {
+		uint64_t line = sm->lua[i].line;
+		f[n++] = SF(PROFILE_SF_LUA,
+			    (uint64_t)(sm->lua[i].func->user_idx - 1) << 32 |
+				(line > UINT32_MAX ? UINT32_MAX : line));
+	}
+	for (i = vm; i-- > 0;)
+		f[n++] = SF(PROFILE_SF_HOST, sm->host[i]->user_idx - 1);
+	if (sm->trace) {
+		uint32_t t = sm->trace->user_idx - 1;
+		p->traces[t].samples++;
+		f[n++] = SF(PROFILE_SF_TRACE, t);
+	}
+	f[n++] = SF(PROFILE_SF_STATE, sm->state);
+	/* Samples in a loop share most of their stack with the one before:
+	** start below the common part. */
+	while (k < n && k < pr->nlast && pr->lastf[k] == f[k])
+		k++;
+	int64_t node = k ? pr->lastn[k - 1] : 0;
+	for (i = k; i < n; i++) {
+		if ((node = snode_get(p, (uint32_t)node, f[i])) < 0) {
+			pr->nlast = 0;
+			return -ENOMEM;
+		}
+		pr->lastf[i] = f[i];
+		pr->lastn[i] = (uint32_t)node;
+	}
+	pr->nlast = n;
+	p->snodes[node].samples++;
+	return 0;
+}
+
+/* Any thread. A SAMPLES block begins. */
+static int on_samples(void *ud, const struct decode_samples *h)
+{
+	struct profile *p = ud;
+	struct priv *pr = p->priv;
+	clock_seen(p, &h->clock);
+	if (!pr->rawf) {
+		pr->rawf = malloc(PROFILE_STACK_MAX * sizeof *pr->rawf);
+		pr->lastf = malloc(PROFILE_STACK_MAX * sizeof *pr->lastf);
+		pr->lastn = malloc(PROFILE_STACK_MAX * sizeof *pr->lastn);
+		if (!pr->rawf || !pr->lastf || !pr->lastn)
+			return -ENOMEM;
+	}
+	if (!p->nsnode) {
+		/* Node 0, the root. */
+		if (grow(&p->snodes, &pr->snodecap, 1, sizeof *p->snodes))
+			return -ENOMEM;
+		memset(&p->snodes[0], 0, sizeof p->snodes[0]);
+		p->nsnode = 1;
+	}
+	return 0;
+}
+
+/* Any thread. A SAMPLES block ends. */
+static int on_samples_done(void *ud, const struct decode_samples *h)
+{
+	struct profile *p = ud;
+	p->samples_dropped += h->dropped;
+	p->signals += h->signals;
+	return 0;
+}
+
+/* Any thread. A trace event. */
+static int trace_event(struct profile *p, const struct decode_event *ev)
+{
+	switch (ev->lo) {
+	case FORMAT_VM_TRACE_START: p->trace_starts++; break;
+	case FORMAT_VM_TRACE_STOP:
+		p->trace_stops++;
+		p->traces[ev->obj->user_idx - 1].stopped = 1;
+		break;
+	case FORMAT_VM_TRACE_ABORT:
+		p->trace_aborts++;
+		return abort_count(p, ev->reason, &ev->msg);
+	default: p->trace_flushes++; break;
+	}
+	return 0;
+}
+
+/* Any thread. Give each HOSTSYM its function: the C function at its
+** address, else a host function named after it. */
+static int hosts_resolve(struct profile *p)
+{
+	struct priv *pr = p->priv;
+	for (size_t i = 0; i < p->nhost; i++) {
+		struct profile_host *h = &p->hosts[i];
+		int64_t fn =
+		    h->address ? imap_get(&pr->addrmap, h->address) : -1;
+		if (fn < 0) {
+			const char *obj = h->object, *base = strrchr(obj, '/');
+			size_t nl = strlen(h->name), ol = strlen(obj);
+			size_t cap = nl + ol + 64;
+			char *key = malloc(cap), *name = malloc(cap);
+			if (!key || !name) {
+				free(key);
+				free(name);
+				return -ENOMEM;
+			}
+			if (nl)
+				snprintf(name, cap, "%s", h->name);
+			else
+				snprintf(name, cap, "[%s]",
+					 base ? base + 1 : obj);
+			size_t kl =
+			    key_join(key, cap, 'H', h->name, nl, obj, ol, 0);
+			fn = fn_get(p, key, kl, name, obj, 0, PROFILE_FN_HOST);
+			free(key);
+			free(name);
+			if (fn < 0)
+				return -ENOMEM;
+		}
+		h->fn = (uint32_t)fn;
+	}
+	return 0;
+}
+
+/* Any thread. Count the sample tree per function and line (see profile.h). */
+static int samples_count(struct profile *p)
+{
+	struct priv *pr = p->priv;
+	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	uint32_t *stamp = calloc(p->nfn ? p->nfn : 1, sizeof *stamp);
+	int rc = -ENOMEM;
+	if (!fr || !stamp)
+		goto out;
+	for (uint32_t n = 1; n < p->nsnode; n++) {
+		uint64_t c = p->snodes[n].samples;
+		if (!c)
+			continue;
+		size_t nf = profile_stack(p, n, PROFILE_VIEW_MERGED,
+					  PROFILE_ST_NOTRACE, fr);
+		for (size_t i = 0; i < nf; i++)
+			if (fr[i].kind == PROFILE_FR_FN &&
+			    stamp[fr[i].fn] != n) {
+				stamp[fr[i].fn] = n;
+				p->fns[fr[i].fn].samples_total += c;
+			}
+		/* Self: the innermost Lua frame, else the leaf. Line: the
+		** innermost PROTO frame. */
+		int64_t self = -1, lfn = -1;
+		uint64_t line = 0;
+		for (uint32_t m = n; m; m = p->snodes[m].parent) {
+			uint64_t f = p->snodes[m].frame;
+			if (f >> PROFILE_SF_SHIFT != PROFILE_SF_LUA)
+				continue;
+			uint32_t fn = (uint32_t)(f >> 32) &
+				      ((1u << (PROFILE_SF_SHIFT - 32)) - 1);
+			if (self < 0)
+				self = fn;
+			if (p->fns[fn].kind == PROFILE_FN_LUA) {
+				lfn = fn;
+				line = (uint32_t)f;
+				break;
+			}
+		}
+		if (self < 0 && nf && fr[nf - 1].kind == PROFILE_FR_FN)
+			self = fr[nf - 1].fn;
+		if (self >= 0)
+			p->fns[self].samples += c;
+		if (lfn >= 0) {
+			uint64_t key =
+			    ((uint64_t)lfn + 1) << 40 |
+			    (line > LINE_MAX_KEY ? LINE_MAX_KEY : line);
+			int64_t li = imap_get(&pr->linemap, key);
+			if (li < 0) {
+				if (grow(&p->lines, &pr->linecap, p->nline + 1,
+					 sizeof *p->lines) ||
+				    imap_put(&pr->linemap, key,
+					     (uint32_t)p->nline) < 0)
+					goto out;
+				li = (int64_t)p->nline++;
+				p->lines[li].fn = (uint32_t)lfn;
+				p->lines[li].line = line;
+				p->lines[li].samples = 0;
+			}
+			p->lines[li].samples += c;
+		}
+	}
+	rc = 0;
+out:
+	free(fr);
+	free(stamp);
+	return rc;
+}
+
+/* -- Sink callbacks ------------------------------------------------------------ */
 
 /* Any thread. INTRO block. */
 static int on_intro(void *ud, const struct decode_intro *in)
@@ -756,10 +1151,19 @@ static int on_record(void *ud, struct decode_obj *o)
 		v->pv->coroutines++;
 		p->coroutines++;
 		break;
+	case FORMAT_REC_TRACE: return trace_add(p, o);
+	case FORMAT_REC_HOSTSYM: return host_add(p, o);
 	default:
 		if ((fn = fn_for_obj(p, o)) < 0)
 			return -ENOMEM;
 		o->user_idx = (uint32_t)fn + 1;
+		/* Host frames at this address are this function. */
+		if (o->kind == FORMAT_REC_CFUNC && o->u.cfunc.address &&
+		    imap_get(&((struct priv *)p->priv)->addrmap,
+			     o->u.cfunc.address) < 0 &&
+		    imap_put(&((struct priv *)p->priv)->addrmap,
+			     o->u.cfunc.address, (uint32_t)fn) < 0)
+			return -ENOMEM;
 		break;
 	}
 	return 0;
@@ -966,10 +1370,12 @@ static int on_event(void *ud, const struct decode_event *ev)
 				pv->heap_attach = ev->heap;
 				v->has_attach_event = 1;
 			}
-		} else {
+		} else if (ev->lo == FORMAT_VM_DETACH) {
 			pv->heap_detach = ev->heap;
 			pv->has_detach = 1;
 			vm_close(p, v, t);
+		} else {
+			return trace_event(p, ev);
 		}
 		break;
 	}
@@ -1043,7 +1449,26 @@ void profile_free(struct profile *p)
 	}
 	for (size_t i = 0; i < p->nwarn; i++)
 		free(p->warnings[i]);
+	for (size_t i = 0; i < p->nhost; i++) {
+		free(p->hosts[i].name);
+		free(p->hosts[i].object);
+	}
+	for (size_t i = 0; i < p->nabort; i++)
+		free(p->aborts[i].message);
+	free(p->hosts);
+	free(p->aborts);
+	free(p->traces);
+	free(p->snodes);
+	free(p->lines);
 	if (pr) {
+		imap_free(&pr->addrmap);
+		imap_free(&pr->linemap);
+		imap_free(&pr->abmap);
+		free(pr->abnext);
+		free(pr->smap);
+		free(pr->rawf);
+		free(pr->lastf);
+		free(pr->lastn);
 		imap_free(&pr->fnmap);
 		imap_free(&pr->sitemap);
 		imap_free(&pr->nodemap);
@@ -1075,6 +1500,9 @@ void profile_sink(struct profile *p, struct decode_sink *sink)
 	sink->events = on_events;
 	sink->event = on_event;
 	sink->events_done = on_events_done;
+	sink->samples = on_samples;
+	sink->sample = on_sample;
+	sink->samples_done = on_samples_done;
 	sink->warn = on_warn;
 }
 
@@ -1118,9 +1546,19 @@ int profile_finish(struct profile *p)
 		p->duration_ns = p->clk_last.mono_ns - p->clk_first.mono_ns;
 	else if (last >= first && first != UINT64_MAX)
 		p->duration_ns = profile_ns(p, last - first);
+	/* Samples dropped after the last SAMPLES block reach only END. */
+	if (p->have_end && p->end.samples_dropped > p->samples_dropped) {
+		p->signals += p->end.samples_dropped - p->samples_dropped;
+		p->samples_dropped = p->end.samples_dropped;
+	}
+	int rc = 0;
+	if (hosts_resolve(p) < 0 || samples_count(p) < 0) {
+		add_warn(p, "out of memory counting the samples");
+		rc = -ENOMEM;
+	}
 	if (pr->nwarn_dropped)
 		add_warn(p, "%zu more warnings not shown", pr->nwarn_dropped);
-	return 0;
+	return rc;
 }
 
 /* Any thread. ts units to ns. */
@@ -1138,6 +1576,8 @@ static int cmp_fn(const void *a, const void *b, void *ud)
 	const struct profile_fn *y = &p->fns[*(const uint32_t *)b];
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
 	if (x->alloc_bytes != y->alloc_bytes)
 		return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
 	return strcmp(x->name, y->name);
@@ -1190,8 +1630,273 @@ const char *profile_kind_name(unsigned kind)
 	case PROFILE_FN_LUA: return "lua";
 	case PROFILE_FN_C: return "c";
 	case PROFILE_FN_FAST: return "fast";
+	case PROFILE_FN_HOST: return "host";
 	}
 	return "internal";
+}
+
+/* Any thread. qsort_r comparison: samples desc, total desc, name. */
+static int cmp_fn_samples(const void *a, const void *b, void *ud)
+{
+	const struct profile *p = ud;
+	const struct profile_fn *x = &p->fns[*(const uint32_t *)a];
+	const struct profile_fn *y = &p->fns[*(const uint32_t *)b];
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->samples_total != y->samples_total)
+		return x->samples_total > y->samples_total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Any thread. Functions with samples, sorted by samples; caller frees. */
+uint32_t *profile_sorted_fns_samples(const struct profile *p, size_t *n)
+{
+	uint32_t *ix = malloc((p->nfn ? p->nfn : 1) * sizeof *ix);
+	*n = 0;
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < p->nfn; i++)
+		if (p->fns[i].samples_total || p->fns[i].samples)
+			ix[(*n)++] = (uint32_t)i;
+	qsort_r(ix, *n, sizeof *ix, cmp_fn_samples, (void *)p);
+	return ix;
+}
+
+/* Any thread. qsort_r comparison: samples desc, then function, then line. */
+static int cmp_line(const void *a, const void *b, void *ud)
+{
+	const struct profile *p = ud;
+	const struct profile_line *x = &p->lines[*(const uint32_t *)a];
+	const struct profile_line *y = &p->lines[*(const uint32_t *)b];
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	int c = strcmp(p->fns[x->fn].name, p->fns[y->fn].name);
+	if (c)
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* Any thread. qsort_r comparison: samples desc, then definition order. */
+static int cmp_trace(const void *a, const void *b, void *ud)
+{
+	const struct profile *p = ud;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (p->traces[i].samples != p->traces[j].samples)
+		return p->traces[i].samples > p->traces[j].samples ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* Any thread. qsort_r comparison: count desc, reason, message. */
+static int cmp_abort(const void *a, const void *b, void *ud)
+{
+	const struct profile *p = ud;
+	const struct profile_abort *x = &p->aborts[*(const uint32_t *)a];
+	const struct profile_abort *y = &p->aborts[*(const uint32_t *)b];
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->reason != y->reason)
+		return x->reason < y->reason ? -1 : 1;
+	return strcmp(x->message, y->message);
+}
+
+/* Any thread. Indices 0..n-1 sorted with cmp; caller frees. */
+static uint32_t *sorted(const struct profile *p, size_t n,
+			int (*cmp)(const void *, const void *, void *))
+{
+	uint32_t *ix = malloc((n ? n : 1) * sizeof *ix);
+	if (!ix)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		ix[i] = (uint32_t)i;
+	qsort_r(ix, n, sizeof *ix, cmp, (void *)p);
+	return ix;
+}
+
+/* Any thread. Line indices sorted by samples; caller frees. */
+uint32_t *profile_sorted_lines(const struct profile *p)
+{
+	return sorted(p, p->nline, cmp_line);
+}
+
+/* Any thread. Trace indices sorted by samples; caller frees. */
+uint32_t *profile_sorted_traces(const struct profile *p)
+{
+	return sorted(p, p->ntrace, cmp_trace);
+}
+
+/* Any thread. Abort indices sorted by count; caller frees. */
+uint32_t *profile_sorted_aborts(const struct profile *p)
+{
+	return sorted(p, p->nabort, cmp_abort);
+}
+
+/* -- Sample stacks -------------------------------------------------------------- */
+
+/* A view under construction. */
+struct view {
+	const struct profile *p;
+	struct profile_frame *out;
+	size_t n;
+	unsigned flags;
+	int last_host; /* the last frame came from a host frame */
+};
+
+/* Any thread. Append host frame h. A C function seen as a Lua frame and,
+** next to it, as a host frame is one frame. */
+static void view_host(struct view *w, uint32_t h, int dedup)
+{
+	uint32_t fn = w->p->hosts[h].fn;
+	if (dedup && w->n && !w->last_host &&
+	    w->out[w->n - 1].kind == PROFILE_FR_FN && w->out[w->n - 1].fn == fn)
+		return;
+	struct profile_frame *f = &w->out[w->n++];
+	f->kind = PROFILE_FR_FN;
+	f->fn = fn;
+	f->line = 0;
+	f->idx = 0;
+	w->last_host = 1;
+}
+
+/* Any thread. Append Lua frame f (fn << 32 | line). */
+static void view_lua(struct view *w, uint64_t v, int dedup)
+{
+	uint32_t fn =
+	    (uint32_t)(v >> 32) & ((1u << (PROFILE_SF_SHIFT - 32)) - 1);
+	const struct profile_fn *pf = &w->p->fns[fn];
+	int line = (w->flags & PROFILE_ST_LINES) && pf->kind == PROFILE_FN_LUA;
+	if (dedup && !line && w->n && w->last_host &&
+	    w->out[w->n - 1].kind == PROFILE_FR_FN &&
+	    w->out[w->n - 1].fn == fn) {
+		w->last_host = 0; /* the same frame: keep one */
+		return;
+	}
+	struct profile_frame *f = &w->out[w->n++];
+	f->kind = line ? PROFILE_FR_LINE : PROFILE_FR_FN;
+	f->fn = fn;
+	f->line = line ? (uint32_t)v : 0;
+	f->idx = 0;
+	w->last_host = 0;
+}
+
+/* Any thread. The frames of node in view (see profile.h). */
+size_t profile_stack(const struct profile *p, uint32_t node, unsigned view,
+		     unsigned flags, struct profile_frame *out)
+{
+	/* The node's frames, outermost first (on the stack when short), then
+	** split: host frames in hv, Lua frames in lv, both outermost first. */
+	uint64_t buf[3 * 64], *raw = buf;
+	size_t depth = 0, i, nh = 0, nl = 0;
+	for (uint32_t m = node; m; m = p->snodes[m].parent)
+		depth++;
+	if (depth > 64 && !(raw = malloc(3 * depth * sizeof *raw)))
+		depth = 0; /* out of memory: an empty stack */
+	uint64_t *hv = raw + depth, *lv = hv + depth;
+	i = depth;
+	for (uint32_t m = node; m && i; m = p->snodes[m].parent)
+		raw[--i] = p->snodes[m].frame;
+	unsigned state = 0;
+	int64_t trace = -1, iv0 = -1, iv1 = -1;
+	for (i = 0; i < depth; i++) {
+		uint64_t tag = raw[i] >> PROFILE_SF_SHIFT;
+		uint64_t v = raw[i] & ((1ull << PROFILE_SF_SHIFT) - 1);
+		switch (tag) {
+		case PROFILE_SF_STATE: state = (unsigned)v; break;
+		case PROFILE_SF_HOST:
+			if (p->hosts[v].flags & FORMAT_HOST_VM) {
+				if (iv0 < 0)
+					iv0 = (int64_t)nh;
+				iv1 = (int64_t)nh;
+			}
+			hv[nh++] = v;
+			break;
+		case PROFILE_SF_LUA: lv[nl++] = v; break;
+		default: trace = (int64_t)v; break;
+		}
+	}
+	struct view w = {p, out, 0, flags, 0};
+	int want_trace = trace >= 0 && !(flags & PROFILE_ST_NOTRACE);
+	switch (view) {
+	case PROFILE_VIEW_HOST:
+		for (i = 0; i < nh; i++)
+			view_host(&w, (uint32_t)hv[i], 0);
+		want_trace = 0;
+		break;
+	case PROFILE_VIEW_LUA:
+		for (i = 0; i < nl; i++)
+			view_lua(&w, lv[i], 0);
+		break;
+	default:
+		if (iv0 < 0) {
+			/* No interpreter frame: with Lua frames, the host
+			** frames are C code they called, unwound up to
+			** compiled code (which has no unwind information):
+			** Lua frames, trace, host frames. */
+			for (i = 0; i < nl; i++)
+				view_lua(&w, lv[i], 1);
+			if (want_trace) {
+				out[w.n].kind = PROFILE_FR_TRACE;
+				out[w.n].fn = 0;
+				out[w.n].line = 0;
+				out[w.n++].idx = (uint32_t)trace;
+				w.last_host = 0;
+				want_trace = 0;
+			}
+			for (i = 0; i < nh; i++)
+				view_host(&w, (uint32_t)hv[i], 1);
+			break;
+		}
+		for (i = 0; i < (size_t)iv0; i++)
+			view_host(&w, (uint32_t)hv[i], 1);
+		if (!nl) /* no Lua frames: the interpreter stands */
+			view_host(&w, (uint32_t)hv[iv1], 1);
+		for (i = 0; i < nl; i++)
+			view_lua(&w, lv[i], 1);
+		if (want_trace) {
+			out[w.n].kind = PROFILE_FR_TRACE;
+			out[w.n].fn = 0;
+			out[w.n].line = 0;
+			out[w.n++].idx = (uint32_t)trace;
+			w.last_host = 0;
+			want_trace = 0;
+		}
+		for (i = (size_t)iv1 + 1; i < nh; i++)
+			view_host(&w, (uint32_t)hv[i], 1);
+		break;
+	}
+	if (want_trace) {
+		out[w.n].kind = PROFILE_FR_TRACE;
+		out[w.n].fn = 0;
+		out[w.n].line = 0;
+		out[w.n++].idx = (uint32_t)trace;
+	}
+	if (!w.n) {
+		out[0].kind = PROFILE_FR_STATE;
+		out[0].fn = 0;
+		out[0].line = 0;
+		out[0].idx = state;
+		w.n = 1;
+	}
+	if (raw != buf)
+		free(raw);
+	return w.n;
+}
+
+/* Any thread. A frame's name. */
+void profile_frame_name(const struct profile *p, const struct profile_frame *f,
+			char *buf, size_t len)
+{
+	switch (f->kind) {
+	case PROFILE_FR_FN: snprintf(buf, len, "%s", p->fns[f->fn].name); break;
+	case PROFILE_FR_LINE:
+		snprintf(buf, len, "%s:%llu", p->fns[f->fn].file,
+			 (unsigned long long)f->line);
+		break;
+	case PROFILE_FR_TRACE:
+		snprintf(buf, len, "trace %llu",
+			 (unsigned long long)p->traces[f->idx].traceno);
+		break;
+	default: snprintf(buf, len, "(%s)", decode_state_name(f->idx)); break;
+	}
 }
 
 /* -- One-call driver ------------------------------------------------------------ */
@@ -1225,7 +1930,10 @@ int profile_load(const char *path, unsigned flags, struct profile **out,
 		snprintf(err, errlen, "out of memory");
 	decode_free(d);
 	reader_close(r);
-	profile_finish(p);
+	if (profile_finish(p) < 0 && rc == 0) {
+		snprintf(err, errlen, "out of memory");
+		rc = -ENOMEM;
+	}
 	*out = p;
 	return rc;
 }

@@ -13,9 +13,12 @@ static const char check_usage[] =
     "usage: ljlog check [-q] FILE\n"
     "\n"
     "Verify an ljlog log: file magic, block headers and checksums, every ID\n"
-    "defined before use and never redefined, events well-formed and inside\n"
-    "their block, the END block present and its totals (events, blocks,\n"
-    "bytes) consistent.\n"
+    "defined before use, of the right kind and never redefined, events and\n"
+    "samples well-formed and inside their block (sample states known, frame\n"
+    "counts bounded, signals = count + dropped), the END block present and\n"
+    "its totals (events, blocks, bytes) consistent. END samples_dropped\n"
+    "below the sum of the SAMPLES blocks' dropped is corrupt; above it, a\n"
+    "warning (samples dropped after the last SAMPLES block).\n"
     "\n"
     "  -q, --quiet   print nothing, only set the exit status\n"
     "  -h, --help    this help\n"
@@ -112,21 +115,31 @@ int cli_check(int argc, char **argv)
 		    (unsigned long long)decode_events_total(d);
 		unsigned long long vms =
 		    (unsigned long long)decode_vms_total(d);
+		unsigned long long samples =
+		    (unsigned long long)decode_samples_total(d);
+		unsigned long long dropped =
+		    (unsigned long long)decode_dropped_total(d);
+		char sbuf[96] = "";
+		if (samples || dropped || decode_samples_blocks(d))
+			snprintf(sbuf, sizeof sbuf,
+				 ", %llu samples (%llu dropped)", samples,
+				 dropped);
 		switch (status) {
 		case CLI_OK:
 			printf(
 			    "%s: ok: complete, %llu blocks, %llu events, %llu "
-			    "VM%s%s\n",
+			    "VM%s%s%s\n",
 			    path, blocks, events, vms, vms == 1 ? "" : "s",
+			    sbuf,
 			    c.unknown ? ", unknown block kinds skipped" : "");
 			break;
 		case CLI_TRUNCATED:
 			printf("%s: truncated: %s\n", path, err);
 			printf(
-			    "%s: valid up to offset %llu: %llu events in the "
+			    "%s: valid up to offset %llu: %llu events%s in the "
 			    "complete blocks before it\n",
 			    path, (unsigned long long)reader_valid_end(r),
-			    events);
+			    events, sbuf);
 			break;
 		case CLI_CORRUPT: printf("%s: corrupt: %s\n", path, err); break;
 		default: cli_err("check", "%s", err); break;

@@ -18,9 +18,13 @@ static const char dump_usage[] =
     "\n"
     "Print every block of an ljlog log: offset, kind, length and a decoded\n"
     "summary (INTRO fields, one line per MAPPING record, the VM and event\n"
-    "count of EVENTS blocks, END totals).\n"
+    "count of EVENTS blocks, the VM, sample count, thread, signals and drops\n"
+    "of SAMPLES blocks, END totals).\n"
     "\n"
-    "  -v, --events    also print every event, decoded\n"
+    "  -v, --events    also print every event and every sample, decoded; a\n"
+    "                  sample is its time, state, trace, Lua frames\n"
+    "                  innermost first ('chunk:line' for Lua functions) and\n"
+    "                  host frames innermost first ('name+object')\n"
     "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
     "                  skipped unread\n"
     "  -f, --follow    keep printing blocks as a running program writes them;\n"
@@ -149,6 +153,21 @@ static int on_record(void *ud, struct decode_obj *o)
 		printf(" flags 0x%" PRIx64 "%s", o->u.co.flags,
 		       o->u.co.flags & FORMAT_CO_MAIN ? " (main)" : "");
 		break;
+	case FORMAT_REC_TRACE:
+		printf(" traceno %" PRIu64 " proto %u", o->u.trace.traceno,
+		       o->u.trace.proto->id);
+		obj_name(o->u.trace.proto);
+		printf(" line %" PRIu64 " root %" PRIu64, o->u.trace.line,
+		       o->u.trace.root);
+		break;
+	case FORMAT_REC_HOSTSYM:
+		printf(" address 0x%" PRIx64 " name ", o->u.host.address);
+		q(&o->u.host.name);
+		printf(" object ");
+		q(&o->u.host.object);
+		printf(" flags 0x%" PRIx64 "%s", o->u.host.flags,
+		       o->u.host.flags & FORMAT_HOST_VM ? " (vm)" : "");
+		break;
 	}
 	putchar('\n');
 	return 0;
@@ -196,12 +215,91 @@ static int on_event(void *ud, const struct decode_event *ev)
 		break;
 	case FORMAT_OP_SWITCH: printf(" coroutine %u", ev->id); break;
 	default:
-		printf(" %s heap %" PRIu64,
-		       ev->lo == FORMAT_VM_ATTACH ? "ATTACH" : "DETACH",
-		       ev->heap);
+		printf(" %s", decode_vm_sub_name(ev->lo));
+		switch (ev->lo) {
+		case FORMAT_VM_ATTACH:
+		case FORMAT_VM_DETACH:
+			printf(" heap %" PRIu64, ev->heap);
+			break;
+		case FORMAT_VM_TRACE_START:
+		case FORMAT_VM_TRACE_ABORT:
+			printf(" traceno %" PRIu64 " proto %u", ev->traceno,
+			       ev->id);
+			obj_name(ev->obj);
+			printf(" line %" PRIu64, ev->line);
+			if (ev->lo == FORMAT_VM_TRACE_ABORT) {
+				printf(" reason %" PRIu64 " ", ev->reason);
+				q(&ev->msg);
+			}
+			break;
+		case FORMAT_VM_TRACE_STOP:
+			printf(" trace %u traceno %" PRIu64, ev->id,
+			       ev->obj->u.trace.traceno);
+			break;
+		}
 		break;
 	}
 	putchar('\n');
+	return 0;
+}
+
+/* Main thread. A SAMPLES block begins. */
+static int on_samples(void *ud, const struct decode_samples *h)
+{
+	printf("  vm %u, %" PRIu64 " samples, base_ts %" PRIu64
+	       ", thread %" PRIu64 ", signals %" PRIu64 ", dropped %" PRIu64
+	       "\n",
+	       h->vm, h->count, h->base_ts, h->thread, h->signals, h->dropped);
+	clock_line("  ", &h->clock);
+	return 0;
+}
+
+/* Main thread. A Lua frame as 'chunk:line' or the function's name. */
+static void lua_frame(const struct decode_lua_frame *f)
+{
+	const struct decode_obj *o = f->func;
+	char buf[256];
+	switch (o->kind) {
+	case FORMAT_REC_PROTO:
+		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
+		printf("%s:%" PRIu64, buf, f->line);
+		break;
+	case FORMAT_REC_CFUNC:
+		if (o->u.cfunc.name.len)
+			printf("%s", o->u.cfunc.name.s);
+		else
+			printf("0x%" PRIx64, o->u.cfunc.address);
+		break;
+	default: printf("%s", o->u.ffunc.name.s); break;
+	}
+}
+
+/* Main thread. One sample (-v). */
+static int on_sample(void *ud, const struct decode_sample *s)
+{
+	printf("    ts %" PRIu64 " state %s", s->ts,
+	       decode_state_name(s->state));
+	if (s->trace)
+		printf(" trace %u (traceno %" PRIu64 ")", s->trace->id,
+		       s->trace->u.trace.traceno);
+	printf(" lua %u [", s->nlua);
+	for (uint32_t i = 0; i < s->nlua; i++) {
+		if (i)
+			fputs(", ", stdout);
+		lua_frame(&s->lua[i]);
+	}
+	printf("] host %u [", s->nhost);
+	for (uint32_t i = 0; i < s->nhost; i++) {
+		const struct decode_obj *h = s->host[i];
+		if (i)
+			fputs(", ", stdout);
+		if (h->u.host.name.len)
+			printf("%s", h->u.host.name.s);
+		else
+			printf("0x%" PRIx64, h->u.host.address);
+		printf("+%s", h->u.host.object.s);
+	}
+	fputs("]\n", stdout);
 	return 0;
 }
 
@@ -278,6 +376,8 @@ int cli_dump(int argc, char **argv)
 	sink.record = on_record;
 	sink.events = on_events;
 	sink.event = dp.events ? on_event : NULL;
+	sink.samples = on_samples;
+	sink.sample = dp.events ? on_sample : NULL;
 	sink.warn = on_warn;
 	if (decode_new(&dp.d, &sink) < 0) {
 		reader_close(r);

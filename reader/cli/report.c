@@ -20,6 +20,13 @@ static const char report_usage[] =
     "detach and computed), totals. A truncated log is reported up to where\n"
     "it ends, with a warning.\n"
     "\n"
+    "With timer samples: samples per function (self: the function is the\n"
+    "innermost Lua frame, or for a sample without Lua frames the innermost\n"
+    "host frame; total: anywhere in the merged stack), per line (the\n"
+    "innermost Lua function and the line it executes), per state; samples,\n"
+    "dropped, signals. With trace events: compiled traces (number, start,\n"
+    "root trace, samples running it), aborts grouped by reason, flushes.\n"
+    "\n"
     "  -j, --json      one JSON object instead of text\n"
     "  -n, --limit N   text: at most N functions and sites (default all)\n"
     "  -h, --help      this help\n"
@@ -29,10 +36,37 @@ static const char report_usage[] =
     "corruption is reported).\n";
 
 static const char folded_usage[] =
-    "usage: ljlog folded FILE\n"
+    "usage: ljlog folded [--calls | --lua | --host] [--lines] [--no-traces]\n"
+    "                    FILE\n"
     "\n"
-    "Print one line per call stack, 'outer;inner;leaf SELF_NS', the input\n"
-    "of flamegraph.pl. Exit status as for 'ljlog report'.\n";
+    "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
+    "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
+    "samples); a log without gives call stacks (COUNT: self time in ns).\n"
+    "\n"
+    "Sampled stacks merge each sample's host (C) and Lua stacks: the host\n"
+    "frames outside the outermost LuaJIT interpreter frame, then the Lua\n"
+    "frames, then the host frames inside the innermost interpreter frame\n"
+    "(C code called from Lua). Interpreter frames stand for the Lua frames\n"
+    "and are left out (a sample whose Lua stack could not be read keeps\n"
+    "one). A C function seen both as a Lua frame and as the host frame next\n"
+    "to it is printed once. A sample running compiled code gets a 'trace N'\n"
+    "frame on top of its Lua frames. A sample with Lua frames but no\n"
+    "interpreter frame prints its host frames on top of its Lua frames (and\n"
+    "trace): they are C code called from compiled code, unwound up to it\n"
+    "(compiled code has no unwind information). A sample with no frame at\n"
+    "all is '(STATE)', its state: (idle), (gc), ...\n"
+    "\n"
+    "  --calls       call stacks with self time from calls events (the\n"
+    "                default for a log without samples)\n"
+    "  --lua         Lua frames only (and the trace)\n"
+    "  --host        host frames only, as unwound (interpreter included)\n"
+    "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
+    "                not the function's first line\n"
+    "  --no-traces   no 'trace N' frames\n"
+    "  -h, --help    this help\n"
+    "\n"
+    "Characters ';', ' ' and newline in function names print as '_'.\n"
+    "Exit status as for 'ljlog report'.\n";
 
 /* -- Helpers ------------------------------------------------------------------- */
 
@@ -91,6 +125,109 @@ static void site_name(const struct profile *p, const struct profile_site *s,
 
 /* -- Text ---------------------------------------------------------------------- */
 
+/* Main thread. n as a percentage of total. */
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+/* Main thread. The samples section: totals, states, functions, lines. */
+static void text_samples(const struct profile *p, size_t limit)
+{
+	if (!p->samples && !p->signals)
+		return;
+	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
+	       " signals)\n",
+	       p->samples, p->samples_dropped, p->signals);
+	printf("  by state:\n");
+	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
+		if (p->state[i])
+			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
+			       decode_state_name(i), p->state[i],
+			       pct(p->state[i], p->samples));
+
+	size_t nf, n;
+	uint32_t *ix = profile_sorted_fns_samples(p, &nf);
+	n = limit && limit < nf ? limit : nf;
+	printf("  by function: %zu (self: innermost Lua frame; total: "
+	       "anywhere in the stack)\n",
+	       nf);
+	printf("%10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%",
+	       "function");
+	for (size_t i = 0; ix && i < n; i++) {
+		const struct profile_fn *f = &p->fns[ix[i]];
+		printf("%10" PRIu64 " %6.1f%% %10" PRIu64 " %6.1f%%  %s",
+		       f->samples, pct(f->samples, p->samples),
+		       f->samples_total, pct(f->samples_total, p->samples),
+		       f->name);
+		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
+		    f->file[0])
+			printf(" [%s]", f->file);
+		else if (f->kind == PROFILE_FN_FAST)
+			printf(" [builtin]");
+		putchar('\n');
+	}
+	if (n < nf)
+		printf("  ... %zu more (use -n 0)\n", nf - n);
+	free(ix);
+
+	ix = profile_sorted_lines(p);
+	n = limit && limit < p->nline ? limit : p->nline;
+	printf("  by line: %zu (innermost Lua function, line executing)\n",
+	       p->nline);
+	printf("%10s %7s  %s\n", "samples", "%", "line");
+	for (size_t i = 0; ix && i < n; i++) {
+		const struct profile_line *l = &p->lines[ix[i]];
+		const struct profile_fn *f = &p->fns[l->fn];
+		printf("%10" PRIu64 " %6.1f%%  %s:%" PRIu64 " (function %s)\n",
+		       l->samples, pct(l->samples, p->samples), f->file,
+		       l->line, f->name);
+	}
+	if (n < p->nline)
+		printf("  ... %zu more (use -n 0)\n", p->nline - n);
+	free(ix);
+}
+
+/* Main thread. The traces section: compiled traces, aborts, flushes. */
+static void text_traces(const struct profile *p, size_t limit)
+{
+	if (!p->ntrace && !p->trace_starts && !p->trace_aborts &&
+	    !p->trace_flushes)
+		return;
+	printf("\nTraces: %zu compiled, %" PRIu64 " started, %" PRIu64
+	       " aborted, %" PRIu64 " flush%s\n",
+	       p->ntrace, p->trace_starts, p->trace_aborts, p->trace_flushes,
+	       p->trace_flushes == 1 ? "" : "es");
+	uint32_t *ix = profile_sorted_traces(p);
+	size_t n = limit && limit < p->ntrace ? limit : p->ntrace;
+	printf("%8s %8s %10s  %s\n", "traceno", "root", "samples", "start");
+	for (size_t i = 0; ix && i < n; i++) {
+		const struct profile_trace *t = &p->traces[ix[i]];
+		printf("%8" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s:%" PRIu64
+		       "\n",
+		       t->traceno, t->root, t->samples, p->fns[t->fn].file,
+		       t->line);
+	}
+	if (n < p->ntrace)
+		printf("  ... %zu more (use -n 0)\n", p->ntrace - n);
+	free(ix);
+	if (!p->nabort)
+		return;
+	printf("  aborts by reason:\n");
+	printf("%8s %8s  %s\n", "count", "reason", "message");
+	ix = profile_sorted_aborts(p);
+	n = limit && limit < p->nabort ? limit : p->nabort;
+	for (size_t i = 0; ix && i < n; i++) {
+		const struct profile_abort *a = &p->aborts[ix[i]];
+		printf("%8" PRIu64 " %8" PRIu64 "  ", a->count, a->reason);
+		cli_quote(stdout, a->message, strlen(a->message));
+		putchar('\n');
+	}
+	if (n < p->nabort)
+		printf("  ... %zu more (use -n 0)\n", p->nabort - n);
+	free(ix);
+}
+
 /* Main thread. The text report. */
 static void text(const struct profile *p, const char *path, int rc,
 		 const char *err, size_t limit)
@@ -117,8 +254,10 @@ static void text(const struct profile *p, const char *path, int rc,
 	size_t n = p->nfn;
 	if (limit && limit < n)
 		n = limit;
-	printf("\nFunctions: %zu (sorted by self time, then alloc bytes)\n",
-	       p->nfn);
+	printf(
+	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
+	    "bytes)\n",
+	    p->nfn);
 	printf("%12s %12s %10s %9s %13s %9s %13s  %s\n", "self ms", "total ms",
 	       "calls", "allocs", "alloc bytes", "frees", "free bytes",
 	       "function");
@@ -129,7 +268,8 @@ static void text(const struct profile *p, const char *path, int rc,
 		       ms(p, f->self), ms(p, f->total), f->calls,
 		       f->alloc_count, f->alloc_bytes, f->free_count,
 		       f->free_bytes, f->name);
-		if (f->kind == PROFILE_FN_C && f->file[0])
+		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
+		    f->file[0])
 			printf(" [%s]", f->file);
 		else if (f->kind == PROFILE_FN_FAST)
 			printf(" [builtin]");
@@ -159,6 +299,9 @@ static void text(const struct profile *p, const char *path, int rc,
 		printf("  ... %zu more (use -n 0)\n", p->nsite - n);
 	free(ix);
 
+	text_samples(p, limit);
+	text_traces(p, limit);
+
 	printf("\nGC: %" PRIu64 " cycles, peak heap %" PRIu64 " bytes, %" PRIu64
 	       " GC events\n",
 	       p->gc.cycles, p->gc.peak_heap, p->gc.events);
@@ -167,9 +310,9 @@ static void text(const struct profile *p, const char *path, int rc,
 		       ms(p, p->gc.phase[i]));
 
 	printf("\nVMs: %zu\n", p->nvm);
-	printf("%6s %9s %11s %6s %13s %13s %13s %13s\n", "id", "thread",
-	       "events", "coros", "heap@attach", "heap@detach", "heap live",
-	       "peak");
+	printf("%6s %9s %11s %9s %6s %13s %13s %13s %13s\n", "id", "thread",
+	       "events", "samples", "coros", "heap@attach", "heap@detach",
+	       "heap live", "peak");
 	for (size_t i = 0; i < p->nvm; i++) {
 		const struct profile_vm *v = p->vms[i];
 		char det[24];
@@ -177,15 +320,15 @@ static void text(const struct profile *p, const char *path, int rc,
 			snprintf(det, sizeof det, "%" PRIu64, v->heap_detach);
 		else
 			snprintf(det, sizeof det, "-");
-		printf("%6u %9" PRIu64 " %11" PRIu64 " %6" PRIu64 " %13" PRIu64
-		       " %13s %13" PRId64 " %13" PRId64 "\n",
-		       v->id, v->thread, v->events, v->coroutines,
+		printf("%6u %9" PRIu64 " %11" PRIu64 " %9" PRIu64 " %6" PRIu64
+		       " %13" PRIu64 " %13s %13" PRId64 " %13" PRId64 "\n",
+		       v->id, v->thread, v->events, v->samples, v->coroutines,
 		       v->heap_attach, det, v->live, v->peak);
 	}
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
-	       " events, %" PRIu64 " calls\n",
-	       p->nvm, p->coroutines, p->events, t.calls);
+	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
+	       p->nvm, p->coroutines, p->events, t.calls, p->samples);
 	if (p->unmatched_exits)
 		printf("  %" PRIu64 " returns from frames entered before the "
 		       "profiler attached\n",
@@ -225,6 +368,14 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "events", p->events);
 	json_u64(&j, "calls", t.calls);
 	json_u64(&j, "unmatched_exits", p->unmatched_exits);
+	json_u64(&j, "samples", p->samples);
+	json_u64(&j, "samples_dropped", p->samples_dropped);
+	json_u64(&j, "signals", p->signals);
+	json_obj(&j, "states");
+	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
+		json_u64(&j, decode_state_name(i), p->state[i]);
+	json_close(&j, '}');
+	json_u64(&j, "trace_flushes", p->trace_flushes);
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);
@@ -263,6 +414,56 @@ static void json(const struct profile *p, int rc, const char *err)
 		json_u64(&j, "alloc_bytes", f->alloc_bytes);
 		json_u64(&j, "free_count", f->free_count);
 		json_u64(&j, "free_bytes", f->free_bytes);
+		json_u64(&j, "samples", f->samples);
+		json_u64(&j, "samples_total", f->samples_total);
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	free(ix);
+
+	ix = profile_sorted_lines(p);
+	json_arr(&j, "samples_by_line");
+	for (size_t i = 0; ix && i < p->nline; i++) {
+		const struct profile_line *l = &p->lines[ix[i]];
+		const struct profile_fn *f = &p->fns[l->fn];
+		json_obj(&j, NULL);
+		json_cstr(&j, "name", f->name);
+		json_cstr(&j, "file", f->file);
+		json_u64(&j, "line", l->line);
+		json_u64(&j, "samples", l->samples);
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	free(ix);
+
+	ix = profile_sorted_traces(p);
+	json_arr(&j, "traces");
+	for (size_t i = 0; ix && i < p->ntrace; i++) {
+		const struct profile_trace *t = &p->traces[ix[i]];
+		const char *file = p->fns[t->fn].file;
+		size_t len = strlen(file) + 32;
+		char *name = malloc(len);
+		if (name)
+			snprintf(name, len, "%s:%" PRIu64, file, t->line);
+		json_obj(&j, NULL);
+		json_u64(&j, "traceno", t->traceno);
+		json_cstr(&j, "name", name ? name : file);
+		free(name);
+		json_u64(&j, "root", t->root);
+		json_u64(&j, "samples", t->samples);
+		json_close(&j, '}');
+	}
+	json_close(&j, ']');
+	free(ix);
+
+	ix = profile_sorted_aborts(p);
+	json_arr(&j, "trace_aborts");
+	for (size_t i = 0; ix && i < p->nabort; i++) {
+		const struct profile_abort *a = &p->aborts[ix[i]];
+		json_obj(&j, NULL);
+		json_u64(&j, "reason", a->reason);
+		json_cstr(&j, "message", a->message);
+		json_u64(&j, "count", a->count);
 		json_close(&j, '}');
 	}
 	json_close(&j, ']');
@@ -294,6 +495,7 @@ static void json(const struct profile *p, int rc, const char *err)
 		json_u64(&j, "id", v->id);
 		json_u64(&j, "thread", v->thread);
 		json_u64(&j, "events", v->events);
+		json_u64(&j, "samples", v->samples);
 		json_u64(&j, "coroutines", v->coroutines);
 		json_u64(&j, "heap_attach", v->heap_attach);
 		if (v->has_detach)
@@ -397,54 +599,326 @@ int cli_report(int argc, char **argv)
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }
 
+/* -- Folded ------------------------------------------------------------------------ */
+
+/* Function names and files as folded prints them: ';', ' ' and newlines
+** as '_' (made once, copied per frame). */
+struct names {
+	char **name, **file;
+	size_t *nlen, *flen;
+	size_t n;
+};
+
+/* Main thread. A copy of s with ';', ' ' and newlines as '_'. */
+static char *clean(const char *s, size_t *len)
+{
+	char *c = strdup(s);
+	if (!c)
+		return NULL;
+	for (char *q = c; *q; q++)
+		if (*q == ';' || *q == ' ' || *q == '\n')
+			*q = '_';
+	*len = strlen(c);
+	return c;
+}
+
+/* Main thread. Free the names. */
+static void names_free(struct names *nm)
+{
+	for (size_t i = 0; i < nm->n; i++) {
+		free(nm->name[i]);
+		free(nm->file[i]);
+	}
+	free(nm->name);
+	free(nm->file);
+	free(nm->nlen);
+	free(nm->flen);
+}
+
+/* Main thread. The cleaned names of p's functions; 0 or -ENOMEM. */
+static int names_init(struct names *nm, const struct profile *p)
+{
+	size_t n = p->nfn ? p->nfn : 1;
+	nm->n = 0;
+	nm->name = calloc(n, sizeof *nm->name);
+	nm->file = calloc(n, sizeof *nm->file);
+	nm->nlen = calloc(n, sizeof *nm->nlen);
+	nm->flen = calloc(n, sizeof *nm->flen);
+	if (!nm->name || !nm->file || !nm->nlen || !nm->flen) {
+		names_free(nm);
+		return -ENOMEM;
+	}
+	for (; nm->n < p->nfn; nm->n++) {
+		size_t i = nm->n;
+		nm->name[i] = clean(p->fns[i].name, &nm->nlen[i]);
+		nm->file[i] = clean(p->fns[i].file, &nm->flen[i]);
+		if (!nm->name[i] || !nm->file[i]) {
+			nm->n++;
+			names_free(nm);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 /* Main thread. Print the call path of node n, outermost first; stack holds
 ** room for the path. */
-static void path(const struct profile *p, uint32_t n, uint32_t *stack)
+static void path(const struct profile *p, const struct names *nm, uint32_t n,
+		 uint32_t *stack)
 {
 	size_t depth = 0;
 	for (; n != 0; n = p->nodes[n].parent)
 		stack[depth++] = n;
 	while (depth--) {
-		const char *s = p->fns[p->nodes[stack[depth]].fn].name;
-		for (; *s; s++)
-			putchar(*s == ';' || *s == ' ' || *s == '\n' ? '_'
-								     : *s);
+		uint32_t fn = p->nodes[stack[depth]].fn;
+		fwrite(nm->name[fn], 1, nm->nlen[fn], stdout);
 		if (depth)
 			putchar(';');
 	}
 }
 
-/* Main thread. 'ljlog folded'. */
-int cli_folded(int argc, char **argv)
+/* Main thread. Call stacks with self time (--calls); 0 or -ENOMEM. */
+static int folded_calls(const struct profile *p)
 {
-	if (argc == 2 &&
-	    (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(folded_usage, stdout);
-		return CLI_OK;
-	}
-	if (argc != 2 || argv[1][0] == '-') {
-		if (argc == 2)
-			cli_err("folded", "unknown option '%s'", argv[1]);
-		else
-			cli_err("folded", "one FILE wanted");
-		fputs(folded_usage, stderr);
-		return CLI_USAGE;
-	}
-	struct profile *p;
-	char err[512];
-	int rc, st = load("folded", argv[1], PROFILE_CALLTREE, &p, &rc, err,
-			  sizeof err, 1);
-	if (st >= 0)
-		return st;
+	struct names nm;
+	if (names_init(&nm, p) < 0)
+		return -ENOMEM;
 	uint32_t *stack = malloc(p->nnode * sizeof *stack);
 	for (uint32_t n = 1; stack && n < p->nnode; n++) {
 		uint64_t ns = profile_ns(p, p->nodes[n].self);
 		if (!ns)
 			continue;
-		path(p, n, stack);
+		path(p, &nm, n, stack);
 		printf(" %" PRIu64 "\n", ns);
 	}
 	free(stack);
+	names_free(&nm);
+	return 0;
+}
+
+/* A growing string. */
+struct sbuf {
+	char *b;
+	size_t len, cap;
+};
+
+/* Main thread. Append s[0..n); 0 or -ENOMEM. */
+static int sb_put(struct sbuf *sb, const char *s, size_t n)
+{
+	if (sb->len + n > sb->cap) {
+		size_t cap = sb->cap ? sb->cap * 2 : 4096;
+		while (cap < sb->len + n)
+			cap *= 2;
+		char *b = realloc(sb->b, cap);
+		if (!b)
+			return -ENOMEM;
+		sb->b = b;
+		sb->cap = cap;
+	}
+	memcpy(sb->b + sb->len, s, n);
+	sb->len += n;
+	return 0;
+}
+
+/* Distinct printed stacks: samples that differ only in what the view
+** leaves out print the same line, counted once. */
+struct line {
+	char *s;
+	size_t len;
+	uint64_t hash, count;
+};
+
+struct lines {
+	struct line *v; /* in first-seen order */
+	size_t n, cap;
+	uint32_t *slot; /* hash slots: index + 1, 0 empty */
+	size_t nslot;
+};
+
+/* Main thread. Add count to the line s[0..len) (copied when new); 0 or
+** -ENOMEM. */
+static int lines_add(struct lines *t, const char *s, size_t len, uint64_t count)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	if ((t->n + 1) * 2 > t->nslot) {
+		size_t ns = t->nslot ? t->nslot * 2 : 1024;
+		uint32_t *sl = calloc(ns, sizeof *sl);
+		if (!sl)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->n; i++) {
+			size_t k = t->v[i].hash & (ns - 1);
+			while (sl[k])
+				k = (k + 1) & (ns - 1);
+			sl[k] = (uint32_t)i + 1;
+		}
+		free(t->slot);
+		t->slot = sl;
+		t->nslot = ns;
+	}
+	size_t k = h & (t->nslot - 1);
+	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
+		struct line *l = &t->v[t->slot[k] - 1];
+		if (l->hash == h && l->len == len && !memcmp(l->s, s, len)) {
+			l->count += count;
+			return 0;
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		struct line *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	struct line *l = &t->v[t->n];
+	if (!(l->s = malloc(len ? len : 1)))
+		return -ENOMEM;
+	memcpy(l->s, s, len);
+	l->len = len;
+	l->hash = h;
+	l->count = count;
+	t->slot[k] = (uint32_t)++t->n;
+	return 0;
+}
+
+/* Main thread. Sampled stacks in view (PROFILE_ST_* flags); 0 or -ENOMEM. */
+static int folded_samples(const struct profile *p, unsigned view,
+			  unsigned flags)
+{
+	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	struct lines t = {0};
+	struct sbuf sb = {0};
+	struct names nm;
+	int rc = -ENOMEM;
+	if (names_init(&nm, p) < 0) {
+		free(fr);
+		return -ENOMEM;
+	}
+	if (!fr)
+		goto out;
+	for (uint32_t n = 1; n < p->nsnode; n++) {
+		uint64_t c = p->snodes[n].samples;
+		if (!c)
+			continue;
+		size_t nf = profile_stack(p, n, view, flags, fr);
+		sb.len = 0;
+		for (size_t i = 0; i < nf; i++) {
+			const struct profile_frame *f = &fr[i];
+			char name[64];
+			int e = i ? sb_put(&sb, ";", 1) : 0;
+			switch (f->kind) {
+			case PROFILE_FR_FN:
+				e |=
+				    sb_put(&sb, nm.name[f->fn], nm.nlen[f->fn]);
+				break;
+			case PROFILE_FR_LINE:
+				e |=
+				    sb_put(&sb, nm.file[f->fn], nm.flen[f->fn]);
+				snprintf(name, sizeof name, ":%" PRIu64,
+					 f->line);
+				e |= sb_put(&sb, name, strlen(name));
+				break;
+			default:
+				profile_frame_name(p, f, name, sizeof name);
+				e |= sb_put(&sb, name, strlen(name));
+				break;
+			}
+			if (e)
+				goto out;
+		}
+		if (lines_add(&t, sb.b, sb.len, c) < 0)
+			goto out;
+	}
+	for (size_t i = 0; i < t.n; i++) {
+		fwrite(t.v[i].s, 1, t.v[i].len, stdout);
+		printf(" %" PRIu64 "\n", t.v[i].count);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < t.n; i++)
+		free(t.v[i].s);
+	free(t.v);
+	free(t.slot);
+	free(sb.b);
+	free(fr);
+	names_free(&nm);
+	return rc;
+}
+
+/* Main thread. 'ljlog folded'. */
+int cli_folded(int argc, char **argv)
+{
+	enum { O_CALLS = 256, O_LUA, O_HOST, O_LINES, O_NOTRACES };
+	static const struct option lo[] = {
+	    {"calls", no_argument, NULL, O_CALLS},
+	    {"lua", no_argument, NULL, O_LUA},
+	    {"host", no_argument, NULL, O_HOST},
+	    {"lines", no_argument, NULL, O_LINES},
+	    {"no-traces", no_argument, NULL, O_NOTRACES},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int calls = 0, view = -1, o;
+	unsigned flags = 0;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		switch (o) {
+		case O_CALLS: calls = 1; break;
+		case O_LUA:
+		case O_HOST: {
+			int v =
+			    o == O_LUA ? PROFILE_VIEW_LUA : PROFILE_VIEW_HOST;
+			if (view >= 0 && view != v) {
+				cli_err("folded", "--lua and --host exclude "
+						  "each other");
+				return CLI_USAGE;
+			}
+			view = v;
+			break;
+		}
+		case O_LINES: flags |= PROFILE_ST_LINES; break;
+		case O_NOTRACES: flags |= PROFILE_ST_NOTRACE; break;
+		case 'h': fputs(folded_usage, stdout); return CLI_OK;
+		default:
+			cli_err("folded", "unknown option '%s'",
+				argv[optind - 1]);
+			fputs(folded_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (calls && (view >= 0 || flags)) {
+		cli_err("folded", "--calls takes no sample option (--lua, "
+				  "--host, --lines, --no-traces)");
+		return CLI_USAGE;
+	}
+	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
+	if (!path)
+		return CLI_USAGE;
+	/* The call tree is only needed for --calls, or for the default on a
+	** log that turns out to have no samples. */
+	int sampling = view >= 0 || flags;
+	struct profile *p;
+	char err[512];
+	int rc, st = load("folded", path, sampling ? 0 : PROFILE_CALLTREE, &p,
+			  &rc, err, sizeof err, 1);
+	if (st >= 0)
+		return st;
+	int e = 0;
+	if (calls || (!sampling && !p->samples))
+		e = folded_calls(p);
+	else if (!p->samples)
+		cli_err("folded", "no samples in %s (try --calls)", path);
+	else
+		e = folded_samples(
+		    p, view >= 0 ? (unsigned)view : PROFILE_VIEW_MERGED, flags);
+	if (e < 0) {
+		cli_err("folded", "out of memory");
+		profile_free(p);
+		return CLI_USAGE;
+	}
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }

@@ -126,7 +126,7 @@ void lblog_end(struct lblog *l)
 	lb_uleb(&p, l->events);
 	lb_uleb(&p, l->blocks);
 	lb_uleb(&p, l->file.len);
-	lb_uleb(&p, 0);
+	lb_uleb(&p, l->samples_dropped);
 	lb_uleb(&p, l->vms);
 	clock3(l, &p, l->clock);
 	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
@@ -216,6 +216,30 @@ void map_co(struct lbmap *m, uint64_t id, uint64_t flags)
 {
 	lb_u8(&m->p, FORMAT_REC_COROUTINE);
 	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, flags);
+}
+
+/* Test thread. TRACE record. */
+void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
+	       uint64_t line, uint64_t root)
+{
+	lb_u8(&m->p, FORMAT_REC_TRACE);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, traceno);
+	lb_uleb(&m->p, proto);
+	lb_uleb(&m->p, line);
+	lb_uleb(&m->p, root);
+}
+
+/* Test thread. HOSTSYM record. */
+void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
+		 const char *object, uint64_t flags)
+{
+	lb_u8(&m->p, FORMAT_REC_HOSTSYM);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, addr);
+	lb_str(&m->p, name);
+	lb_str(&m->p, object);
 	lb_uleb(&m->p, flags);
 }
 
@@ -335,6 +359,50 @@ void ev_vm(struct lbev *e, unsigned sub, uint64_t heap, uint64_t dt)
 	e->count++;
 }
 
+/* Test thread. VM TRACE_START. */
+void ev_trace_start(struct lbev *e, uint64_t traceno, uint64_t proto,
+		    uint64_t line, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_VM << FORMAT_OP_SHIFT | FORMAT_VM_TRACE_START);
+	lb_uleb(&e->p, traceno);
+	lb_uleb(&e->p, proto);
+	lb_uleb(&e->p, line);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. VM TRACE_STOP. */
+void ev_trace_stop(struct lbev *e, uint64_t trace, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_VM << FORMAT_OP_SHIFT | FORMAT_VM_TRACE_STOP);
+	lb_uleb(&e->p, trace);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. VM TRACE_ABORT. */
+void ev_trace_abort(struct lbev *e, uint64_t traceno, uint64_t proto,
+		    uint64_t line, uint64_t reason, const char *msg,
+		    uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_VM << FORMAT_OP_SHIFT | FORMAT_VM_TRACE_ABORT);
+	lb_uleb(&e->p, traceno);
+	lb_uleb(&e->p, proto);
+	lb_uleb(&e->p, line);
+	lb_uleb(&e->p, reason);
+	lb_str(&e->p, msg);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
+/* Test thread. VM TRACE_FLUSH. */
+void ev_trace_flush(struct lbev *e, uint64_t dt)
+{
+	lb_u8(&e->p, FORMAT_OP_VM << FORMAT_OP_SHIFT | FORMAT_VM_TRACE_FLUSH);
+	lb_uleb(&e->p, dt);
+	e->count++;
+}
+
 /* Test thread. Append an EVENTS block. */
 void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 		  struct lbev *e)
@@ -353,4 +421,61 @@ void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 	e->count = 0;
 	e->slot = 0;
 	e->addr = 0;
+}
+
+/* -- SAMPLES ------------------------------------------------------------------------ */
+
+/* Test thread. Start a samples payload. */
+void sam_begin(struct lbsam *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+/* Test thread. One sample. */
+void sam_add(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
+	     uint64_t nlua, const uint64_t *lua, uint64_t nhost,
+	     const uint64_t *host)
+{
+	lb_uleb(&s->p, dt);
+	lb_u8(&s->p, state);
+	lb_uleb(&s->p, trace);
+	lb_uleb(&s->p, nlua);
+	for (uint64_t i = 0; i < nlua; i++) {
+		lb_uleb(&s->p, lua[2 * i]);
+		lb_uleb(&s->p, lua[2 * i + 1]);
+	}
+	lb_uleb(&s->p, nhost);
+	for (uint64_t i = 0; i < nhost; i++)
+		lb_uleb(&s->p, host[i]);
+	s->count++;
+}
+
+/* Test thread. Append a SAMPLES block with every header field given. */
+void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
+		       uint64_t base_ts, uint64_t thread, uint64_t signals,
+		       uint64_t dropped, struct lbsam *s)
+{
+	struct lb p = {0};
+	lb_uleb(&p, vm);
+	lb_uleb(&p, count);
+	lb_uleb(&p, base_ts);
+	l->clock += 1000;
+	clock3(l, &p, l->clock);
+	lb_uleb(&p, thread);
+	lb_uleb(&p, signals);
+	lb_uleb(&p, dropped);
+	lb_bytes(&p, s->p.buf, s->p.len);
+	lblog_block(l, FORMAT_KIND_SAMPLES, p.buf, p.len);
+	l->samples_dropped += dropped;
+	lb_free(&p);
+	lb_free(&s->p);
+	s->count = 0;
+}
+
+/* Test thread. Append a SAMPLES block. */
+void lblog_samples(struct lblog *l, uint64_t vm, uint64_t base_ts,
+		   uint64_t thread, uint64_t dropped, struct lbsam *s)
+{
+	lblog_samples_raw(l, vm, s->count, base_ts, thread, s->count + dropped,
+			  dropped, s);
 }

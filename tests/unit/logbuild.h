@@ -26,10 +26,11 @@ void lb_free(struct lb *b);
 /* A log: the file bytes and the totals END needs. */
 struct lblog {
 	struct lb file;
-	uint64_t blocks;      /* blocks written */
-	uint64_t events;      /* events in EVENTS blocks */
-	uint64_t vms;	      /* VM records */
-	uint64_t clock;	      /* next CLOCK counter */
+	uint64_t blocks;	  /* blocks written */
+	uint64_t events;	  /* events in EVENTS blocks */
+	uint64_t samples_dropped; /* dropped in SAMPLES blocks */
+	uint64_t vms;		  /* VM records */
+	uint64_t clock;		  /* next CLOCK counter */
 	uint64_t clock_scale; /* CLOCK monotonic_ns = counter * clock_scale */
 	uint64_t ts_shift;    /* INTRO fields */
 	uint64_t counter_kind;
@@ -58,10 +59,16 @@ void lblog_free(struct lblog *l);
 void lblog_block(struct lblog *l, unsigned kind, const void *payload,
 		 size_t len);
 
-/* Append a standard INTRO (version 1, pid, counter in ns, CLOCK). */
+/* SAMPLES payload under construction (samples only; header added later). */
+struct lbsam {
+	struct lb p;
+	uint64_t count;
+};
+
+/* Append a standard INTRO (FORMAT_VERSION, pid, counter in ns, CLOCK). */
 void lblog_intro(struct lblog *l, uint64_t pid);
 
-/* Append an END with correct totals. */
+/* Append an END with correct totals (samples_dropped: the SAMPLES blocks'). */
 void lblog_end(struct lblog *l);
 
 /* Write to a fresh temporary file; returns its path (static buffer). */
@@ -79,6 +86,10 @@ void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
 		   const char *name);
 void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
+void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
+	       uint64_t line, uint64_t root);
+void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
+		 const char *object, uint64_t flags);
 void lblog_mapping(struct lblog *l, struct lbmap *m);
 
 /* Events, with absolute slots and addresses (the builder makes deltas). */
@@ -94,9 +105,33 @@ void ev_realloc(struct lbev *e, unsigned site_kind, uint64_t site,
 void ev_gc(struct lbev *e, unsigned phase, uint64_t heap, uint64_t dt);
 void ev_switch(struct lbev *e, uint64_t co, uint64_t dt);
 void ev_vm(struct lbev *e, unsigned sub, uint64_t heap, uint64_t dt);
+void ev_trace_start(struct lbev *e, uint64_t traceno, uint64_t proto,
+		    uint64_t line, uint64_t dt);
+void ev_trace_stop(struct lbev *e, uint64_t trace, uint64_t dt);
+void ev_trace_abort(struct lbev *e, uint64_t traceno, uint64_t proto,
+		    uint64_t line, uint64_t reason, const char *msg,
+		    uint64_t dt);
+void ev_trace_flush(struct lbev *e, uint64_t dt);
 
 /* Append an EVENTS block: vm, count, base_ts, CLOCK, then the events. */
 void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 		  struct lbev *e);
+
+/* Samples. lua: nlua (func, line) pairs, innermost first; host: nhost
+** HOSTSYM IDs, innermost first. */
+void sam_begin(struct lbsam *s);
+void sam_add(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
+	     uint64_t nlua, const uint64_t *lua, uint64_t nhost,
+	     const uint64_t *host);
+
+/* Append a SAMPLES block: vm, count, base_ts, CLOCK, thread, signals
+** (count + dropped), dropped, then the samples. */
+void lblog_samples(struct lblog *l, uint64_t vm, uint64_t base_ts,
+		   uint64_t thread, uint64_t dropped, struct lbsam *s);
+
+/* The same with every header field given (count and signals too). */
+void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
+		       uint64_t base_ts, uint64_t thread, uint64_t signals,
+		       uint64_t dropped, struct lbsam *s);
 
 #endif

@@ -1,7 +1,12 @@
 /*
 ** Synthetic ljlog log generator, to measure the reader (not a test).
-** usage: mklog OUT.ljlog [EVENTS] -- a call-heavy mix with allocations,
-** frees and GC events, 64k events a block, deterministic.
+** usage: mklog OUT.ljlog [EVENTS [SAMPLES]] -- a call-heavy mix with
+** allocations, frees and GC events, 64k events a block; then SAMPLES timer
+** samples, 4096 a block, of stacks that wander like a program's (Lua depth
+** up to 16, host frames around the interpreter, a third in traces; a
+** quarter of the samples in a new place, the others at another line of the
+** same function).
+** Deterministic.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +14,12 @@
 
 #include "logbuild.h"
 
-#define NFUNC	  200
-#define PER_BLOCK 65536
+#define NFUNC	     200
+#define PER_BLOCK    65536
+#define NHOST	     40	 /* HOSTSYM IDs 1000.. (1000: the interpreter) */
+#define NTRACE	     100 /* TRACE IDs 2000.. */
+#define SAMPLE_BLOCK 4096
+#define SDEPTH	     16 /* Lua frames in a sample at most */
 
 /* Generator state: xorshift random numbers. */
 static uint64_t rng = 88172645463325252ull;
@@ -28,10 +37,11 @@ static uint64_t rnd(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: mklog OUT.ljlog [EVENTS]\n");
+		fprintf(stderr, "usage: mklog OUT.ljlog [EVENTS [SAMPLES]]\n");
 		return 2;
 	}
 	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000;
+	uint64_t nsamples = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
 	FILE *f = fopen(argv[1], "wb");
 	if (!f) {
 		perror(argv[1]);
@@ -56,6 +66,18 @@ int main(int argc, char **argv)
 				  2);
 		}
 	}
+	map_hostsym(&m, 1000, 0x400000, "(luajit interpreter)",
+		    "/usr/lib/libluajit-5.1.so.2", FORMAT_HOST_VM);
+	for (int i = 1; i < NHOST; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "host_fn_%d", i);
+		map_hostsym(&m, 1000 + (uint64_t)i,
+			    0x500000 + 0x100 * (uint64_t)i, name,
+			    i < 20 ? "/usr/bin/app" : "/lib/libc.so.6", 0);
+	}
+	for (int i = 0; i < NTRACE; i++)
+		map_trace(&m, 2000 + (uint64_t)i, 1 + (uint64_t)i,
+			  10 + (uint64_t)(i * 7 % NFUNC / 10 * 10), 3, 0);
 	lblog_mapping(&l, &m);
 
 	uint64_t ts = 0, done = 0, addr = 0x10000000, live[256], stack[48];
@@ -107,13 +129,95 @@ int main(int argc, char **argv)
 		l.file.len = flushed = 0;
 		l.clock = ts + 1000;
 	}
+	/* Samples: a stack that wanders between samples; a frame's line is
+	** its call site, fixed while its callee runs, the innermost one's
+	** changes from sample to sample. */
+	uint64_t sdone = 0, lua[2 * SDEPTH], host[8];
+	int sdepth = 1;
+	lua[0] = 10;
+	lua[1] = 1;
+	while (sdone < nsamples) {
+		struct lbsam s;
+		uint64_t base = ts;
+		sam_begin(&s);
+		while (s.count < SAMPLE_BLOCK && sdone + s.count < nsamples) {
+			uint64_t r = rnd();
+			/* A quarter of the samples find the program elsewhere;
+			** the rest in the same function, at one of 8 lines. */
+			for (int k = (r >> 3) % 4 ? 0 : (int)(r & 7); k > 0;
+			     k--) {
+				uint64_t q = rnd();
+				if ((q & 1) && sdepth < SDEPTH) {
+					uint64_t caller = lua[2 * sdepth - 2];
+					/* Mostly the same callee. */
+					uint64_t pick = (q >> 8) % 8 < 6
+							    ? 0
+							    : 1 + (q >> 11) % 2;
+					uint64_t callee =
+					    10 + (caller * 31 + pick) % NFUNC;
+					lua[2 * sdepth - 1] =
+					    1 + (caller * 7 + callee) % 50;
+					lua[2 * sdepth] = callee;
+					sdepth++;
+				} else if (sdepth > 1) {
+					sdepth--;
+				}
+			}
+			/* Innermost first in the log: build it reversed. */
+			uint64_t rev[2 * SDEPTH];
+			lua[2 * sdepth - 1] = 1 + (r >> 20) % 8;
+			for (int i = 0; i < sdepth; i++) {
+				rev[2 * i] = lua[2 * (sdepth - 1 - i)];
+				rev[2 * i + 1] = lua[2 * (sdepth - 1 - i) + 1];
+			}
+			unsigned kind = (unsigned)((r >> 8) % 100);
+			uint64_t dt = 1000 + (r >> 40) % 64;
+			if (kind < 33) {
+				sam_add(&s, dt, FORMAT_STATE_TRACE,
+					2000 + lua[2 * sdepth - 2] % NTRACE,
+					(uint64_t)sdepth, rev, 0, NULL);
+			} else if (kind < 36) {
+				host[0] = 1000 + 1 + (r >> 30) % (NHOST - 1);
+				host[1] = 1002;
+				host[2] = 1001;
+				sam_add(&s, dt, FORMAT_STATE_IDLE, 0, 0, NULL,
+					3, host);
+			} else {
+				/* C code called from Lua: one of 6 call chains. */
+				int inner =
+				    kind < 50 ? 1 + (int)((r >> 50) % 3) : 0;
+				int nh = 0;
+				for (int i = 0; i < inner; i++)
+					host[nh++] =
+					    1000 + 20 +
+					    lua[2 * sdepth - 2] % 6 * 3 +
+					    (uint64_t)i;
+				host[nh++] = 1000;
+				host[nh++] = 1003;
+				host[nh++] = 1002;
+				host[nh++] = 1001;
+				sam_add(&s, dt,
+					inner ? FORMAT_STATE_C
+					      : FORMAT_STATE_INTERP,
+					0, (uint64_t)sdepth, rev, (uint64_t)nh,
+					host);
+			}
+			ts += dt;
+		}
+		sdone += s.count;
+		lblog_samples(&l, 1, base, 1, s.count / 64, &s);
+		fwrite(l.file.buf + flushed, 1, l.file.len - flushed, f);
+		l.file.len = flushed = 0;
+		l.clock = ts + 1000;
+	}
+
 	/* END's bytes field is the file offset, known only to f. */
 	long end_off = ftell(f);
 	struct lb p = {0};
 	lb_uleb(&p, l.events);
 	lb_uleb(&p, l.blocks);
 	lb_uleb(&p, (uint64_t)end_off);
-	lb_uleb(&p, 0);
+	lb_uleb(&p, l.samples_dropped);
 	lb_uleb(&p, 1);
 	lb_uleb(&p, l.clock);
 	lb_uleb(&p, l.clock);
@@ -126,7 +230,8 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	printf("%s: %llu events, %ld bytes\n", argv[1],
-	       (unsigned long long)total, end_off);
+	printf("%s: %llu events, %llu samples, %ld bytes\n", argv[1],
+	       (unsigned long long)total, (unsigned long long)nsamples,
+	       end_off);
 	return 0;
 }

@@ -230,6 +230,7 @@ Test(format, block_kinds)
 	cr_assert_eq(value_of(&hd, "END"), FORMAT_KIND_END);
 	cr_assert_eq(value_of(&hd, "MAPPING"), FORMAT_KIND_MAPPING);
 	cr_assert_eq(value_of(&hd, "EVENTS"), FORMAT_KIND_EVENTS);
+	cr_assert_eq(value_of(&hd, "SAMPLES"), FORMAT_KIND_SAMPLES);
 	/* The codec's name table knows exactly these kinds. */
 	for (unsigned k = 0; k < 256; k++) {
 		const char *n = blocks_kind_name(k);
@@ -290,12 +291,39 @@ Test(format, record_kinds)
 	cr_assert_eq(value_of(&hd, "CFUNC"), FORMAT_REC_CFUNC);
 	cr_assert_eq(value_of(&hd, "FFUNC"), FORMAT_REC_FFUNC);
 	cr_assert_eq(value_of(&hd, "COROUTINE"), FORMAT_REC_COROUTINE);
+	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_REC_TRACE);
+	cr_assert_eq(value_of(&hd, "HOSTSYM"), FORMAT_REC_HOSTSYM);
+	cr_assert_eq(d.n, 7, "7 record kinds in format.txt");
 	cr_assert_not_null(strstr(sec, "bit 0: ljlog turned the JIT off"));
 	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));
 	cr_assert_eq(FORMAT_CO_MAIN, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0 NOEXIT: written in assembler"));
 	cr_assert_eq(FORMAT_FF_NOEXIT, 1u);
+	cr_assert_not_null(strstr(sec, "bit 0 VM: LuaJIT's interpreter"));
+	cr_assert_eq(FORMAT_HOST_VM, 1u);
+	free(sec);
+
+	/* TRACE and HOSTSYM fields, in order. */
+	sec = section(doc, "kind 6  TRACE", "kind 7  HOSTSYM");
+	const char *tf[] = {"ID     id", "uleb   traceno", "ID     proto",
+			    "uleb   line", "uleb   root"};
+	const char *at = sec;
+	for (size_t i = 0; i < sizeof tf / sizeof tf[0]; i++) {
+		const char *x = strstr(at, tf[i]);
+		cr_assert_not_null(x, "TRACE field '%s' (in order)", tf[i]);
+		at = x;
+	}
+	free(sec);
+	sec = section(doc, "kind 7  HOSTSYM", "Merging a sample's stacks");
+	const char *hf[] = {"ID     id", "uleb   address", "str    name",
+			    "str    object", "uleb   flags"};
+	at = sec;
+	for (size_t i = 0; i < sizeof hf / sizeof hf[0]; i++) {
+		const char *x = strstr(at, hf[i]);
+		cr_assert_not_null(x, "HOSTSYM field '%s' (in order)", hf[i]);
+		at = x;
+	}
 	free(sec);
 	free(h);
 	free(doc);
@@ -344,6 +372,38 @@ Test(format, gc_phases)
 	free(doc);
 }
 
+Test(format, sample_states)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "Sample states (what", "\n\n");
+	struct table d, hd;
+	collect(sec, "^  ([0-9]+) ([a-z]+) ", 2, 1, 1, &d);
+	header_enum(h, "FORMAT_STATE_", &hd);
+	same("sample state", &d, &hd);
+	cr_assert_eq(d.n, FORMAT_STATE__MAX);
+	cr_assert_eq(value_of(&hd, "INTERP"), FORMAT_STATE_INTERP);
+	cr_assert_eq(value_of(&hd, "C"), FORMAT_STATE_C);
+	cr_assert_eq(value_of(&hd, "GC"), FORMAT_STATE_GC);
+	cr_assert_eq(value_of(&hd, "EXIT"), FORMAT_STATE_EXIT);
+	cr_assert_eq(value_of(&hd, "RECORD"), FORMAT_STATE_RECORD);
+	cr_assert_eq(value_of(&hd, "OPT"), FORMAT_STATE_OPT);
+	cr_assert_eq(value_of(&hd, "ASM"), FORMAT_STATE_ASM);
+	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_STATE_TRACE);
+	cr_assert_eq(value_of(&hd, "IDLE"), FORMAT_STATE_IDLE);
+	free(sec);
+	/* The payload names state 7 as the one with a trace. */
+	sec = section(doc, "SAMPLES payload (version 2)", "Sample states");
+	char buf[64];
+	snprintf(buf, sizeof buf, "TRACE being executed (state %d)",
+		 FORMAT_STATE_TRACE);
+	cr_assert_not_null(strstr(sec, buf), "%s", buf);
+	cr_assert_not_null(strstr(sec, "signals = count + dropped"));
+	free(sec);
+	free(h);
+	free(doc);
+}
+
 Test(format, vm_subs_and_counters)
 {
 	char *doc = slurp("doc/format.txt");
@@ -360,7 +420,11 @@ Test(format, vm_subs_and_counters)
 	same("VM event", &d, &hd);
 	cr_assert_eq(value_of(&hd, "ATTACH"), FORMAT_VM_ATTACH);
 	cr_assert_eq(value_of(&hd, "DETACH"), FORMAT_VM_DETACH);
+	cr_assert_eq(value_of(&hd, "TRACE_START"), FORMAT_VM_TRACE_START);
+	cr_assert_eq(value_of(&hd, "TRACE_STOP"), FORMAT_VM_TRACE_STOP);
 	cr_assert_eq(value_of(&hd, "TRACE_ABORT"), FORMAT_VM_TRACE_ABORT);
+	cr_assert_eq(value_of(&hd, "TRACE_FLUSH"), FORMAT_VM_TRACE_FLUSH);
+	cr_assert_eq(d.n, 6, "6 VM sub-kinds in format.txt");
 	free(line);
 
 	/* counter_kind: "1 = x86 TSC (rdtsc), 2 = CLOCK_MONOTONIC in ns" */

@@ -2,8 +2,8 @@
 ** Unit tests: the ljlog CLI (exit statuses, check/report/dump output, the
 ** environment 'record' gives a program). Runs the built ljlog binary.
 */
-#define XSTR(x) STR(x)
-#define STR(x) #x
+#define XSTR(x)		   STR(x)
+#define STR(x)		   #x
 #define FORMAT_VERSION_STR XSTR(FORMAT_VERSION)
 #include <criterion/criterion.h>
 #include <stdarg.h>
@@ -279,4 +279,245 @@ Test(cli, record_environment_and_status)
 			   "%s", out);
 	free(out);
 	unlink("/tmp/ljlog-cli-env-err");
+}
+
+/* -- Samples ------------------------------------------------------------------------ */
+
+/* Test thread. A complete log with samples and trace events: main calls
+** lua_pcall into the interpreter, which runs app.lua:10 (F) at line 12,
+** F calls io.write (a CFUNC, and a HOSTSYM at its address) into memcpy;
+** one sample in trace 1, one idle. Path is static. */
+static const char *sampled_log(void)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	struct lbsam s;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 77, 1000, 0);
+	map_proto(&m, 2, "@app.lua", 0, 40);
+	map_proto(&m, 3, "@app.lua", 10, 8);
+	map_cfunc(&m, 4, 0x5000, "io.write", "/usr/lib/lua.so");
+	map_hostsym(&m, 10, 0x1000, "main", "/usr/bin/luajit", 0);
+	map_hostsym(&m, 11, 0x2000, "lua_pcall", "/usr/lib/libluajit.so", 0);
+	map_hostsym(&m, 12, 0x3000, "(luajit interpreter)",
+		    "/usr/lib/libluajit.so", FORMAT_HOST_VM);
+	map_hostsym(&m, 13, 0x5000, "l_write", "/usr/lib/lua.so", 0);
+	map_hostsym(&m, 14, 0x6000, "memcpy", "/lib/libc.so.6", 0);
+	map_hostsym(&m, 15, 0x7000, "", "/usr/lib/libfoo.so", 0);
+	map_trace(&m, 20, 1, 3, 12, 0);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_trace_start(&e, 1, 3, 12, 1);
+	ev_trace_stop(&e, 20, 1);
+	ev_trace_abort(&e, 2, 3, 14, 7, "NYI: bytecode \"72\"", 1);
+	ev_trace_flush(&e, 1);
+	lblog_events(&l, 1, 0, &e);
+	static const uint64_t lf[] = {3, 12, 2, 30};
+	static const uint64_t lw[] = {4, 0, 3, 13, 2, 30};
+	static const uint64_t hb[] = {12, 11, 10};
+	static const uint64_t hw[] = {14, 13, 12, 11, 10};
+	static const uint64_t ha[] = {15, 12, 11, 10};
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, lf, 3, hb);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, lf, 3, hb);
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 3, lw, 5, hw);
+	sam_add(&s, 1, FORMAT_STATE_TRACE, 20, 2, lf, 0, NULL);
+	sam_add(&s, 1, FORMAT_STATE_IDLE, 0, 0, NULL, 0, NULL);
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 2, lf, 4, ha);
+	lblog_samples(&l, 1, 100, 77, 2, &s);
+	lblog_end(&l);
+	static char path[64];
+	snprintf(path, sizeof path, "%s", lblog_write(&l));
+	lblog_free(&l);
+	return path;
+}
+
+/* Test thread. The output of cmd (a format with one %s: the log), through
+** a scratch file of its own (tests run in parallel). */
+static char *out_of(const char *cmd, const char *log)
+{
+	char full[1024], tmp[64];
+	snprintf(tmp, sizeof tmp, "/tmp/ljlog-cli-smp-XXXXXX");
+	int fd = mkstemp(tmp);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	snprintf(full, sizeof full, cmd, log);
+	cr_assert_eq(sh("%s >%s 2>&1", full, tmp), 0, "%s", full);
+	char *out = slurp(tmp);
+	unlink(tmp);
+	return out;
+}
+
+/* Test thread. out holds the whole line want. */
+static void has_line(const char *out, const char *want)
+{
+	size_t n = strlen(want);
+	for (const char *s = out; (s = strstr(s, want)); s++)
+		if ((s == out || s[-1] == '\n') && s[n] == '\n')
+			return;
+	cr_assert_fail("no line '%s' in:\n%s", want, out);
+}
+
+Test(cli, samples_check_and_dump)
+{
+	const char *p = sampled_log();
+	char *out = out_of(LJLOG " check %s", p);
+	cr_assert_not_null(strstr(out, ": ok: complete, 5 blocks, 4 events, 1 "
+				       "VM, 6 samples (2 dropped)"),
+			   "%s", out);
+	free(out);
+	out = out_of(LJLOG " dump -v %s", p);
+	const char *want[] = {
+	    "block 3 at offset",
+	    ": SAMPLES, ",
+	    "  vm 1, 6 samples, base_ts 100, thread 77, signals 8, dropped 2",
+	    "  TRACE 20 traceno 1 proto 3 (app.lua:10) line 12 root 0",
+	    "  HOSTSYM 12 address 0x3000 name \"(luajit interpreter)\" object "
+	    "\"/usr/lib/libluajit.so\" flags 0x1 (vm)",
+	    "VM TRACE_START traceno 1 proto 3 (app.lua:10) line 12",
+	    "VM TRACE_STOP trace 20 traceno 1",
+	    "VM TRACE_ABORT traceno 2 proto 3 (app.lua:10) line 14 reason 7 "
+	    "\"NYI: bytecode \\\"72\\\"\"",
+	    "VM TRACE_FLUSH",
+	    "    ts 103 state c lua 3 [io.write, app.lua:13, app.lua:30] host 5 "
+	    "[memcpy+/lib/libc.so.6, l_write+/usr/lib/lua.so, (luajit "
+	    "interpreter)+/usr/lib/libluajit.so, "
+	    "lua_pcall+/usr/lib/libluajit.so, main+/usr/bin/luajit]",
+	    "    ts 104 state trace trace 20 (traceno 1) lua 2 [app.lua:12, "
+	    "app.lua:30] host 0 []",
+	    "    ts 105 state idle lua 0 [] host 0 []",
+	    "0x7000+/usr/lib/libfoo.so",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		cr_assert_not_null(strstr(out, want[i]), "no '%s' in\n%s",
+				   want[i], out);
+	free(out);
+	/* Without -v: the block's header line, no samples. */
+	out = out_of(LJLOG " dump %s", p);
+	cr_assert_not_null(strstr(out, "6 samples, base_ts 100"), "%s", out);
+	cr_assert_null(strstr(out, "state idle"), "%s", out);
+	free(out);
+	unlink(p);
+}
+
+Test(cli, samples_report)
+{
+	const char *p = sampled_log();
+	char *out = out_of(LJLOG " report --json %s", p);
+	const char *want[] = {
+	    "\"samples\": 6,",
+	    "\"samples_dropped\": 2,",
+	    "\"signals\": 8,",
+	    "\"states\": {\n    \"interp\": 2,\n    \"c\": 2,\n    \"gc\": "
+	    "0,\n    \"exit\": 0,\n    \"record\": 0,\n    \"opt\": 0,\n    "
+	    "\"asm\": 0,\n    \"trace\": 1,\n    \"idle\": 1\n  }",
+	    "\"trace_flushes\": 1,",
+	    "\"name\": \"app.lua:10\",\n      \"kind\": \"lua\",",
+	    "\"samples\": 4,\n      \"samples_total\": 5\n",
+	    "\"name\": \"memcpy\",\n      \"kind\": \"host\",\n      \"file\": "
+	    "\"/lib/libc.so.6\"",
+	    "\"name\": \"[libfoo.so]\",\n      \"kind\": \"host\"",
+	    "\"samples_by_line\": [\n    {\n      \"name\": \"app.lua:10\",\n "
+	    "     \"file\": \"app.lua\",\n      \"line\": 12,\n      "
+	    "\"samples\": 4\n    },\n    {\n      \"name\": \"app.lua:10\",\n  "
+	    "    \"file\": \"app.lua\",\n      \"line\": 13,\n      "
+	    "\"samples\": 1\n    }\n  ]",
+	    "\"traces\": [\n    {\n      \"traceno\": 1,\n      \"name\": "
+	    "\"app.lua:12\",\n      \"root\": 0,\n      \"samples\": 1\n    "
+	    "}\n  ]",
+	    "\"trace_aborts\": [\n    {\n      \"reason\": 7,\n      "
+	    "\"message\": \"NYI: bytecode \\\"72\\\"\",\n      \"count\": 1\n  "
+	    "  }\n  ]",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		cr_assert_not_null(strstr(out, want[i]), "no '%s' in\n%s",
+				   want[i], out);
+	cr_assert_null(strstr(out, "l_write"), "%s", out);
+	free(out);
+
+	out = out_of(LJLOG " report %s", p);
+	const char *text[] = {
+	    "Samples: 6 (2 dropped, 8 signals)",
+	    "    interp            2   33.3%",
+	    "         4   66.7%          5   83.3%  app.lua:10",
+	    "         1   16.7%          1   16.7%  io.write [/usr/lib/lua.so]",
+	    "         0    0.0%          1   16.7%  memcpy [/lib/libc.so.6]",
+	    "         4   66.7%  app.lua:12 (function app.lua:10)",
+	    "Traces: 1 compiled, 1 started, 1 aborted, 1 flush",
+	    "       1        0          1  app.lua:12",
+	    "       1        7  \"NYI: bytecode \\\"72\\\"\"",
+	};
+	for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
+		cr_assert_not_null(strstr(out, text[i]), "no '%s' in\n%s",
+				   text[i], out);
+	free(out);
+	unlink(p);
+}
+
+Test(cli, samples_folded)
+{
+	const char *p = sampled_log();
+	/* Default on a log with samples: merged sampled stacks. */
+	char *out = out_of(LJLOG " folded %s", p);
+	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10 2");
+	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10;io.write;memcpy 1");
+	has_line(out, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(out, "(idle) 1");
+	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10;[libfoo.so] 1");
+	cr_assert_null(strstr(out, "l_write"), "%s", out);
+	cr_assert_null(strstr(out, "interpreter"), "%s", out);
+	free(out);
+
+	out = out_of(LJLOG " folded --no-traces %s", p);
+	has_line(out, "app.lua:0;app.lua:10 1");
+	cr_assert_null(strstr(out, "trace"), "%s", out);
+	free(out);
+
+	out = out_of(LJLOG " folded --lua %s", p);
+	has_line(out, "app.lua:0;app.lua:10 3");
+	has_line(out, "app.lua:0;app.lua:10;io.write 1");
+	has_line(out, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(out, "(idle) 1");
+	free(out);
+
+	out = out_of(LJLOG " folded --host %s", p);
+	has_line(out, "main;lua_pcall;(luajit_interpreter) 2");
+	has_line(out, "main;lua_pcall;(luajit_interpreter);io.write;memcpy 1");
+	has_line(out, "main;lua_pcall;(luajit_interpreter);[libfoo.so] 1");
+	has_line(out, "(trace) 1");
+	has_line(out, "(idle) 1");
+	free(out);
+
+	out = out_of(LJLOG " folded --lines %s", p);
+	has_line(out, "main;lua_pcall;app.lua:30;app.lua:12 2");
+	has_line(out, "main;lua_pcall;app.lua:30;app.lua:13;io.write;memcpy 1");
+	free(out);
+
+	out = out_of(LJLOG " folded --lua --lines --no-traces %s", p);
+	has_line(out, "app.lua:30;app.lua:12 4");
+	free(out);
+
+	/* --calls: the call stacks (this log has no calls events). */
+	out = out_of(LJLOG " folded --calls %s", p);
+	cr_assert_str_eq(out, "");
+	free(out);
+
+	cr_assert_eq(sh(LJLOG " folded --calls --lua %s 2>/dev/null", p), 2);
+	cr_assert_eq(sh(LJLOG " folded --lua --host %s 2>/dev/null", p), 2);
+	cr_assert_eq(sh(LJLOG " folded %s %s 2>/dev/null", p, p), 2);
+	cr_assert_eq(sh(LJLOG " folded --help | grep -q -- --no-traces"), 0);
+	unlink(p);
+
+	/* No samples: call stacks by default; a sample view says so. */
+	p = small_log(1, 0);
+	out = out_of(LJLOG " folded %s", p);
+	cr_assert_not_null(strstr(out, "app_\"x\".lua:3 "), "%s", out);
+	free(out);
+	out = out_of(LJLOG " folded --lua %s", p);
+	cr_assert_not_null(strstr(out, "no samples"), "%s", out);
+	free(out);
+	unlink(p);
 }

@@ -1,0 +1,1066 @@
+/*
+** Unit tests: SAMPLES blocks, TRACE and HOSTSYM records, trace events in
+** reader/decode.c, and the sample and trace processors of reader/profile.c.
+*/
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "logbuild.h"
+#include "profile.h"
+
+#ifndef SRCDIR
+#define SRCDIR "."
+#endif
+
+/* -- Recording sink ------------------------------------------------------------ */
+
+/* A sample as the sink saw it (the decoder reuses its frame arrays). */
+struct ssample {
+	uint64_t ts, index;
+	unsigned state;
+	uint32_t trace, vm;
+	uint32_t nlua, nhost;
+	uint32_t lua[8];
+	uint64_t line[8];
+	uint32_t host[8];
+};
+
+/* What the sink saw. */
+struct sseen {
+	struct decode_samples hdr[4];
+	int nhdr, ndone, warnings;
+	struct ssample s[32];
+	int ns;
+	struct decode_obj objs[32]; /* copies: pointers in them are dead */
+	char name[32][64], object[32][64]; /* HOSTSYM strings */
+	int nobj;
+	struct decode_event ev[16];
+	char msg[16][64];
+	int nev;
+	char warn[256];
+};
+
+static int r_samples(void *ud, const struct decode_samples *h)
+{
+	struct sseen *s = ud;
+	if (s->nhdr < 4)
+		s->hdr[s->nhdr++] = *h;
+	return 0;
+}
+
+static int r_sample(void *ud, const struct decode_sample *sm)
+{
+	struct sseen *s = ud;
+	if (s->ns >= 32)
+		return 0;
+	struct ssample *x = &s->s[s->ns++];
+	x->ts = sm->ts;
+	x->index = sm->index;
+	x->state = sm->state;
+	x->trace = sm->trace ? sm->trace->id : 0;
+	x->vm = sm->vm;
+	x->nlua = sm->nlua;
+	x->nhost = sm->nhost;
+	for (uint32_t i = 0; i < sm->nlua && i < 8; i++) {
+		x->lua[i] = sm->lua[i].func->id;
+		x->line[i] = sm->lua[i].line;
+	}
+	for (uint32_t i = 0; i < sm->nhost && i < 8; i++)
+		x->host[i] = sm->host[i]->id;
+	return 0;
+}
+
+static int r_samples_done(void *ud, const struct decode_samples *h)
+{
+	((struct sseen *)ud)->ndone++;
+	return 0;
+}
+
+static int r_record(void *ud, struct decode_obj *o)
+{
+	struct sseen *s = ud;
+	if (s->nobj >= 32)
+		return 0;
+	if (o->kind == FORMAT_REC_HOSTSYM) {
+		snprintf(s->name[s->nobj], sizeof s->name[0], "%s",
+			 o->u.host.name.s);
+		snprintf(s->object[s->nobj], sizeof s->object[0], "%s",
+			 o->u.host.object.s);
+	}
+	s->objs[s->nobj++] = *o;
+	return 0;
+}
+
+static int r_event(void *ud, const struct decode_event *ev)
+{
+	struct sseen *s = ud;
+	if (s->nev >= 16)
+		return 0;
+	s->ev[s->nev] = *ev;
+	snprintf(s->msg[s->nev], sizeof s->msg[0], "%s",
+		 ev->op == FORMAT_OP_VM && ev->lo == FORMAT_VM_TRACE_ABORT
+		     ? ev->msg.s
+		     : "");
+	s->nev++;
+	return 0;
+}
+
+static void r_warn(void *ud, const char *msg)
+{
+	struct sseen *s = ud;
+	s->warnings++;
+	snprintf(s->warn, sizeof s->warn, "%s", msg);
+}
+
+/* Test thread. Decode l into s; decode_run's result, message in err. The
+** decoder's totals go to *samples and *dropped when not NULL. */
+static int run(struct lblog *l, struct sseen *s, char *err, size_t errlen,
+	       uint64_t *samples, uint64_t *dropped)
+{
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink = {
+	    .ud = s,
+	    .record = r_record,
+	    .event = r_event,
+	    .samples = r_samples,
+	    .sample = r_sample,
+	    .samples_done = r_samples_done,
+	    .warn = r_warn,
+	};
+	memset(s, 0, sizeof *s);
+	const char *path = lblog_write(l);
+	cr_assert_eq(reader_open(&r, path, 0, err, errlen), 0, "%s", err);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	int rc = decode_run(r, d, err, errlen);
+	if (samples)
+		*samples = decode_samples_total(d);
+	if (dropped)
+		*dropped = decode_dropped_total(d);
+	decode_free(d);
+	reader_close(r);
+	unlink(path);
+	return rc;
+}
+
+/* -- The standard sampled log -------------------------------------------------------- */
+
+/* IDs of the standard mapping. */
+enum {
+	VM = 1,
+	MAINCHUNK = 2, /* @app.lua, main chunk */
+	F = 3,	       /* @app.lua:10 */
+	G = 4,	       /* @lib.lua:5 */
+	WRITE = 5,     /* CFUNC io.write at 0x5000 */
+	REP = 6,       /* FFUNC string.rep */
+	H_MAIN = 10,
+	H_PCALL = 11,
+	H_VM = 12,    /* the interpreter */
+	H_WRITE = 13, /* l_write at 0x5000: io.write's own code */
+	H_MEMCPY = 14,
+	H_ANON = 15, /* no name, in libfoo.so */
+	H_VM2 = 16,  /* a second interpreter frame symbol */
+	T1 = 20,     /* trace 1 at app.lua:12 */
+	T2 = 21,     /* trace 2 at app.lua:14, side of 1 */
+};
+
+/* Test thread. INTRO and the mapping: HOSTSYMs first, the CFUNC at the
+** address of one of them in a later block. */
+static void begin(struct lblog *l)
+{
+	struct lbmap m;
+	lblog_init(l);
+	lblog_intro(l, 7);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 100, 1000, 0);
+	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
+	map_proto(&m, F, "@app.lua", 10, 8);
+	map_proto(&m, G, "@lib.lua", 5, 4);
+	map_hostsym(&m, H_MAIN, 0x1000, "main", "/usr/bin/luajit", 0);
+	map_hostsym(&m, H_PCALL, 0x2000, "lua_pcall", "/usr/lib/libluajit.so",
+		    0);
+	map_hostsym(&m, H_VM, 0x3000, "(luajit interpreter)",
+		    "/usr/lib/libluajit.so", FORMAT_HOST_VM);
+	map_hostsym(&m, H_WRITE, 0x5000, "l_write", "/usr/lib/lua.so", 0);
+	map_hostsym(&m, H_MEMCPY, 0x6000, "memcpy", "/lib/libc.so.6", 0);
+	map_hostsym(&m, H_ANON, 0x7000, "", "/usr/lib/libfoo.so", 0);
+	map_hostsym(&m, H_VM2, 0x3100, "(luajit interpreter)",
+		    "/usr/lib/libluajit.so", FORMAT_HOST_VM | 6);
+	map_trace(&m, T1, 1, F, 12, 0);
+	map_trace(&m, T2, 2, F, 14, 1);
+	lblog_mapping(l, &m);
+	map_begin(&m, VM);
+	map_cfunc(&m, WRITE, 0x5000, "io.write", "/usr/lib/lua.so");
+	map_ffunc(&m, REP, 3, "string.rep");
+	lblog_mapping(l, &m);
+}
+
+/* The standard samples (innermost frames first, as in the log). */
+static const uint64_t L_F[] = {F, 12, MAINCHUNK, 30};
+static const uint64_t L_WRITE[] = {WRITE, 0, F, 13, MAINCHUNK, 30};
+static const uint64_t L_G[] = {G, 7, F, 12, MAINCHUNK, 30};
+static const uint64_t L_REP[] = {REP, 0, F, 12, MAINCHUNK, 30};
+static const uint64_t L_OUTERC[] = {F, 11, WRITE, 0};
+static const uint64_t H_BASE[] = {H_VM, H_PCALL, H_MAIN};
+static const uint64_t H_CALLC[] = {H_MEMCPY, H_WRITE, H_VM, H_PCALL, H_MAIN};
+static const uint64_t H_FOO[] = {H_ANON, H_VM, H_PCALL, H_MAIN};
+static const uint64_t H_OUTERC[] = {H_VM, H_WRITE, H_MAIN};
+static const uint64_t H_NOVM[] = {H_MEMCPY, H_ANON};
+static const uint64_t H_REENTER[] = {H_VM, H_ANON, H_VM2, H_PCALL, H_MAIN};
+
+/* Test thread. The standard samples, 10 of them, 2 dropped. */
+static void std_samples(struct lblog *l)
+{
+	struct lbsam s;
+	sam_begin(&s);
+	/* 0: interpreting F at line 12, called from the main chunk. */
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	/* 1: in io.write (a CFUNC and, at its address, a HOSTSYM), memcpy. */
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 3, L_WRITE, 5, H_CALLC);
+	/* 2: running trace 1; no host frames in compiled code. */
+	sam_add(&s, 1, FORMAT_STATE_TRACE, T1, 2, L_F, 0, NULL);
+	/* 3: idle, no frames at all. */
+	sam_add(&s, 1, FORMAT_STATE_IDLE, 0, 0, NULL, 0, NULL);
+	/* 4: GC with an unreadable Lua stack. */
+	sam_add(&s, 1, FORMAT_STATE_GC, 0, 0, NULL, 3, H_BASE);
+	/* 5: G at line 7. */
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 3, L_G, 3, H_BASE);
+	/* 6: string.rep calling into an unnamed symbol of libfoo.so. */
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 3, L_REP, 4, H_FOO);
+	/* 7: a C function (io.write) outermost, called from main. */
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_OUTERC, 3, H_OUTERC);
+	/* 8: C code called from trace 1 (an FFI call): the host stack stops
+	** at the compiled code, no interpreter frame. */
+	sam_add(&s, 1, FORMAT_STATE_TRACE, T1, 2, L_F, 2, H_NOVM);
+	/* 9: two interpreter frames with host code between them. */
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 5, H_REENTER);
+	lblog_samples(l, VM, 100, 4242, 2, &s);
+}
+
+/* Test thread. Trace events: one start and stop, three aborts, a flush. */
+static void std_trace_events(struct lblog *l)
+{
+	struct lbev e;
+	ev_begin(&e);
+	ev_trace_start(&e, 1, F, 12, 1);
+	ev_trace_stop(&e, T1, 1);
+	ev_trace_abort(&e, 2, F, 14, 7, "NYI: bytecode 72", 1);
+	ev_trace_abort(&e, 2, F, 14, 7, "NYI: bytecode 72", 1);
+	ev_trace_abort(&e, 3, G, 6, 3, "loop unroll limit reached", 1);
+	ev_trace_flush(&e, 1);
+	lblog_events(l, VM, 0, &e);
+}
+
+/* -- Decoding ------------------------------------------------------------------------ */
+
+Test(samples, records_decode_field_by_field)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	begin(&l);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	const struct decode_obj *t = NULL, *h = NULL, *v = NULL;
+	int hi = 0;
+	for (int i = 0; i < s.nobj; i++) {
+		if (s.objs[i].id == T2)
+			t = &s.objs[i];
+		if (s.objs[i].id == H_VM)
+			h = &s.objs[hi = i];
+		if (s.objs[i].id == H_ANON)
+			v = &s.objs[i];
+	}
+	cr_assert_not_null(t);
+	cr_assert_eq(t->kind, FORMAT_REC_TRACE);
+	cr_assert_eq(t->u.trace.traceno, 2);
+	cr_assert_eq(t->u.trace.line, 14);
+	cr_assert_eq(t->u.trace.root, 1);
+	cr_assert_not_null(h);
+	cr_assert_eq(h->kind, FORMAT_REC_HOSTSYM);
+	cr_assert_eq(h->u.host.address, 0x3000);
+	cr_assert_str_eq(s.name[hi], "(luajit interpreter)");
+	cr_assert_str_eq(s.object[hi], "/usr/lib/libluajit.so");
+	cr_assert_eq(h->u.host.flags, FORMAT_HOST_VM);
+	cr_assert_eq(v->u.host.name.len, 0);
+	cr_assert_str_eq(decode_rec_name(FORMAT_REC_TRACE), "TRACE");
+	cr_assert_str_eq(decode_rec_name(FORMAT_REC_HOSTSYM), "HOSTSYM");
+	lblog_free(&l);
+}
+
+Test(samples, samples_decode_field_by_field)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	uint64_t total, dropped;
+	begin(&l);
+	std_samples(&l);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, &total, &dropped), 0, "%s",
+		     err);
+	cr_assert_eq(s.warnings, 0, "%s", s.warn);
+	cr_assert_eq(s.nhdr, 1);
+	cr_assert_eq(s.ndone, 1);
+	const struct decode_samples *h = &s.hdr[0];
+	cr_assert_eq(h->vm, VM);
+	cr_assert_eq(h->count, 10);
+	cr_assert_eq(h->base_ts, 100);
+	cr_assert_eq(h->thread, 4242);
+	cr_assert_eq(h->signals, 12);
+	cr_assert_eq(h->dropped, 2);
+	cr_assert_eq(h->clock.counter, 2000, "the builder's next CLOCK");
+	cr_assert_eq(total, 10);
+	cr_assert_eq(dropped, 2);
+
+	cr_assert_eq(s.ns, 10);
+	for (int i = 0; i < 10; i++) {
+		cr_assert_eq(s.s[i].ts, 101 + (uint64_t)i, "sample %d", i);
+		cr_assert_eq(s.s[i].index, (uint64_t)i);
+		cr_assert_eq(s.s[i].vm, VM);
+	}
+	const struct ssample *x = &s.s[1];
+	cr_assert_eq(x->state, FORMAT_STATE_C);
+	cr_assert_eq(x->trace, 0);
+	cr_assert_eq(x->nlua, 3);
+	cr_assert_eq(x->lua[0], WRITE);
+	cr_assert_eq(x->line[0], 0);
+	cr_assert_eq(x->lua[1], F);
+	cr_assert_eq(x->line[1], 13);
+	cr_assert_eq(x->lua[2], MAINCHUNK);
+	cr_assert_eq(x->line[2], 30);
+	cr_assert_eq(x->nhost, 5);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(x->host[i], H_CALLC[i]);
+	x = &s.s[2];
+	cr_assert_eq(x->state, FORMAT_STATE_TRACE);
+	cr_assert_eq(x->trace, T1);
+	cr_assert_eq(x->nlua, 2);
+	cr_assert_eq(x->nhost, 0);
+	x = &s.s[3];
+	cr_assert_eq(x->state, FORMAT_STATE_IDLE);
+	cr_assert_eq(x->nlua, 0);
+	cr_assert_eq(x->nhost, 0);
+	cr_assert_eq(s.s[4].state, FORMAT_STATE_GC);
+	cr_assert_eq(s.s[4].nlua, 0);
+	cr_assert_eq(s.s[4].nhost, 3);
+	lblog_free(&l);
+}
+
+Test(samples, trace_events_decode_field_by_field)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	begin(&l);
+	std_trace_events(&l);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.nev, 6);
+	const struct decode_event *ev = s.ev;
+	cr_assert_eq(ev[0].op, FORMAT_OP_VM);
+	cr_assert_eq(ev[0].lo, FORMAT_VM_TRACE_START);
+	cr_assert_eq(ev[0].traceno, 1);
+	cr_assert_eq(ev[0].id, F);
+	cr_assert_eq(ev[0].line, 12);
+	cr_assert_eq(ev[0].ts, 1);
+	cr_assert_eq(ev[1].lo, FORMAT_VM_TRACE_STOP);
+	cr_assert_eq(ev[1].id, T1);
+	cr_assert_eq(ev[2].lo, FORMAT_VM_TRACE_ABORT);
+	cr_assert_eq(ev[2].traceno, 2);
+	cr_assert_eq(ev[2].id, F);
+	cr_assert_eq(ev[2].line, 14);
+	cr_assert_eq(ev[2].reason, 7);
+	cr_assert_str_eq(s.msg[2], "NYI: bytecode 72");
+	cr_assert_eq(ev[4].reason, 3);
+	cr_assert_eq(ev[4].id, G);
+	cr_assert_str_eq(s.msg[4], "loop unroll limit reached");
+	cr_assert_eq(ev[5].lo, FORMAT_VM_TRACE_FLUSH);
+	cr_assert_eq(ev[5].ts, 6);
+	cr_assert_str_eq(decode_vm_sub_name(FORMAT_VM_TRACE_ABORT),
+			 "TRACE_ABORT");
+	lblog_free(&l);
+}
+
+Test(samples, version_1_still_read)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	struct lb p = {0};
+	lblog_init(&l);
+	lb_uleb(&p, 1);
+	lb_uleb(&p, 8);
+	lb_uleb(&p, 1);
+	lb_str(&p, "x");
+	lb_str(&p, "y");
+	lb_str(&p, "");
+	lb_uleb(&p, FORMAT_COUNTER_MONO_NS);
+	lb_uleb(&p, 0);
+	lb_uleb(&p, 0);
+	lb_uleb(&p, 1);
+	lb_uleb(&p, 1);
+	lb_uleb(&p, 1);
+	lblog_block(&l, FORMAT_KIND_INTRO, p.buf, p.len);
+	lb_free(&p);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	lblog_free(&l);
+}
+
+/* -- Corruption -------------------------------------------------------------------- */
+
+/* Test thread. The standard mapping, then one SAMPLES block of the samples
+** in s with the given header, then END; decode it. */
+static int bad_samples(struct lbsam *s, uint64_t vm, uint64_t count,
+		       uint64_t signals, uint64_t dropped, size_t cut,
+		       char *err, size_t errlen)
+{
+	struct lblog l;
+	struct sseen seen;
+	begin(&l);
+	s->p.len -= cut;
+	lblog_samples_raw(&l, vm, count, 0, 1, signals, dropped, s);
+	lblog_end(&l);
+	int rc = run(&l, &seen, err, errlen, NULL, NULL);
+	lblog_free(&l);
+	return rc;
+}
+
+/* Test thread. One sample with these fields is corrupt, and the message
+** names the SAMPLES block (block 3) and says want. */
+static void one_bad(unsigned state, uint64_t trace, uint64_t nlua,
+		    const uint64_t *lua, uint64_t nhost, const uint64_t *host,
+		    const char *want)
+{
+	struct lbsam s;
+	char err[512];
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	sam_add(&s, 1, state, trace, nlua, lua, nhost, host);
+	int rc = bad_samples(&s, VM, 2, 2, 0, 0, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG, "%s: rc %d (%s)", want, rc, err);
+	cr_assert_not_null(strstr(err, "block 3 (SAMPLES) at offset"), "%s",
+			   err);
+	cr_assert_not_null(strstr(err, "sample 1 of 2"), "%s", err);
+	cr_assert_not_null(strstr(err, want), "want '%s' in: %s", want, err);
+}
+
+Test(samples, bad_ids_are_corrupt)
+{
+	static const uint64_t undef_lua[] = {99, 1};
+	static const uint64_t host_as_lua[] = {H_MAIN, 1};
+	static const uint64_t undef_host[] = {H_VM, 98};
+	static const uint64_t proto_as_host[] = {F};
+	one_bad(FORMAT_STATE_TRACE, 97, 2, L_F, 0, NULL,
+		"trace ID used before definition (ID 97)");
+	one_bad(FORMAT_STATE_TRACE, F, 2, L_F, 0, NULL,
+		"trace is not a TRACE (ID 3)");
+	one_bad(FORMAT_STATE_INTERP, T1, 2, L_F, 0, NULL,
+		"a trace ID outside state 7 (trace) (ID 20)");
+	one_bad(FORMAT_STATE_INTERP, 0, 1, undef_lua, 0, NULL,
+		"Lua frame func ID used before definition (ID 99)");
+	one_bad(FORMAT_STATE_INTERP, 0, 1, host_as_lua, 0, NULL,
+		"Lua frame func is not a function (ID 10)");
+	one_bad(FORMAT_STATE_INTERP, 0, 0, NULL, 2, undef_host,
+		"host frame sym ID used before definition (ID 98)");
+	one_bad(FORMAT_STATE_INTERP, 0, 0, NULL, 1, proto_as_host,
+		"host frame sym is not a HOSTSYM (ID 3)");
+	one_bad(FORMAT_STATE__MAX, 0, 0, NULL, 0, NULL,
+		"(state 9) at payload offset");
+	one_bad(200, 0, 0, NULL, 0, NULL, "unknown state");
+}
+
+Test(samples, absurd_frame_counts_are_corrupt)
+{
+	struct lbsam s;
+	char err[512];
+	/* nlua 4097: refused before reading the frames. */
+	sam_begin(&s);
+	lb_uleb(&s.p, 1);
+	lb_u8(&s.p, FORMAT_STATE_INTERP);
+	lb_uleb(&s.p, 0);
+	lb_uleb(&s.p, DECODE_MAX_FRAMES + 1);
+	for (int i = 0; i < 10; i++)
+		lb_uleb(&s.p, 0);
+	cr_assert_eq(bad_samples(&s, VM, 1, 1, 0, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(
+	    strstr(err, "more Lua frames than the reader accepts (4097, at "
+			"most 4096)"),
+	    "%s", err);
+	/* nhost 2^40. */
+	sam_begin(&s);
+	lb_uleb(&s.p, 1);
+	lb_u8(&s.p, FORMAT_STATE_INTERP);
+	lb_uleb(&s.p, 0);
+	lb_uleb(&s.p, 0);
+	lb_uleb(&s.p, 1ull << 40);
+	for (int i = 0; i < 10; i++)
+		lb_uleb(&s.p, 0);
+	cr_assert_eq(bad_samples(&s, VM, 1, 1, 0, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "more host frames"), "%s", err);
+	/* 4096 frames of each are fine. */
+	uint64_t *lua = malloc(2 * DECODE_MAX_FRAMES * sizeof *lua);
+	uint64_t *host = malloc(DECODE_MAX_FRAMES * sizeof *host);
+	for (unsigned i = 0; i < DECODE_MAX_FRAMES; i++) {
+		lua[2 * i] = F;
+		lua[2 * i + 1] = 12;
+		host[i] = H_PCALL;
+	}
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, DECODE_MAX_FRAMES, lua,
+		DECODE_MAX_FRAMES, host);
+	cr_assert_eq(bad_samples(&s, VM, 1, 1, 0, 0, err, sizeof err), 0, "%s",
+		     err);
+	free(lua);
+	free(host);
+}
+
+Test(samples, header_and_length_errors_are_corrupt)
+{
+	struct lbsam s;
+	char err[512];
+	/* signals != count + dropped. */
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	cr_assert_eq(bad_samples(&s, VM, 1, 5, 3, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 3 (SAMPLES)"), "%s", err);
+	cr_assert_not_null(strstr(err, "signals 5 is not count 1 + dropped 3"),
+			   "%s", err);
+	/* count + dropped overflowing 64 bits. */
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	cr_assert_eq(bad_samples(&s, VM, 1, 0, UINT64_MAX, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "is not count 1 + dropped"), "%s", err);
+	/* Samples of an undefined VM, and of a PROTO. */
+	sam_begin(&s);
+	cr_assert_eq(bad_samples(&s, 77, 0, 0, 0, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "samples of VM ID 77, which is not "
+				       "defined before use"),
+			   "%s", err);
+	sam_begin(&s);
+	cr_assert_eq(bad_samples(&s, F, 0, 0, 0, 0, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "which is not a VM"), "%s", err);
+	/* Frames past the payload end: the last host frame cut. */
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	cr_assert_eq(bad_samples(&s, VM, 2, 2, 0, 1, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 3 (SAMPLES)"), "%s", err);
+	cr_assert_not_null(strstr(err, "sample 1 of 2"), "%s", err);
+	cr_assert_not_null(strstr(err, "field 'host frame sym' runs past the "
+				       "payload end"),
+			   "%s", err);
+	/* ... a Lua frame's line cut. */
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 0, NULL);
+	cr_assert_eq(bad_samples(&s, VM, 1, 1, 0, 2, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "field 'Lua frame line' runs past"),
+			   "%s", err);
+	/* count says more samples than there are, or fewer. */
+	sam_begin(&s);
+	for (int i = 0; i < 4; i++)
+		sam_add(&s, 1, FORMAT_STATE_IDLE, 0, 0, NULL, 0, NULL);
+	cr_assert_eq(bad_samples(&s, VM, 5, 5, 0, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "count 5 samples cannot fit"), "%s",
+			   err);
+	sam_begin(&s);
+	for (int i = 0; i < 4; i++)
+		sam_add(&s, 1, FORMAT_STATE_IDLE, 0, 0, NULL, 0, NULL);
+	cr_assert_eq(bad_samples(&s, VM, 3, 3, 0, 0, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "5 bytes left after the 3 samples"),
+			   "%s", err);
+}
+
+Test(samples, bad_trace_records_and_events_are_corrupt)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	struct sseen s;
+	char err[512];
+	/* A TRACE whose proto is not defined, then one whose proto is a VM. */
+	for (int k = 0; k < 2; k++) {
+		lblog_init(&l);
+		lblog_intro(&l, 1);
+		map_begin(&m, VM);
+		map_vm(&m, VM, 1, 0, 0);
+		map_trace(&m, 5, 1, k ? VM : 9, 1, 0);
+		lblog_mapping(&l, &m);
+		cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL),
+			     -EBADMSG);
+		cr_assert_not_null(strstr(err, "block 1 (MAPPING)"), "%s", err);
+		cr_assert_not_null(strstr(err, k ? "proto ID 1 is not a PROTO"
+						 : "proto ID 9 is not defined"),
+				   "%s", err);
+		lblog_free(&l);
+	}
+	/* TRACE_STOP naming a PROTO; TRACE_START with an undefined proto;
+	** TRACE_ABORT whose message runs past the payload; sub-kind 6. */
+	for (int k = 0; k < 4; k++) {
+		begin(&l);
+		ev_begin(&e);
+		ev_trace_flush(&e, 1);
+		if (k == 0)
+			ev_trace_stop(&e, F, 1);
+		else if (k == 1)
+			ev_trace_start(&e, 4, 55, 1, 1);
+		else if (k == 2) {
+			ev_trace_abort(&e, 4, F, 1, 2, "too long", 1);
+			e.p.len -= 4;
+		} else {
+			lb_u8(&e.p, FORMAT_OP_VM << FORMAT_OP_SHIFT | 6);
+			lb_uleb(&e.p, 0);
+			e.count++;
+		}
+		lblog_events(&l, VM, 0, &e);
+		cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), -EBADMSG,
+			     "case %d", k);
+		cr_assert_not_null(strstr(err, "block 3 (EVENTS)"), "%s", err);
+		const char *want[] = {
+		    "event 1 of 2 (VM TRACE_STOP) at payload offset",
+		    "proto ID used before definition (ID 55)",
+		    "field 'message' runs past",
+		    "unknown VM event",
+		};
+		cr_assert_not_null(strstr(err, want[k]), "case %d: %s", k, err);
+		lblog_free(&l);
+	}
+}
+
+Test(samples, end_samples_dropped_checked)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	/* Fewer than the SAMPLES blocks hold: corrupt. */
+	begin(&l);
+	std_samples(&l);
+	l.samples_dropped = 1;
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 4 (END)"), "%s", err);
+	cr_assert_not_null(strstr(err, "END counts 1 samples dropped, the "
+				       "SAMPLES blocks count 2"),
+			   "%s", err);
+	lblog_free(&l);
+	/* More: dropped after the last block; a warning. */
+	begin(&l);
+	std_samples(&l);
+	l.samples_dropped = 5;
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.warnings, 1);
+	cr_assert_not_null(strstr(s.warn, "END counts 5 samples dropped, the "
+					  "SAMPLES blocks 2"),
+			   "%s", s.warn);
+	lblog_free(&l);
+}
+
+Test(samples, state_names_follow_the_document)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/doc/format.txt", SRCDIR);
+	FILE *f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	char line[256];
+	int in = 0, n = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (!strncmp(line, "Sample states", 13)) {
+			in = 1;
+			continue;
+		}
+		if (!in)
+			continue;
+		unsigned v;
+		char name[32];
+		if (sscanf(line, "  %u %31s", &v, name) != 2)
+			break;
+		cr_assert_str_eq(decode_state_name(v), name, "state %u", v);
+		n++;
+	}
+	fclose(f);
+	cr_assert_eq(n, FORMAT_STATE__MAX);
+	cr_assert_str_eq(decode_state_name(FORMAT_STATE__MAX), "?");
+}
+
+/* -- Processors --------------------------------------------------------------------- */
+
+/* Test thread. Finish l with END, load it into a profile (flags). */
+static struct profile *load(struct lblog *l, unsigned flags)
+{
+	struct profile *p;
+	char err[512];
+	lblog_end(l);
+	const char *path = lblog_write(l);
+	int rc = profile_load(path, flags, &p, err, sizeof err);
+	cr_assert_eq(rc, 0, "rc %d: %s", rc, err);
+	unlink(path);
+	lblog_free(l);
+	return p;
+}
+
+/* Test thread. The function named name (fails when missing). */
+static const struct profile_fn *fn(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->nfn; i++)
+		if (!strcmp(p->fns[i].name, name))
+			return &p->fns[i];
+	cr_assert_fail("no function %s", name);
+	return NULL;
+}
+
+/* Test thread. Check a function's kind and sample counts. */
+static void expect(const struct profile *p, const char *name, unsigned kind,
+		   uint64_t self, uint64_t total)
+{
+	const struct profile_fn *f = fn(p, name);
+	cr_assert_eq(f->kind, kind, "%s kind %s", name,
+		     profile_kind_name(f->kind));
+	cr_assert_eq(f->samples, self, "%s self %llu, want %llu", name,
+		     (unsigned long long)f->samples, (unsigned long long)self);
+	cr_assert_eq(f->samples_total, total, "%s total %llu, want %llu", name,
+		     (unsigned long long)f->samples_total,
+		     (unsigned long long)total);
+}
+
+/* Test thread. Samples at file:line (0 when none). */
+static uint64_t at_line(const struct profile *p, const char *file,
+			uint64_t line)
+{
+	for (size_t i = 0; i < p->nline; i++)
+		if (p->lines[i].line == line &&
+		    !strcmp(p->fns[p->lines[i].fn].file, file))
+			return p->lines[i].samples;
+	return 0;
+}
+
+Test(samples, counts_by_function_line_and_state)
+{
+	struct lblog l;
+	begin(&l);
+	std_samples(&l);
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(p->samples, 10);
+	cr_assert_eq(p->samples_dropped, 2);
+	cr_assert_eq(p->signals, 12);
+	cr_assert_eq(p->state[FORMAT_STATE_INTERP], 4);
+	cr_assert_eq(p->state[FORMAT_STATE_C], 2);
+	cr_assert_eq(p->state[FORMAT_STATE_TRACE], 2);
+	cr_assert_eq(p->state[FORMAT_STATE_IDLE], 1);
+	cr_assert_eq(p->state[FORMAT_STATE_GC], 1);
+	cr_assert_eq(p->vms[0]->samples, 10);
+
+	/* Self: the innermost Lua frame (samples 0, 2, 8, 9 in F; 7 too). */
+	expect(p, "app.lua:10", PROFILE_FN_LUA, 5, 8);
+	expect(p, "app.lua:0", PROFILE_FN_LUA, 0, 7);
+	expect(p, "lib.lua:5", PROFILE_FN_LUA, 1, 1);
+	expect(p, "string.rep", PROFILE_FN_FAST, 1, 1);
+	/* io.write: innermost in sample 1, outermost Lua frame in 7; its
+	** HOSTSYM (l_write, same address) is the same function. */
+	expect(p, "io.write", PROFILE_FN_C, 1, 2);
+	for (size_t i = 0; i < p->nfn; i++)
+		cr_assert_str_neq(p->fns[i].name, "l_write");
+	/* Host functions: total wherever they are in the merged stack; self
+	** only in a sample without Lua frames (4: the interpreter stands for
+	** the unreadable Lua stack). */
+	expect(p, "main", PROFILE_FN_HOST, 0, 7);
+	expect(p, "lua_pcall", PROFILE_FN_HOST, 0, 6);
+	expect(p, "memcpy", PROFILE_FN_HOST, 0, 2);
+	expect(p, "[libfoo.so]", PROFILE_FN_HOST, 0, 2);
+	expect(p, "(luajit interpreter)", PROFILE_FN_HOST, 1, 1);
+	cr_assert_str_eq(fn(p, "[libfoo.so]")->file, "/usr/lib/libfoo.so");
+
+	/* By line: the innermost PROTO frame (F under io.write at 13, under
+	** string.rep at 12). */
+	cr_assert_eq(at_line(p, "app.lua", 12), 5);
+	cr_assert_eq(at_line(p, "app.lua", 13), 1);
+	cr_assert_eq(at_line(p, "app.lua", 11), 1);
+	cr_assert_eq(at_line(p, "lib.lua", 7), 1);
+	cr_assert_eq(p->nline, 4);
+	uint32_t *ix = profile_sorted_lines(p);
+	cr_assert_eq(p->lines[ix[0]].line, 12);
+	free(ix);
+
+	size_t n;
+	ix = profile_sorted_fns_samples(p, &n);
+	cr_assert_eq(n, 10);
+	cr_assert_str_eq(p->fns[ix[0]].name, "app.lua:10");
+	free(ix);
+	profile_free(p);
+}
+
+Test(samples, cfunc_before_hostsym_also_merges)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam s;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 1, 0, 0);
+	map_cfunc(&m, WRITE, 0x5000, "io.write", "/usr/lib/lua.so");
+	map_hostsym(&m, H_VM, 0x3000, "vm", "luajit", FORMAT_HOST_VM);
+	map_hostsym(&m, H_WRITE, 0x5000, "l_write", "/usr/lib/lua.so", 0);
+	lblog_mapping(&l, &m);
+	static const uint64_t lua[] = {WRITE, 0};
+	static const uint64_t host[] = {H_WRITE, H_VM};
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 1, lua, 2, host);
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 0, NULL, 1, host);
+	lblog_samples(&l, VM, 0, 1, 0, &s);
+	struct profile *p = load(&l, 0);
+	expect(p, "io.write", PROFILE_FN_C, 2, 2);
+	cr_assert_eq(p->nfn, 2, "io.write and the interpreter");
+	profile_free(p);
+}
+
+Test(samples, traces_aborts_and_flushes)
+{
+	struct lblog l;
+	begin(&l);
+	std_trace_events(&l);
+	std_samples(&l);
+	struct lbsam s;
+	sam_begin(&s);
+	for (int i = 0; i < 3; i++)
+		sam_add(&s, 1, FORMAT_STATE_TRACE, T2, 2, L_F, 0, NULL);
+	sam_add(&s, 1, FORMAT_STATE_TRACE, 0, 2, L_F, 0, NULL);
+	lblog_samples(&l, VM, 200, 1, 0, &s);
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(p->ntrace, 2);
+	cr_assert_eq(p->trace_starts, 1);
+	cr_assert_eq(p->trace_stops, 1);
+	cr_assert_eq(p->trace_aborts, 3);
+	cr_assert_eq(p->trace_flushes, 1);
+	uint32_t *ix = profile_sorted_traces(p);
+	const struct profile_trace *t = &p->traces[ix[0]];
+	cr_assert_eq(t->traceno, 2);
+	cr_assert_eq(t->samples, 3);
+	cr_assert_eq(t->root, 1);
+	cr_assert_eq(t->line, 14);
+	cr_assert_str_eq(p->fns[t->fn].file, "app.lua");
+	cr_assert_eq(t->stopped, 0);
+	t = &p->traces[ix[1]];
+	cr_assert_eq(t->traceno, 1);
+	cr_assert_eq(t->samples, 2);
+	cr_assert_eq(t->stopped, 1);
+	free(ix);
+	cr_assert_eq(p->nabort, 2);
+	ix = profile_sorted_aborts(p);
+	cr_assert_eq(p->aborts[ix[0]].count, 2);
+	cr_assert_eq(p->aborts[ix[0]].reason, 7);
+	cr_assert_str_eq(p->aborts[ix[0]].message, "NYI: bytecode 72");
+	cr_assert_eq(p->aborts[ix[1]].count, 1);
+	cr_assert_str_eq(p->aborts[ix[1]].message, "loop unroll limit reached");
+	free(ix);
+	cr_assert_eq(p->state[FORMAT_STATE_TRACE], 6);
+	profile_free(p);
+}
+
+Test(samples, dropped_only_in_end_counted)
+{
+	struct lblog l;
+	begin(&l);
+	std_samples(&l);
+	l.samples_dropped = 7; /* 5 more than the blocks say */
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(p->samples_dropped, 7);
+	cr_assert_eq(p->signals, 17);
+	profile_free(p);
+}
+
+/* -- Merged stacks -------------------------------------------------------------------- */
+
+/* Test thread. The stacks of p in view, one "a;b;c N" per sample-tree leaf,
+** joined with newlines, in node order. */
+static char *stacks(const struct profile *p, unsigned view, unsigned flags)
+{
+	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	char *out = calloc(1, 1 << 16);
+	size_t len = 0;
+	for (uint32_t n = 1; n < p->nsnode; n++) {
+		if (!p->snodes[n].samples)
+			continue;
+		size_t nf = profile_stack(p, n, view, flags, fr);
+		for (size_t i = 0; i < nf; i++) {
+			char name[256];
+			profile_frame_name(p, &fr[i], name, sizeof name);
+			len += (size_t)snprintf(out + len, (1 << 16) - len,
+						"%s%s", i ? ";" : "", name);
+		}
+		len +=
+		    (size_t)snprintf(out + len, (1 << 16) - len, " %llu\n",
+				     (unsigned long long)p->snodes[n].samples);
+	}
+	free(fr);
+	return out;
+}
+
+/* Test thread. have holds the line want (whole). */
+static void has_line(const char *have, const char *want)
+{
+	size_t n = strlen(want);
+	for (const char *s = have; (s = strstr(s, want)); s++)
+		if ((s == have || s[-1] == '\n') && s[n] == '\n')
+			return;
+	cr_assert_fail("no line '%s' in:\n%s", want, have);
+}
+
+Test(samples, merged_stacks)
+{
+	struct lblog l;
+	begin(&l);
+	std_samples(&l);
+	struct profile *p = load(&l, 0);
+	char *s = stacks(p, PROFILE_VIEW_MERGED, 0);
+	/* Host frames outside the interpreter, then Lua, outermost first. */
+	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10 1");
+	/* io.write once (CFUNC and HOSTSYM), then the C code it calls. */
+	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;io.write;memcpy 1");
+	/* The trace on top of its Lua frames. */
+	has_line(s, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(s, "(idle) 1");
+	/* No Lua frames: the interpreter stands for them. */
+	has_line(s, "main;lua_pcall;(luajit interpreter) 1");
+	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;lib.lua:5 1");
+	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;string.rep;"
+		    "[libfoo.so] 1");
+	/* The C function outermost: the host frame outside is the same. */
+	has_line(s, "main;io.write;app.lua:10 1");
+	/* No interpreter frame: C code called from compiled code, on top. */
+	has_line(s, "app.lua:0;app.lua:10;trace 1;[libfoo.so];memcpy 1");
+	/* Host code between two interpreter frames is left out. */
+	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10 1");
+	cr_assert_null(strstr(s, "l_write"), "%s", s);
+	free(s);
+
+	s = stacks(p, PROFILE_VIEW_MERGED, PROFILE_ST_NOTRACE);
+	has_line(s, "app.lua:0;app.lua:10 1");
+	has_line(s, "app.lua:0;app.lua:10;[libfoo.so];memcpy 1");
+	cr_assert_null(strstr(s, "trace"), "%s", s);
+	free(s);
+
+	s = stacks(p, PROFILE_VIEW_MERGED, PROFILE_ST_LINES);
+	has_line(s, "main;lua_pcall;app.lua:30;app.lua:12 1");
+	has_line(s, "main;lua_pcall;app.lua:30;app.lua:13;io.write;memcpy 1");
+	has_line(s, "app.lua:30;app.lua:12;trace 1 1");
+	has_line(s, "main;lua_pcall;app.lua:30;app.lua:12;lib.lua:7 1");
+	free(s);
+
+	s = stacks(p, PROFILE_VIEW_LUA, 0);
+	has_line(s, "app.lua:0;app.lua:10 1");
+	has_line(s, "app.lua:0;app.lua:10;io.write 1");
+	has_line(s, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(s, "(gc) 1");
+	has_line(s, "(idle) 1");
+	has_line(s, "io.write;app.lua:10 1");
+	cr_assert_null(strstr(s, "main"), "%s", s);
+	free(s);
+
+	s = stacks(p, PROFILE_VIEW_HOST, 0);
+	has_line(s, "main;lua_pcall;(luajit interpreter) 1");
+	has_line(s, "main;lua_pcall;(luajit interpreter);io.write;memcpy 1");
+	has_line(s, "(trace) 1");
+	has_line(s, "main;io.write;(luajit interpreter) 1");
+	has_line(s, "[libfoo.so];memcpy 1");
+	has_line(s, "main;lua_pcall;(luajit interpreter);[libfoo.so];"
+		    "(luajit interpreter) 1");
+	cr_assert_null(strstr(s, "app.lua"), "%s", s);
+	free(s);
+	profile_free(p);
+}
+
+Test(samples, stack_tree_shares_prefixes)
+{
+	struct lblog l;
+	struct lbsam s;
+	begin(&l);
+	sam_begin(&s);
+	for (int i = 0; i < 100; i++)
+		sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	for (int i = 0; i < 50; i++)
+		sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 3, L_G, 3, H_BASE);
+	lblog_samples(&l, VM, 0, 1, 0, &s);
+	struct profile *p = load(&l, 0);
+	/* root; main, lua_pcall (outside the interpreter); the main chunk;
+	** F at 12; then the interpreter and the state under F (100) and
+	** under G at 7 (50). */
+	cr_assert_eq(p->nsnode, 10);
+	expect(p, "app.lua:10", PROFILE_FN_LUA, 100, 150);
+	expect(p, "lib.lua:5", PROFILE_FN_LUA, 50, 50);
+	profile_free(p);
+}
+
+/* -- Robustness ------------------------------------------------------------------------ */
+
+/* Test thread. Deterministic pseudo-random numbers. */
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+Test(samples, mutated_sample_logs_never_crash)
+{
+	struct lblog l;
+	begin(&l);
+	std_trace_events(&l);
+	std_samples(&l);
+	std_samples(&l);
+	lblog_end(&l);
+	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	for (int it = 0; it < 2000; it++) {
+		struct lblog t = l;
+		t.file.buf = malloc(l.file.len);
+		memcpy(t.file.buf, l.file.buf, l.file.len);
+		int flips = 1 + (int)(rnd() % 4);
+		for (int k = 0; k < flips; k++) {
+			size_t at = FORMAT_MAGIC_LEN +
+				    rnd() % (l.file.len - FORMAT_MAGIC_LEN);
+			t.file.buf[at] = (uint8_t)rnd();
+		}
+		/* Checksums made right: the decoder sees the damage. */
+		for (size_t o = FORMAT_MAGIC_LEN; o < l.file.len;) {
+			struct blocks_header h;
+			blocks_header_parse(l.file.buf + o, &h);
+			blocks_header_pack(t.file.buf + o, h.kind,
+					   t.file.buf + o + FORMAT_HEADER_LEN,
+					   h.length);
+			o += FORMAT_HEADER_LEN + h.length;
+		}
+		const char *path = lblog_write(&t);
+		struct profile *p;
+		char err[512];
+		int rc = profile_load(path, 0, &p, err, sizeof err);
+		cr_assert(rc == 0 || rc == -ENODATA || rc == -EBADMSG ||
+			      rc == -ENOTSUP,
+			  "iteration %d: rc %d (%s)", it, rc, err);
+		for (uint32_t n = 1; n < p->nsnode; n++)
+			for (unsigned v = 0; v < 3; v++)
+				cr_assert_leq(profile_stack(p, n, v, v, fr),
+					      PROFILE_STACK_MAX);
+		profile_free(p);
+		unlink(path);
+		free(t.file.buf);
+	}
+	free(fr);
+	lblog_free(&l);
+}
