@@ -24,7 +24,8 @@ static const char dump_usage[] =
     "  -v, --events    also print every event and every sample, decoded; a\n"
     "                  sample is its time, state, trace, Lua frames\n"
     "                  innermost first ('chunk:line' for Lua functions) and\n"
-    "                  host frames innermost first ('name+object')\n"
+    "                  host frames innermost first ('name+object', the\n"
+    "                  address for a symbol without a name)\n"
     "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
     "                  skipped unread\n"
     "  -f, --follow    keep printing blocks as a running program writes them;\n"
@@ -297,7 +298,8 @@ static int on_sample(void *ud, const struct decode_sample *s)
 			printf("%s", h->u.host.name.s);
 		else
 			printf("0x%" PRIx64, h->u.host.address);
-		printf("+%s", h->u.host.object.s);
+		if (h->u.host.object.len)
+			printf("+%s", h->u.host.object.s);
 	}
 	fputs("]\n", stdout);
 	return 0;
