@@ -168,7 +168,7 @@ static void at_exit(void)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
-		sample_drain_now(mine[i]);
+		sample_flush_now(mine[i]);
 		record_vm_event(mine[i], BUF_DETACH);
 		flush_vm(mine[i]);
 	}

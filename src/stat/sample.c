@@ -20,11 +20,12 @@
 #include "logger/flush.h"
 #include "logger/logger.h"
 
-#define SAMPLE_SLOTS	 256	 /* VMs sampled at once */
-#define SAMPLE_LUA_MAX	 96	 /* Lua frames kept per sample */
-#define SAMPLE_HOST_MAX	 96	 /* host frames kept per sample */
-#define SAMPLE_RING	 64	 /* entries per VM */
-#define SAMPLE_PERIOD_NS 4000000 /* helper thread wake-up */
+#define SAMPLE_SLOTS	 256	    /* VMs sampled at once */
+#define SAMPLE_LUA_MAX	 96	    /* Lua frames kept per sample */
+#define SAMPLE_HOST_MAX	 96	    /* host frames kept per sample */
+#define SAMPLE_RING	 128	    /* entries per VM */
+#define SAMPLE_STACK	 (8u << 10) /* bytes of host stack copied per sample */
+#define SAMPLE_PERIOD_NS 4000000    /* helper thread wake-up */
 
 /* One Lua frame as read in the handler: a raw key, mapped later. */
 struct sample_frame {
@@ -75,6 +76,32 @@ static unsigned state_of(int32_t st)
 	}
 }
 
+/* Async-signal-safe. The frame of the Lua function that called frame, its
+** link being the return PC pc; NULL when that is not what the stack holds
+** (a fast function may have written results over its frame). pc is not
+** trusted: the caller sits 1 + LJ_FR2 + A slots below, A the register of
+** its CALL, and a candidate is taken only if it holds a Lua function whose
+** bytecode contains pc; only then is the CALL read, to check A. */
+static TValue *lua_caller(TValue *frame, const BCIns *pc, TValue *stack)
+{
+	uintptr_t a = (uintptr_t)pc;
+	if (a < 4096 || a >= ((uintptr_t)1 << 47) || (a & 3))
+		return NULL; /* a number or a tagged value, not a PC */
+	for (unsigned ra = 0; ra < 256; ra++) {
+		TValue *prev = frame - (1 + LJ_FR2 + ra);
+		if (prev < stack + LJ_FR2)
+			break;
+		GCfunc *fn = lj_frame_func_checked(prev);
+		if (!fn || !isluafunc(fn))
+			continue;
+		GCproto *pt = funcproto(fn);
+		const BCIns *bc = proto_bc(pt);
+		if (pc > bc && pc <= bc + pt->sizebc && bc_a(pc[-1]) == ra)
+			return prev;
+	}
+	return NULL;
+}
+
 /* Async-signal-safe. Read L's Lua frames into e, innermost first, from
 ** base (the frame base) and pc (the top Lua frame's PC, or NULL). Every
 ** slot followed must lie in the stack and hold a function; a top Lua frame
@@ -123,7 +150,9 @@ static unsigned walk(lua_State *L, TValue *base, const BCIns *pc,
 			break;
 		if (frame_islua(prev)) {
 			pc = frame_pc(prev);
-			prev = frame_prevl(prev);
+			prev = lua_caller(prev, pc, stack);
+			if (!prev)
+				break;
 		} else {
 			pc = NULL;
 			prev = frame_prevd(prev);
@@ -186,7 +215,7 @@ static void capture(struct logger_vm *vm, struct sample_entry *e,
 		e->nlua = (uint16_t)walk(L, base, pc, e);
 	if (vm->s.host)
 		unwind_capture(e->host, uc, vm->s.stack_lo, vm->s.stack_hi,
-			       UNWIND_STACK_MAX);
+			       SAMPLE_STACK);
 }
 
 /* Async-signal-safe. The ring entry at index i. */
@@ -254,51 +283,66 @@ static uint64_t host_id(struct logger_vm *vm, struct wbuf *b, uintptr_t ip)
 	return id;
 }
 
-/* Caller holds hostlock. Drain vm's signal buffer into blocks. */
-static void drain(struct logger_vm *vm)
+/* Caller holds maplock. Map the Lua keys of the entries not mapped yet,
+** while their objects are surely alive, and write the new IDs at once
+** (MAPPING before any block using them). A key that cannot be mapped (out
+** of memory) drops that sample's Lua frames. */
+static void map_pending(struct logger_vm *vm)
 {
 	struct sample_vm *s = &vm->s;
-	uint32_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
 	uint32_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
-	uint64_t drop = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
-	uint32_t n = head - tail;
-	if (n == 0 && drop == s->dropped_done)
+	if (head == s->mapped)
 		return;
-
-	/* 1. Under maplock, while the objects are surely alive: Lua keys to
-	** IDs, written at once (MAPPING before any block using them). */
-	pthread_mutex_lock(&s->maplock);
 	flush_map_begin();
 	vm->out.len = 0;
 	size_t moff = writer_block_begin(&vm->out);
 	uint8_t *p =
 	    moff == (size_t)-1 ? NULL : wbuf_room(&vm->out, BLOCKS_ULEB_MAX);
-	int bad = !p;
 	if (p)
 		vm->out.len = (size_t)(blocks_uleb_put(p, vm->id) - vm->out.p);
 	size_t mstart = vm->out.len;
-	for (uint32_t i = 0; i < n && !bad; i++) {
-		struct sample_entry *e = entry_at(s, tail + i);
-		for (unsigned k = 0; k < e->nlua; k++) {
+	for (uint32_t i = s->mapped; i != head; i++) {
+		struct sample_entry *e = entry_at(s, i);
+		int bad = !p;
+		for (unsigned k = 0; k < e->nlua && !bad; k++) {
 			uint64_t id =
 			    flush_ref(vm, e->lua[k].kind, e->lua[k].key);
 			bad |= !id;
 			e->lua[k].key = (uintptr_t)id;
 		}
-		if (e->trace) {
+		if (e->trace && !bad) {
 			uint64_t id = flush_ref(vm, BUF_KEY_TRACE, e->trace);
 			bad |= !id;
 			e->trace = (uintptr_t)id;
 		}
+		if (bad)
+			e->nlua = 0, e->trace = 0;
 	}
-	if (!bad && vm->out.len > mstart) {
+	s->mapped = head;
+	if (p && vm->out.len > mstart) {
 		writer_block_end(&vm->out, moff, FORMAT_KIND_MAPPING);
 		writer_lock();
 		if (writer_is_open())
 			writer_write(&vm->out, 1, 0);
 		writer_unlock();
 	}
+}
+
+/* Caller holds hostlock. Drain vm's signal buffer into blocks. */
+static void drain(struct logger_vm *vm)
+{
+	struct sample_vm *s = &vm->s;
+	uint32_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
+	uint64_t drop = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+
+	/* 1. Lua keys to IDs (the VM thread may have done some already). */
+	pthread_mutex_lock(&s->maplock);
+	map_pending(vm);
+	uint32_t head = s->mapped, n = head - tail;
 	pthread_mutex_unlock(&s->maplock);
+	if (n == 0 && drop == s->dropped_done)
+		return;
+	int bad = 0;
 
 	/* 2. Host stacks, symbols and the SAMPLES block: no VM object read. */
 	struct wbuf *b = &s->out;
@@ -418,10 +462,19 @@ static void *helper_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all,
 			NULL); /* never takes the timer signal */
-	for (;;) {
+	for (int idle = 0;;) {
 		struct timespec ts = {0, SAMPLE_PERIOD_NS};
 		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&smtx);
+		/* Nothing sampled for a while: the thread goes (a later start
+		** makes a new one). */
+		if (!sampling && ++idle > 2) {
+			helper_started = 0;
+			pthread_mutex_unlock(&smtx);
+			return NULL;
+		}
+		if (sampling)
+			idle = 0;
 		for (struct logger_vm *vm = sampling; vm; vm = vm->s.next) {
 			pthread_mutex_lock(&vm->s.hostlock);
 			drain(vm);
@@ -524,8 +577,11 @@ int sample_start(struct logger_vm *vm, uint64_t interval_ns, int host, int wall,
 	s->host = host;
 	s->tid = tid_now();
 	s->cap = SAMPLE_RING;
-	s->entry_size = sizeof(struct sample_entry) +
-			(host ? sizeof(struct unwind_ctx) : 0);
+	/* The host copy is cut to SAMPLE_STACK bytes of the unwind_ctx. */
+	s->entry_size =
+	    sizeof(struct sample_entry) +
+	    (host ? sizeof(struct unwind_ctx) - UNWIND_STACK_MAX + SAMPLE_STACK
+		  : 0);
 	s->entry_size = (s->entry_size + 63) & ~(size_t)63;
 	if (unwind_stack_bounds(&s->stack_lo, &s->stack_hi) < 0) {
 		snprintf(err, errlen,
@@ -647,8 +703,20 @@ void sample_stop(struct logger_vm *vm)
 	pthread_mutex_destroy(&s->maplock);
 }
 
-/* VM thread only. Drain vm's signal buffer now (before a sweep). */
+/* VM thread only. Map the signal buffer's pending samples now (before a
+** sweep): their objects may be freed next. Unwinding and writing them is
+** left to the helper thread. */
 void sample_drain_now(struct logger_vm *vm)
+{
+	if (!vm->s.on)
+		return;
+	pthread_mutex_lock(&vm->s.maplock);
+	map_pending(vm);
+	pthread_mutex_unlock(&vm->s.maplock);
+}
+
+/* VM thread only (exit). Map and write everything pending now. */
+void sample_flush_now(struct logger_vm *vm)
 {
 	if (!vm->s.on)
 		return;

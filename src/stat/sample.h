@@ -34,6 +34,7 @@ struct sample_vm {
 	uint32_t cap;		/* power of two */
 	uint32_t head;		/* producer (atomic) */
 	uint32_t tail;		/* consumer (atomic) */
+	uint32_t mapped;	/* entries up to here are mapped (maplock) */
 	uint64_t signals;	/* timer signals taken (atomic) */
 	uint64_t dropped;	/* of them, dropped: buffer full (atomic) */
 	uintptr_t stack_moving; /* a Lua stack being reallocated (atomic) */
@@ -62,9 +63,12 @@ int sample_start(struct logger_vm *vm, uint64_t interval_ns, int host, int wall,
 /* VM thread only. Stop the timer, drain what is left, free the buffer. */
 void sample_stop(struct logger_vm *vm);
 
-/* VM thread only (GC about to sweep, flush, exit). Drain vm's signal buffer
-** now: its samples name objects the sweep may free. */
+/* VM thread only (GC about to sweep). Map the pending samples' Lua keys
+** now: they name objects the sweep may free. The helper writes them. */
 void sample_drain_now(struct logger_vm *vm);
+
+/* VM thread only (exit). Map and write every pending sample now. */
+void sample_flush_now(struct logger_vm *vm);
 
 /* VM thread only. Lock / unlock vm->map against the drainer (no-ops when
 ** vm is not sampled). */
