@@ -21,7 +21,7 @@ enum buf_rec {
 	BUF_ATTACH,	 /* heap */
 	BUF_DETACH,	 /* heap */
 	BUF_TRACE_START, /* x traceno, GCproto*, line */
-	BUF_TRACE_STOP,	 /* GCtrace* */
+	BUF_TRACE_STOP,	 /* x traceno, GCtrace* */
 	BUF_TRACE_ABORT, /* x traceno, GCproto*, line | reason << 32, info */
 	BUF_TRACE_FLUSH, /* (nothing) */
 };

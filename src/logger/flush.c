@@ -15,6 +15,18 @@
 
 /* -- Mapping ------------------------------------------------------------------ */
 
+/* Trace number of the next BUF_KEY_TRACE mapped (flush_trace_ref). */
+static __thread unsigned trace_no;
+
+/* Caller maps. ID of trace T, whose number was traceno when it was seen. */
+uint64_t flush_trace_ref(struct logger_vm *vm, uintptr_t T, unsigned traceno)
+{
+	trace_no = traceno;
+	uint64_t id = flush_ref(vm, BUF_KEY_TRACE, T);
+	trace_no = 0;
+	return id;
+}
+
 /* A flush's cache in front of the map: nothing is freed during a flush,
 ** so an entry stays right until the flush ends. */
 #define CACHE_SIZE 256
@@ -68,7 +80,10 @@ uint64_t flush_ref(struct logger_vm *vm, unsigned kind, uintptr_t key)
 		       : 0;
 		if (pt && !pid)
 			return 0;
-		r = names_put_trace(&vm->out, id, T->traceno, pid, line,
+		/* The number as it was at the event: jit.flush() zeroes
+		** T->traceno while T lives on until the next sweep. */
+		r = names_put_trace(&vm->out, id,
+				    trace_no ? trace_no : T->traceno, pid, line,
 				    T->root);
 		break;
 	}
@@ -230,7 +245,7 @@ void flush_vm(struct logger_vm *vm)
 			}
 			break;
 		case BUF_TRACE_STOP:
-			id = flush_ref(vm, BUF_KEY_TRACE, (uintptr_t)w[2]);
+			id = flush_trace_ref(vm, (uintptr_t)w[2], (unsigned)x);
 			bad |= !id;
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 					 FORMAT_VM_TRACE_STOP);

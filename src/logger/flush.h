@@ -17,6 +17,10 @@ void flush_vm(struct logger_vm *vm);
 ** first use; 0 when out of memory. Call flush_map_begin() first. */
 uint64_t flush_ref(struct logger_vm *vm, unsigned kind, uintptr_t key);
 
+/* Caller maps. ID of trace T (a GCtrace*), numbered traceno when it was
+** seen (jit.flush() zeroes the number in the object). */
+uint64_t flush_trace_ref(struct logger_vm *vm, uintptr_t T, unsigned traceno);
+
 /* Caller maps. Start a mapping pass (the ID cache may be stale). */
 void flush_map_begin(void);
 

@@ -78,7 +78,7 @@ static int on_trace(lua_State *L)
 		if (!T)
 			return 0;
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_TRACE_STOP, 0);
+		p[0] = BUF_W0(BUF_TRACE_STOP, traceno);
 		p[1] = ts;
 		p[2] = (uint64_t)(uintptr_t)T;
 		vm->bp = p + 3;

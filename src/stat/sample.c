@@ -39,7 +39,8 @@ struct sample_entry {
 	uint64_t ts;	 /* counter */
 	uintptr_t trace; /* GCtrace* (state 7), else 0; then its ID */
 	uint16_t nlua;
-	uint8_t state; /* FORMAT_STATE_* */
+	uint8_t state;	  /* FORMAT_STATE_* */
+	uint32_t traceno; /* number of the trace when sampled */
 	struct sample_frame lua[SAMPLE_LUA_MAX];
 	struct unwind_ctx host[]; /* 0 or 1 */
 };
@@ -188,8 +189,10 @@ static void capture(struct logger_vm *vm, struct sample_entry *e,
 		e->state = FORMAT_STATE_IDLE;
 	} else if (e->state == FORMAT_STATE_TRACE) {
 		jit_State *J = G2J(g);
-		if ((MSize)st < J->sizetrace && gcref(J->trace[st]))
+		if ((MSize)st < J->sizetrace && gcref(J->trace[st])) {
 			e->trace = (uintptr_t)gcref(J->trace[st]);
+			e->traceno = (uint32_t)st;
+		}
 		base = mref(g->jit_base, TValue);
 	} else if (e->state == FORMAT_STATE_C && !cf) {
 		e->state =
@@ -311,7 +314,7 @@ static void map_pending(struct logger_vm *vm)
 			e->lua[k].key = (uintptr_t)id;
 		}
 		if (e->trace && !bad) {
-			uint64_t id = flush_ref(vm, BUF_KEY_TRACE, e->trace);
+			uint64_t id = flush_trace_ref(vm, e->trace, e->traceno);
 			bad |= !id;
 			e->trace = (uintptr_t)id;
 		}
