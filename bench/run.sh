@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader]...   (default: all)
-# Times are CPU seconds (user + sys) of the measured process.
+# Usage: bench/run.sh [calls|alloc|size|reader|sample]...   (default: all)
+# Times are CPU seconds (user + sys) of the measured process (the sample
+# benchmark also shows wall-clock seconds).
 # Env: RUNS (default 5), LJLOG_BUILDDIR (default: build/ in the source tree).
 set -eu
 src=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +48,59 @@ measure() {
 	printf '\n' >&2
 }
 ratio() { python3 -c "print(f'{$1 / $2:.3f}')"; }
+
+# cpu_wall CMD...: "CPU WALL" seconds of one run of "$@", output discarded.
+cpu_wall() {
+	local w0 w1
+	times >"$tmp/t0"
+	w0=$(date +%s.%N)
+	"$@" >/dev/null 2>&1
+	w1=$(date +%s.%N)
+	times >"$tmp/t1"
+	python3 - "$(tail -n 1 "$tmp/t0")" "$(tail -n 1 "$tmp/t1")" "$w0" "$w1" <<'PY'
+import re, sys
+def cpu(line):
+    return sum(float(m) * 60 + float(s) for m, s in re.findall(r"(\d+)m([\d.]+)s", line))
+print(f"{cpu(sys.argv[2]) - cpu(sys.argv[1]):.4f} {float(sys.argv[4]) - float(sys.argv[3]):.4f}")
+PY
+}
+
+# measure_both NAME...: like measure, best CPU seconds in best[NAME] and
+# best wall-clock seconds in wall[NAME] (each the best of its own); every
+# run's "CPU WALL" in runs_of[NAME], in round order, for paired ratios.
+declare -A wall runs_of
+measure_both() {
+	local r name t c w
+	for name in "$@"; do best[$name]=999999; wall[$name]=999999; runs_of[$name]=; done
+	for ((r = 1; r <= runs; r++)); do
+		for name in "$@"; do
+			t=$(cpu_wall "cfg_$name")
+			c=${t% *} w=${t#* }
+			runs_of[$name]="${runs_of[$name]} $c:$w"
+			if python3 -c "import sys; sys.exit(0 if $c < ${best[$name]} else 1)"; then
+				best[$name]=$c
+			fi
+			if python3 -c "import sys; sys.exit(0 if $w < ${wall[$name]} else 1)"; then
+				wall[$name]=$w
+			fi
+		done
+		printf '.' >&2
+	done
+	printf '\n' >&2
+}
+
+# paired NAME BASE: median over the rounds of NAME's time / BASE's time in
+# the same round, "CPU WALL" (cancels the machine's slow drifts).
+paired() {
+	python3 - "${runs_of[$1]}" "${runs_of[$2]}" <<'PY'
+import statistics, sys
+a = [tuple(map(float, x.split(":"))) for x in sys.argv[1].split()]
+b = [tuple(map(float, x.split(":"))) for x in sys.argv[2].split()]
+cpu = statistics.median(x[0] / y[0] for x, y in zip(a, b))
+wall = statistics.median(x[1] / y[1] for x, y in zip(a, b))
+print(f"{cpu:.3f} {wall:.3f}")
+PY
+}
 
 # -- calls: unprofiled vs empty C hook vs ljlog calls (JIT off in all) -------
 cfg_calls_base() { "$luajit" "$src/calls.lua"; }
@@ -110,10 +164,72 @@ bench_reader() {
 	echo "report  ${best[reader_report]}s: $(python3 -c "print(f'{$events / ${best[reader_report]} / 1e6:.1f}')") M events/s"
 }
 
-what=${*:-calls alloc size reader}
+# -- sample: unprofiled vs ljlog sampling vs LuaJIT's jit.p (JIT on) ----------
+cfg_sample_base() { "$luajit" "$src/sample.lua"; }
+cfg_sample_cpu() {
+	LUAJIT_PROFILE="log:file=$tmp/sample.ljlog,sample=1ms" \
+		"$luajit" -lljlog "$src/sample.lua"
+}
+cfg_sample_wall() {
+	LUAJIT_PROFILE="log:file=$tmp/sample_wall.ljlog,sample=1ms,wall" \
+		"$luajit" -lljlog "$src/sample.lua"
+}
+cfg_sample_nohost() {
+	LUAJIT_PROFILE="log:file=$tmp/sample_nohost.ljlog,sample=1ms,wall,nohost" \
+		"$luajit" -lljlog "$src/sample.lua"
+}
+cfg_sample_10k() {
+	LUAJIT_PROFILE="log:file=$tmp/sample_10k.ljlog,sample=100us,wall" \
+		"$luajit" -lljlog "$src/sample.lua"
+}
+cfg_sample_fixed() {
+	LUAJIT_PROFILE="log:file=$tmp/sample_fixed.ljlog,sample=1s,wall" \
+		"$luajit" -lljlog "$src/sample.lua"
+}
+cfg_sample_jp() { "$luajit" -jp=i1 "$src/sample.lua"; }
+# Samples (+ dropped) in a log, from the reader's JSON report.
+samples_of() {
+	"$b/ljlog" report --json "$1" |
+		python3 -c 'import json,sys; d=json.load(sys.stdin); print("%d samples, %d dropped" % (d.get("samples", 0), d.get("samples_dropped", 0)))'
+}
+bench_sample() {
+	echo "== sample: compute-bound program, JIT on ($runs runs, best of; CPU includes ljlog's helper thread)"
+	measure_both sample_base sample_fixed sample_cpu sample_wall sample_nohost sample_10k sample_jp
+	local base=${best[sample_base]} wbase=${wall[sample_base]} c w
+	local p
+	echo "best of: the best time of each; paired: median over the rounds of the"
+	echo "ratio to the unprofiled run of the same round"
+	printf '%-34s %8s %7s %7s  %8s %7s %7s\n' "" "CPU s" "best" "paired" "wall s" "best" "paired"
+	for c in "unprofiled:sample_base" "ljlog sample=1s,wall (fixed costs):sample_fixed" \
+		"ljlog sample=1ms (CPU clock):sample_cpu" \
+		"ljlog sample=1ms,wall:sample_wall" "ljlog sample=1ms,wall,nohost:sample_nohost" \
+		"ljlog sample=100us,wall (10 kHz):sample_10k" "jit.p -jp=i1:sample_jp"; do
+		w=${c##*:}
+		p=$(paired "$w" sample_base)
+		printf '%-34s %8s %7s %7s  %8s %7s %7s\n' "${c%:*}" "${best[$w]}" "$(ratio "${best[$w]}" "$base")" "${p% *}" \
+			"${wall[$w]}" "$(ratio "${wall[$w]}" "$wbase")" "${p#* }"
+	done
+	echo "budget: ljlog sample=1ms with host stacks at most 1.02x unprofiled"
+	echo "logs: 1ms CPU $(samples_of "$tmp/sample.ljlog"); 1ms wall $(samples_of "$tmp/sample_wall.ljlog"); 10 kHz $(samples_of "$tmp/sample_10k.ljlog")"
+	# The cost of one sample (handler + helper), from the 10 kHz run's paired
+	# ratio: less noisy than the 1 kHz ratio, whose overhead is below the
+	# machine's jitter.
+	local n10k
+	n10k=$("$b/ljlog" report --json "$tmp/sample_10k.ljlog" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get("samples", 0) + d.get("samples_dropped", 0))')
+	p=$(paired sample_10k sample_base)
+	python3 - "${p% *}" "$base" "$n10k" <<'PY'
+import sys
+r10k, base, n = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+if n > 0:
+    us = (r10k - 1) * base / n * 1e6
+    print(f"per sample (10 kHz run): {us:.1f} us of CPU -> at 1 kHz {us / 1e6 * 1000 * 100:.2f}% of a CPU second")
+PY
+}
+
+what=${*:-calls alloc size reader sample}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample)" >&2; exit 2 ;;
 	esac
 done

@@ -52,6 +52,27 @@ static GCproto *where(lua_State *L, int fi, int pi, uint32_t *line)
 	return pt;
 }
 
+#define JITEV_KEY "ljlog.jitev" /* registry: {fn=, prev=, slot=} */
+
+/* VM thread only, inside the vmevent. Pass the event on to the handler
+** that was attached before ljlog's (-jv, -jdump): LuaJIT keeps one. */
+static void chain(lua_State *L)
+{
+	int n = lua_gettop(L);
+	if (!lua_checkstack(L, n + 3))
+		return;
+	lua_getfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, "prev");
+		if (lua_isfunction(L, -1)) {
+			for (int i = 1; i <= n; i++)
+				lua_pushvalue(L, i);
+			(void)lua_pcall(L, n, 0, 0);
+		}
+	}
+	lua_settop(L, n);
+}
+
 /* VM thread only, inside LuaJIT's trace vmevent: record the event. */
 static int on_trace(lua_State *L)
 {
@@ -99,6 +120,7 @@ static int on_trace(lua_State *L)
 		p[1] = ts;
 		vm->bp = p + 2;
 	}
+	chain(L);
 	return 0;
 }
 
@@ -123,15 +145,48 @@ static int push_attach(lua_State *L, char *err, size_t errlen)
 	return 0;
 }
 
-/* VM thread only, Lua API context. jit.attach(on_trace, "trace"). */
+/* The trace handler now in _VMEVENTS and its key (pushed: key, value), or
+** nothing pushed (returns 0). */
+static int current_trace_handler(lua_State *L, int regt)
+{
+	lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		return 0;
+	}
+	lua_getfield(L, regt, "slot");
+	lua_pushvalue(L, -1);
+	lua_rawget(L, -3);
+	lua_remove(L, -3);
+	return 1;
+}
+
+/* VM thread only, Lua API context. jit.attach(on_trace, "trace"), chained
+** to the handler that was there. */
 int jitev_start(lua_State *L, char *err, size_t errlen)
 {
 	int top = lua_gettop(L), r;
-	if (!lua_checkstack(L, 6))
+	if (!lua_checkstack(L, 10))
 		return -ENOMEM;
-	if ((r = push_attach(L, err, errlen)) < 0)
-		return r;
+	/* Before: every handler by key. */
+	lua_newtable(L); /* top+1: the old _VMEVENTS, copied */
+	lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
+	if (lua_istable(L, -1)) {
+		lua_pushnil(L);
+		while (lua_next(L, -2)) {
+			lua_pushvalue(L, -2);
+			lua_insert(L, -2);
+			lua_rawset(L, top + 1);
+		}
+	}
+	lua_pop(L, 1);
 	lua_pushcfunction(L, on_trace);
+	int fn = lua_gettop(L);
+	if ((r = push_attach(L, err, errlen)) < 0) {
+		lua_settop(L, top);
+		return r;
+	}
+	lua_pushvalue(L, fn);
 	lua_pushliteral(L, "trace");
 	if (lua_pcall(L, 2, 0, 0) != 0) {
 		snprintf(err, errlen, "jit: jit.attach failed: %s",
@@ -139,18 +194,58 @@ int jitev_start(lua_State *L, char *err, size_t errlen)
 		lua_settop(L, top);
 		return -EINVAL;
 	}
+	/* After: the key holding on_trace is the trace event's; what it held
+	** before is the handler to chain to. */
+	lua_createtable(L, 0, 3);
+	int regt = lua_gettop(L);
+	lua_pushvalue(L, fn);
+	lua_setfield(L, regt, "fn");
+	lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
+	if (lua_istable(L, -1)) {
+		lua_pushnil(L);
+		while (lua_next(L, -2)) {
+			if (lua_rawequal(L, -1, fn)) {
+				lua_pushvalue(L, -2);
+				lua_setfield(L, regt, "slot");
+				lua_pushvalue(L, -2);
+				lua_rawget(L, top + 1);
+				lua_setfield(L, regt, "prev");
+			}
+			lua_pop(L, 1);
+		}
+	}
+	lua_pop(L, 1);
+	lua_setfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
 	lua_settop(L, top);
 	return 0;
 }
 
-/* VM thread only, Lua API context. jit.attach(on_trace): detach. */
+/* VM thread only, Lua API context. Detach: put the previous handler back,
+** or say that another one replaced ljlog's meanwhile. */
 void jitev_stop(lua_State *L)
 {
-	char err[128];
 	int top = lua_gettop(L);
-	if (!lua_checkstack(L, 6) || push_attach(L, err, sizeof err) < 0)
+	if (!lua_checkstack(L, 8))
 		return;
-	lua_pushcfunction(L, on_trace);
-	(void)lua_pcall(L, 1, 0, 0);
+	lua_getfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	int regt = lua_gettop(L);
+	if (lua_istable(L, regt) && current_trace_handler(L, regt)) {
+		lua_getfield(L, regt, "fn");
+		if (lua_rawequal(L, -1, -2)) {
+			lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
+			lua_getfield(L, regt, "slot");
+			lua_getfield(L, regt, "prev");
+			lua_rawset(L, -3);
+			G(L)->vmevmask =
+			    VMEVENT_NOCACHE; /* as jit.attach does */
+		} else {
+			fprintf(stderr,
+				"ljlog: jit: another jit.attach(f, "
+				"\"trace\") replaced ljlog's handler: "
+				"trace events were lost from then on\n");
+		}
+	}
+	lua_pushnil(L);
+	lua_setfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
 	lua_settop(L, top);
 }

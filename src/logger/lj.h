@@ -11,6 +11,7 @@
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 #include "lj_gc.h"
+#include "lj_vmevent.h"
 #include "lauxlib.h"
 #include "luajit.h"
 

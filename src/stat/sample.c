@@ -600,9 +600,9 @@ int sample_start(struct logger_vm *vm, uint64_t interval_ns, int host, int wall,
 	}
 	pthread_mutex_init(&s->hostlock, NULL);
 	pthread_mutex_init(&s->maplock, NULL);
-	vm_range(vm);
 
 	pthread_mutex_lock(&smtx);
+	vm_range(vm); /* libunwind's first use initialises it: one at a time */
 	if ((r = handler_install(err, errlen)) < 0) {
 		pthread_mutex_unlock(&smtx);
 		goto fail;
