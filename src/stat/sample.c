@@ -366,7 +366,7 @@ static void drain(struct logger_vm *vm)
 		uintptr_t ips[SAMPLE_HOST_MAX];
 		uint64_t hid[SAMPLE_HOST_MAX];
 		int nh = 0;
-		if (s->host && e->state != FORMAT_STATE_IDLE) {
+		if (s->host) {
 			int k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
 			for (int j = 0; j < k; j++) {
 				uint64_t id =
@@ -376,15 +376,6 @@ static void drain(struct logger_vm *vm)
 				/* consecutive interpreter frames are one */
 				if (nh && id == hid[nh - 1] && id == s->vm_sym)
 					continue;
-				hid[nh++] = id;
-			}
-		} else if (e->state == FORMAT_STATE_IDLE && s->host) {
-			int k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
-			for (int j = 0; j < k; j++) {
-				uint64_t id =
-				    host_id(vm, b, j ? ips[j] - 1 : ips[j]);
-				if (!id)
-					break;
 				hid[nh++] = id;
 			}
 		}
