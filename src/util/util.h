@@ -1,0 +1,17 @@
+/*
+** ljlog util: the bottom layer's small helpers, shared by writer, logger,
+** sampler and reader. Depends on nothing of ljlog.
+*/
+#ifndef LJLOG_UTIL_UTIL_H
+#define LJLOG_UTIL_UTIL_H
+
+#include <sys/types.h>
+
+#define UTIL_LIKELY(x)	 __builtin_expect(!!(x), 1)
+#define UTIL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define UTIL_NOINLINE	 __attribute__((noinline))
+
+/* Any context, async-signal-safe. The calling thread's kernel thread ID. */
+pid_t util_tid(void);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+** Unit tests: src/util/ (the hash map and the string interner).
+*/
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/hmap.h"
+#include "util/intern.h"
+
+Test(hmap, get_ref_put_del)
+{
+	struct hmap m = HMAP_INIT;
+	int added = -1;
+	cr_assert_null(hmap_get(&m, 0x1000));
+	cr_assert_eq(hmap_del(&m, 0x1000), 0);
+	uint64_t *v = hmap_ref(&m, 0x1000, &added);
+	cr_assert_not_null(v);
+	cr_assert_eq(added, 1);
+	cr_assert_eq(*v, 0);
+	*v = 7;
+	cr_assert_eq(*hmap_ref(&m, 0x1000, &added), 7);
+	cr_assert_eq(added, 0);
+	cr_assert_eq(hmap_put(&m, 0x1000, 9), 0);
+	cr_assert_eq(*hmap_get(&m, 0x1000), 9);
+	cr_assert_eq(m.count, 1);
+	cr_assert_eq(hmap_del(&m, 0x1000), 1);
+	cr_assert_eq(hmap_del(&m, 0x1000), 0);
+	cr_assert_null(hmap_get(&m, 0x1000));
+	hmap_free(&m);
+	cr_assert_null(hmap_get(&m, 0x1000));
+}
+
+/* The pointer -> ID rule the mapper relies on: a freed address is removed,
+** so a new object there is mapped afresh. */
+Test(hmap, removed_key_is_absent_then_new)
+{
+	struct hmap m = HMAP_INIT;
+	uint64_t addr = 0x7f0000001000;
+	cr_assert_eq(hmap_put(&m, addr, 1), 0);
+	cr_assert_eq(hmap_del(&m, addr), 1);
+	cr_assert_null(hmap_get(&m, addr));
+	cr_assert_eq(hmap_put(&m, addr, 2), 0);
+	cr_assert_eq(*hmap_get(&m, addr), 2);
+	hmap_free(&m);
+}
+
+/* Random inserts and removes (colliding runs, growth, backward-shift
+** deletion) against a plain array as the reference. */
+Test(hmap, matches_reference_under_churn)
+{
+	enum { N = 4096, STEPS = 200000 };
+	static uint64_t ref[N]; /* value of key (i+1)*16, 0 = absent */
+	struct hmap m = HMAP_INIT;
+	size_t live = 0;
+	srand(12345);
+	for (int s = 0; s < STEPS; s++) {
+		size_t i = (size_t)rand() % N;
+		uint64_t key = (uint64_t)(i + 1) * 16;
+		uint64_t *v = hmap_get(&m, key);
+		if (ref[i]) {
+			cr_assert(v && *v == ref[i], "step %d key %zu", s, i);
+			cr_assert_eq(hmap_del(&m, key), 1);
+			ref[i] = 0;
+			live--;
+		} else {
+			cr_assert_null(v, "step %d key %zu", s, i);
+			ref[i] = (uint64_t)s + 1;
+			cr_assert_eq(hmap_put(&m, key, ref[i]), 0);
+			live++;
+		}
+		cr_assert_eq(m.count, live);
+	}
+	for (size_t i = 0; i < N; i++) {
+		uint64_t *v = hmap_get(&m, (uint64_t)(i + 1) * 16);
+		cr_assert_eq(v ? *v : 0, ref[i]);
+	}
+	hmap_free(&m);
+}
+
+Test(intern, dense_indexes_in_first_use_order)
+{
+	struct intern t = INTERN_INIT;
+	cr_assert_eq(intern_find(&t, "a", 1), -1);
+	cr_assert_eq(intern_put(&t, "alpha", 5), 0);
+	cr_assert_eq(intern_put(&t, "beta", 4), 1);
+	cr_assert_eq(intern_put(&t, "alpha", 5), 0);
+	cr_assert_eq(intern_put(&t, "", 0), 2);
+	cr_assert_eq(intern_find(&t, "beta", 4), 1);
+	cr_assert_eq(intern_find(&t, "bet", 3), -1);
+	size_t len;
+	cr_assert_str_eq(intern_str(&t, 1, &len), "beta");
+	cr_assert_eq(len, 4);
+	cr_assert_str_eq(intern_str(&t, 2, NULL), "");
+	cr_assert_eq(intern_count(&t), 3);
+	intern_free(&t);
+	cr_assert_eq(intern_count(&t), 0);
+}
+
+/* Binary keys (embedded NULs, equal prefixes) and growth past many
+** rehashes keep every index. */
+Test(intern, binary_keys_survive_growth)
+{
+	enum { N = 20000 };
+	struct intern t = INTERN_INIT;
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t key[3] = {i, 0, i * 2654435761u};
+		cr_assert_eq(intern_put(&t, key, sizeof key), (int64_t)i);
+	}
+	for (uint32_t i = 0; i < N; i++) {
+		uint32_t key[3] = {i, 0, i * 2654435761u};
+		size_t len;
+		const char *s;
+		cr_assert_eq(intern_find(&t, key, sizeof key), (int64_t)i);
+		s = intern_str(&t, i, &len);
+		cr_assert_eq(len, sizeof key);
+		cr_assert_eq(memcmp(s, key, len), 0);
+	}
+	cr_assert_eq(intern_find(&t, "x", 1), -1);
+	intern_free(&t);
+}
