@@ -11,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "stat/clock.h"
-
 /* -- Byte buffers -------------------------------------------------------------- */
 
 /* Owner thread only. Grow b for n more bytes (cold path of wbuf_room). */
@@ -111,13 +109,12 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static uint8_t *put_clock(uint8_t *p)
+/* Owner thread only. A CLOCK triple at p. */
+static uint8_t *put_clock(uint8_t *p, const struct writer_clock *c)
 {
-	struct clock_pair c;
-	clock_pair_now(&c);
-	p = blocks_uleb_put(p, c.counter);
-	p = blocks_uleb_put(p, c.mono_ns);
-	return blocks_uleb_put(p, c.real_ns);
+	p = blocks_uleb_put(p, c->counter);
+	p = blocks_uleb_put(p, c->mono_ns);
+	return blocks_uleb_put(p, c->real_ns);
 }
 
 /* In a forked child: the log is the parent's; the child writes nothing. */
@@ -140,7 +137,6 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 		el = 0;
 	exe[el] = '\0';
 	size_t vl = strlen(in->luajit_version), ol = strlen(in->options);
-	uint64_t hz = clock_hz();
 
 	static int atfork_set;
 	if (!atfork_set)
@@ -168,10 +164,10 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	p = blocks_str_put(p, exe, (size_t)el);
 	p = blocks_str_put(p, in->luajit_version, vl);
 	p = blocks_str_put(p, in->options, ol);
-	p = blocks_uleb_put(p, CLOCK_KIND);
-	p = blocks_uleb_put(p, CLOCK_TS_SHIFT);
-	p = blocks_uleb_put(p, hz);
-	p = put_clock(p);
+	p = blocks_uleb_put(p, in->counter_kind);
+	p = blocks_uleb_put(p, in->ts_shift);
+	p = blocks_uleb_put(p, in->counter_hz);
+	p = put_clock(p, &in->clock);
 	b.len = (size_t)(p - b.p);
 	writer_block_end(&b, off, FORMAT_KIND_INTRO);
 	int r = write_all(fd, b.p, b.len);
@@ -234,7 +230,7 @@ void writer_count_vm(void)
 }
 
 /* Caller holds the global lock. Write the END block and close. */
-int writer_close(void)
+int writer_close(const struct writer_clock *c)
 {
 	if (out.fd < 0)
 		return -EBADF;
@@ -247,7 +243,7 @@ int writer_close(void)
 		p = blocks_uleb_put(p, out.bytes);
 		p = blocks_uleb_put(p, out.dropped);
 		p = blocks_uleb_put(p, out.vms);
-		p = put_clock(p);
+		p = put_clock(p, c);
 		b.len = (size_t)(p - b.p);
 		writer_block_end(&b, off, FORMAT_KIND_END);
 		writer_write(&b, 1, 0);

@@ -37,10 +37,22 @@ size_t writer_block_begin(struct wbuf *b);
 /* Owner thread only. Finish the block started at off: packs its header. */
 void writer_block_end(struct wbuf *b, size_t off, unsigned kind);
 
-/* What the INTRO block says besides the clock. */
+/* A CLOCK triple (doc/format.txt), read by the caller: the writer reads
+** no clock itself. */
+struct writer_clock {
+	uint64_t counter; /* raw counter */
+	uint64_t mono_ns; /* CLOCK_MONOTONIC */
+	uint64_t real_ns; /* CLOCK_REALTIME */
+};
+
+/* What the INTRO block says. */
 struct writer_intro {
 	const char *luajit_version;
 	const char *options;
+	unsigned counter_kind;	   /* FORMAT_COUNTER_* */
+	unsigned ts_shift;	   /* timestamps are counter >> ts_shift */
+	uint64_t counter_hz;	   /* counter ticks per second, 0 unknown */
+	struct writer_clock clock; /* now */
 };
 
 /* Any thread. Take / release the global lock. */
@@ -69,8 +81,9 @@ void writer_count_dropped(uint64_t n);
 /* Caller holds the global lock. Count one more VM attached over the run. */
 void writer_count_vm(void);
 
-/* Caller holds the global lock. Write the END block and close. 0, or -errno
-** when closing failed (a write failure is reported once, when it happens). */
-int writer_close(void);
+/* Caller holds the global lock. Write the END block (with the CLOCK triple
+** c, read now) and close. 0, or -errno when closing failed (a write failure
+** is reported once, when it happens). */
+int writer_close(const struct writer_clock *c);
 
 #endif

@@ -27,9 +27,10 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		if (T && gcref(T->startpt)) {
 			GCproto *pt = &gcref(T->startpt)->pt;
 			const BCIns *pc = mref(T->startpc, const BCIns);
-			uint32_t line = lj_proto_line(pt, proto_bcpos(pt, pc));
+			uint32_t line =
+			    ljwin_proto_line(pt, proto_bcpos(pt, pc));
 			*key = (uint64_t)(uintptr_t)pt;
-			return FORMAT_SITE_TRACE | BUF_KEY_PROTO << 4 |
+			return FORMAT_SITE_TRACE | MAPPER_PROTO << 4 |
 			       (uint64_t)line << 8;
 		}
 		return FORMAT_SITE_TRACE;
@@ -53,7 +54,7 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 	/* A fast function may have written its results over its own frame
 	** before it allocates (an error message): check the slot's type tag
 	** before following it. */
-	GCfunc *fn = lj_frame_func_checked(base - 1);
+	GCfunc *fn = ljwin_frame_func(base - 1);
 	if (!fn)
 		return FORMAT_SITE_UNKNOWN;
 	*co = L;
@@ -67,23 +68,24 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 			*co = NULL;
 			return FORMAT_SITE_UNKNOWN;
 		}
-		uint32_t line = lj_proto_line(pt, proto_bcpos(pt, pc) - 1);
+		uint32_t line = ljwin_proto_line(pt, proto_bcpos(pt, pc) - 1);
 		*key = (uint64_t)(uintptr_t)pt;
-		return FORMAT_SITE_LUA | BUF_KEY_PROTO << 4 |
+		return FORMAT_SITE_LUA | MAPPER_PROTO << 4 |
 		       (uint64_t)line << 8;
 	}
 	if (fn->c.ffid > FF_C) {
-		*key = fn->c.ffid | (lj_is_asm_ff(g, fn) ? BUF_FF_ASM : 0);
-		return FORMAT_SITE_C | BUF_KEY_FFUNC << 4;
+		*key =
+		    fn->c.ffid | (ljwin_is_asm_ff(g, fn) ? MAPPER_FF_ASM : 0);
+		return FORMAT_SITE_C | MAPPER_FFUNC << 4;
 	}
 	*key = (uint64_t)(uintptr_t)fn->c.f;
-	return FORMAT_SITE_C | BUF_KEY_CFUNC << 4;
+	return FORMAT_SITE_C | MAPPER_CFUNC << 4;
 }
 
 /* -- GC phases ------------------------------------------------------------------- */
 
 /* VM thread only. The GC moved to another phase since the last call. */
-static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
+static UTIL_NOINLINE void gc_changed(struct logger_vm *vm)
 {
 	global_State *g = vm->g;
 	uint8_t st = g->gc.state;
@@ -98,10 +100,8 @@ static LJ_NOINLINE void gc_changed(struct logger_vm *vm)
 	}
 	/* Sweeping frees prototypes, coroutines and traces that the buffers
 	** (events and samples) may name. */
-	if (st == GCSsweepstring || st == GCSsweep) {
-		sample_drain_now(vm);
-		logger_flush_full(vm);
-	}
+	if (st == GCSsweepstring || st == GCSsweep)
+		logger_before_sweep(vm);
 }
 
 /* VM thread only. ptr was freed: an object born at the same address is
@@ -112,29 +112,23 @@ static inline void forget(struct logger_vm *vm, void *ptr, size_t osize)
 	** sizeof(lua_State)) are mapped by address: smaller blocks can't be. */
 	if (osize < MIN_MAPPED)
 		return;
-	if (LJ_UNLIKELY(vm->s.on)) {
-		sample_map_lock(vm);
-		maps_remove(&vm->map, (uintptr_t)ptr);
-		sample_map_unlock(vm);
-	} else {
-		maps_remove(&vm->map, (uintptr_t)ptr);
-	}
-	if (LJ_UNLIKELY(ptr == (void *)vm->last_L))
+	mapper_forget(&vm->map, (uintptr_t)ptr);
+	if (UTIL_UNLIKELY(ptr == (void *)vm->last_L))
 		vm->last_L = NULL;
 }
 
 /* VM thread only. Remember a Lua stack about to be reallocated (or forget
 ** an earlier one: by the next allocator call LuaJIT has stored the new
 ** one). A stack grown in place frees nothing: forgotten at once (below). */
-static LJ_AINLINE void mark_stack_move(struct logger_vm *vm, void *ptr,
-				       size_t nsize)
+static inline __attribute__((always_inline)) void
+mark_stack_move(struct logger_vm *vm, void *ptr, size_t nsize)
 {
 	global_State *g = vm->g;
 	lua_State *L = gcref(g->cur_L) ? &gcref(g->cur_L)->th : NULL;
 	uintptr_t m = 0;
 	if (ptr && nsize && L && ptr == (void *)tvref(L->stack))
 		m = (uintptr_t)ptr;
-	__atomic_store_n(&vm->s.stack_moving, m, __ATOMIC_RELAXED);
+	sample_stack_moving(&vm->s, m);
 }
 
 /* -- The allocator ----------------------------------------------------------------- */
@@ -147,17 +141,16 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	lua_State *co = NULL;
 	void *np;
 
-	if (LJ_UNLIKELY(vm->g->gc.state != vm->gcstate))
+	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate))
 		gc_changed(vm);
 	/* The sampler must not walk a Lua stack that is being reallocated,
 	** until LuaJIT has stored the new one (seen by the handler). */
-	if (LJ_UNLIKELY(vm->s.on))
+	if (UTIL_UNLIKELY(vm->s.on))
 		mark_stack_move(vm, ptr, nsize);
 	if (!(vm->events & OPTS_ALLOC)) {
 		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
-		if (LJ_UNLIKELY(vm->s.on) && np == ptr)
-			__atomic_store_n(&vm->s.stack_moving, 0,
-					 __ATOMIC_RELAXED);
+		if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
+			sample_stack_moving(&vm->s, 0);
 		if (nsize == 0 && ptr)
 			forget(vm, ptr, osize);
 		return np;
@@ -165,8 +158,8 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (nsize)
 		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
 	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
-	if (LJ_UNLIKELY(vm->s.on) && np == ptr)
-		__atomic_store_n(&vm->s.stack_moving, 0, __ATOMIC_RELAXED);
+	if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
+		sample_stack_moving(&vm->s, 0);
 	uint64_t ts = logger_alloc_clock(vm);
 	uint64_t *p;
 	if (nsize == 0) {

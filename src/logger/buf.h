@@ -31,18 +31,8 @@ enum buf_rec {
 #define BUF_REC_MAX 7
 #define BUF_SLACK   (BUF_REC_MAX + 3)
 
-/* Site word (x of ALLOC/REALLOC): site kind | key kind << 4 | line << 8. */
-enum buf_key {
-	BUF_KEY_NONE = 0,
-	BUF_KEY_PROTO = 1,
-	BUF_KEY_CFUNC = 2,
-	BUF_KEY_FFUNC = 3,
-	BUF_KEY_COROUTINE = 4,
-	BUF_KEY_TRACE = 5,
-};
-
-/* Fast function keys: ffid, | BUF_FF_ASM for assembler ones (no EXIT). */
-#define BUF_FF_ASM	0x100u
+/* Site word (x of ALLOC/REALLOC): site kind | key kind (mapper_key) << 4
+** | line << 8. */
 
 #define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
 #define BUF_KIND(w0)	((unsigned)((w0)&0xff))

@@ -4,27 +4,28 @@
 #ifndef LJLOG_LOGGER_FLUSH_H
 #define LJLOG_LOGGER_FLUSH_H
 
-#include "logger/logger.h"
+#include <stdint.h>
 
-/* VM thread only. Map every pointer in vm's buffer that has no ID yet
-** (copying names out of the VM), then write a MAPPING block (when new IDs
-** were made) and the EVENTS block with one write; empty the buffer.
-** Must run before the GC frees anything the buffer points to. */
-void flush_vm(struct logger_vm *vm);
+#include "blocks/writer.h"
+#include "maps/mapper.h"
 
-/* Caller maps (VM thread, or the sample drainer holding maplock). ID of a
-** buffer key (BUF_KEY_*), making it and its MAPPING record in vm->out on
-** first use; 0 when out of memory. Call flush_map_begin() first. */
-uint64_t flush_ref(struct logger_vm *vm, unsigned kind, uintptr_t key);
+/* What the encoder keeps from one flush to the next. */
+struct flush_enc {
+	uint64_t t_prev;     /* last encoded ts: time never goes back */
+	struct wbuf scratch; /* the events of one flush, before framing */
+};
 
-/* Caller maps. ID of trace T (a GCtrace*), numbered traceno when it was
-** seen (jit.flush() zeroes the number in the object). */
-uint64_t flush_trace_ref(struct logger_vm *vm, uintptr_t T, unsigned traceno);
+/* Caller holds m's lock. Encode the raw buffer records [w, end) (buf.h)
+** of m's VM: a MAPPING block for IDs made now (mapper_begin/end), then the
+** EVENTS block stamped with the CLOCK triple c, appended to out. The
+** number of blocks appended (1 or 2) with *nevents set, or -ENOMEM (out is
+** then as it was). Reads the VM objects the records point to: call before
+** the GC can free them. */
+int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
+		 const uint64_t *end, const struct writer_clock *c,
+		 struct wbuf *out, uint64_t *nevents);
 
-/* Caller maps. Start a mapping pass (the ID cache may be stale). */
-void flush_map_begin(void);
-
-/* VM thread only. Write a MAPPING block holding only vm's VM record. */
-int flush_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags);
+/* Owner only. Free the encoder's memory. */
+void flush_enc_free(struct flush_enc *fe);
 
 #endif

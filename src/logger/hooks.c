@@ -14,7 +14,7 @@
 void hooks_call(lua_State *L, lua_Debug *ar)
 {
 	struct logger_vm *vm = logger_vm_of(G(L));
-	if (LJ_UNLIKELY(!vm))
+	if (UTIL_UNLIKELY(!vm))
 		return;
 	uint64_t ts = clock_now();
 	uint64_t slot = (uint64_t)ar->i_ci;
@@ -27,9 +27,9 @@ void hooks_call(lua_State *L, lua_Debug *ar)
 		if (isluafunc(fn)) {
 			kind = BUF_ENTER_LUA;
 			what = (uint64_t)(uintptr_t)funcproto(fn);
-		} else if (lj_is_asm_ff(vm->g, fn)) {
+		} else if (ljwin_is_asm_ff(vm->g, fn)) {
 			kind = BUF_ENTER_FF;
-			what = fn->c.ffid | BUF_FF_ASM;
+			what = fn->c.ffid | MAPPER_FF_ASM;
 		} else {
 			return; /* a C function: hooks_wrap records it */
 		}
@@ -51,15 +51,13 @@ void hooks_call(lua_State *L, lua_Debug *ar)
 }
 
 /* VM thread only. Names of modules loaded since: scanned without a lock
-** (the scan allocates), merged under the sampler's map lock. */
-static LJ_NOINLINE void rescan(struct logger_vm *vm, lua_State *L)
+** (the scan allocates), merged under the mapper's lock. */
+static UTIL_NOINLINE void rescan(struct logger_vm *vm, lua_State *L)
 {
 	struct names fresh;
 	memset(&fresh, 0, sizeof fresh);
 	names_scan(&fresh, L);
-	sample_map_lock(vm);
-	names_merge(&vm->names, &fresh);
-	sample_map_unlock(vm);
+	mapper_names_merge(&vm->map, &fresh);
 	names_free(&fresh);
 }
 
@@ -72,10 +70,10 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	int n;
 	/* LuaJIT runs no hooks inside a hook or a __gc finalizer: record no
 	** C calls there either, or the calls would hang off the wrong frame. */
-	if (LJ_UNLIKELY(!vm || hook_active(g)))
+	if (UTIL_UNLIKELY(!vm || hook_active(g)))
 		return f(L);
-	uint64_t slot = lj_top_slot(L);
-	GCfunc *fn = lj_slot_func(L, (ptrdiff_t)slot);
+	uint64_t slot = ljwin_top_slot(L);
+	GCfunc *fn = ljwin_slot_func(L, (ptrdiff_t)slot);
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, L, ts);
 	/* Library functions in C (string.rep, print) are named by ffid. */
@@ -89,15 +87,15 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	p[1] = ts;
 	vm->bp = p + 3;
 	/* Chain to a wrapper the program set for its own C functions. */
-	if (LJ_UNLIKELY(vm->orig_wrapf != NULL) &&
+	if (UTIL_UNLIKELY(vm->orig_wrapf != NULL) &&
 	    mref(fn->c.pc, const BCIns) == &g->bc_cfunc_ext)
 		prev = (int (*)(lua_State *, lua_CFunction))(
 			   void (*)(void))vm->orig_wrapf;
 	n = prev ? prev(L, f) : f(L);
 	/* f may have detached (ljlog.stop, lua_close's finalizers): look again. */
 	vm = logger_vm_of(g);
-	if (LJ_LIKELY(vm != NULL)) {
-		if (LJ_UNLIKELY(f == vm->names.require_f))
+	if (UTIL_LIKELY(vm != NULL)) {
+		if (UTIL_UNLIKELY(f == vm->map.names.require_f))
 			rescan(vm, L); /* a module may be new */
 		ts = clock_now();
 		p = logger_reserve(vm, L, ts);

@@ -4,7 +4,7 @@
 #ifndef LJLOG_LOGGER_HOOKS_H
 #define LJLOG_LOGGER_HOOKS_H
 
-#include "logger/lj.h"
+#include "maps/ljwin.h"
 
 /* VM thread only. lua_Hook for LUA_MASKCALL | LUA_MASKRET: records ENTER of
 ** Lua and fast functions, EXIT of Lua functions. */

@@ -48,7 +48,7 @@ static GCproto *where(lua_State *L, int fi, int pi, uint32_t *line)
 	if (!isluafunc(fn))
 		return NULL;
 	GCproto *pt = funcproto(fn);
-	*line = lj_proto_line(pt, (BCPos)lua_tointeger(L, pi));
+	*line = ljwin_proto_line(pt, (BCPos)lua_tointeger(L, pi));
 	return pt;
 }
 

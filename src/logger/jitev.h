@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "logger/lj.h"
+#include "maps/ljwin.h"
 
 /* VM thread only, Lua API context. Attach the trace event callback to L's
 ** VM; 0 or -errno with a message in err. */

@@ -13,10 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "logger/flush.h"
 #include "logger/hooks.h"
 #include "logger/jitev.h"
 
@@ -24,11 +22,6 @@
 
 static struct logger_vm *vms; /* attached VMs; global lock */
 static int jit_note_said;     /* the JIT-off note is said once */
-
-static pid_t tid_now(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
 
 /* -- Keeping the code loaded ------------------------------------------------------- */
 
@@ -119,6 +112,70 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 	return 0;
 }
 
+/* -- Flushing: the one place that knows mapper, encoder, sampler, writer -- */
+
+/* VM thread only. Map, encode and write the buffer; empty it. The mapper's
+** lock is held across the write: a drainer that finds an ID this flush
+** made must not write a block using it before its MAPPING is out. */
+void logger_flush(struct logger_vm *vm)
+{
+	uint64_t nevents = 0;
+	struct writer_clock c;
+	if (vm->in_flush || vm->bp == vm->buf)
+		return;
+	vm->in_flush = 1;
+	clock_pair_now(&c);
+	vm->out.len = 0;
+	mapper_lock(&vm->map);
+	int nblocks = flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
+				   &vm->out, &nevents);
+	if (nblocks > 0) {
+		writer_lock();
+		if (writer_is_open())
+			writer_write(&vm->out, (unsigned)nblocks, nevents);
+		writer_unlock();
+		vm->nevents += nevents;
+	}
+	mapper_unlock(&vm->map);
+	vm->bp = vm->buf;
+	vm->in_flush = 0;
+}
+
+/* VM thread only. Buffer full or flush interval passed (cold path). */
+void logger_flush_full(struct logger_vm *vm)
+{
+	logger_flush(vm);
+	vm->flush_at =
+	    vm->flush_ticks ? clock_now() + vm->flush_ticks : UINT64_MAX;
+}
+
+/* VM thread only. The GC is about to sweep: map what both buffers hold. */
+void logger_before_sweep(struct logger_vm *vm)
+{
+	sample_map_pending(&vm->s);
+	logger_flush_full(vm);
+}
+
+/* VM thread only. Write a MAPPING block holding only vm's VM record. */
+static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
+{
+	int r = -ENOMEM;
+	vm->out.len = 0;
+	size_t off = writer_block_begin(&vm->out);
+	uint8_t *p =
+	    off == (size_t)-1 ? NULL : wbuf_room(&vm->out, BLOCKS_ULEB_MAX);
+	if (!p)
+		return r;
+	vm->out.len = (size_t)(blocks_uleb_put(p, vm->id) - vm->out.p);
+	if (names_put_vm(&vm->out, vm->id, vm->tid, heap, flags) < 0)
+		return r;
+	writer_block_end(&vm->out, off, FORMAT_KIND_MAPPING);
+	writer_lock();
+	r = writer_is_open() ? writer_write(&vm->out, 1, 0) : -EBADF;
+	writer_unlock();
+	return r;
+}
+
 /* -- Closing the log at lua_close and at exit ---------------------------------------- */
 
 /* VM thread only (lua_close's finalizers). Detach before the VM is freed. */
@@ -156,35 +213,49 @@ static void record_vm_event(struct logger_vm *vm, unsigned kind)
 	vm->bp = p + 3;
 }
 
+/* Caller holds the global lock. Write END and close; 0 or -errno. */
+static int close_log_locked(void)
+{
+	struct writer_clock c;
+	clock_pair_now(&c);
+	return writer_close(&c);
+}
+
+/* Any thread. Write END and close, if the log is open. */
+static void close_log(void)
+{
+	writer_lock();
+	if (writer_is_open())
+		close_log_locked();
+	writer_unlock();
+}
+
 /* Process exit without lua_close: flush this thread's VMs, write END. */
 static void at_exit(void)
 {
 	struct logger_vm *mine[64];
 	int n = 0;
-	pid_t me = tid_now();
+	pid_t me = util_tid();
 	writer_lock();
 	for (struct logger_vm *vm = vms; vm && n < 64; vm = vm->next)
 		if (vm->tid == me && !vm->in_flush)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
-		sample_flush_now(mine[i]);
+		sample_flush_now(&mine[i]->s);
 		record_vm_event(mine[i], BUF_DETACH);
-		flush_vm(mine[i]);
+		logger_flush(mine[i]);
 	}
-	writer_lock();
-	if (writer_is_open())
-		writer_close();
-	writer_unlock();
+	close_log();
 }
 
 /* -- Attach and detach ------------------------------------------------------------- */
 
+/* VM thread only. Free vm (no other thread can reach it any more). */
 static void vm_free(struct logger_vm *vm)
 {
-	maps_free(&vm->map);
-	names_free(&vm->names);
-	wbuf_free(&vm->enc);
+	mapper_free(&vm->map);
+	flush_enc_free(&vm->fe);
 	wbuf_free(&vm->out);
 	free(vm->buf);
 	free(vm);
@@ -214,9 +285,12 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	logger_pin();
 
 	struct logger_vm *vm = calloc(1, sizeof *vm);
-	if (!vm || !(vm->buf = malloc(o.buffer)) || maps_init(&vm->map) < 0) {
-		if (vm)
-			vm_free(vm);
+	if (!vm || !(vm->buf = malloc(o.buffer)) ||
+	    mapper_init(&vm->map, g, 0) < 0) {
+		if (vm) {
+			free(vm->buf);
+			free(vm);
+		}
 		snprintf(err, errlen, "out of memory for a %zu byte buffer",
 			 o.buffer);
 		return -ENOMEM;
@@ -228,15 +302,20 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->bend = vm->buf + vm->buf_words - BUF_SLACK;
 	vm->flush_ticks = o.flush_ns ? clock_ticks(o.flush_ns) : 0;
 	vm->flush_at = o.flush_ns ? clock_now() + vm->flush_ticks : UINT64_MAX;
-	vm->tid = tid_now();
-	names_scan(&vm->names, L);
-	names_add_c(&vm->names, sentinel_gc, "ljlog.(lua_close)");
+	vm->tid = util_tid();
+	names_scan(&vm->map.names, L);
+	names_add_c(&vm->map.names, sentinel_gc, "ljlog.(lua_close)");
 
 	writer_lock();
 	if (!writer_is_open()) {
 		const char *v = running_version(L, vbuf, sizeof vbuf);
 		struct writer_intro in = {v ? v : LUAJIT_VERSION,
-					  options ? options : ""};
+					  options ? options : "",
+					  CLOCK_KIND,
+					  CLOCK_TS_SHIFT,
+					  clock_hz(),
+					  {0, 0, 0}};
+		clock_pair_now(&in.clock);
 		if ((r = writer_open(path, &in, err, errlen)) < 0) {
 			writer_unlock();
 			vm_free(vm);
@@ -253,7 +332,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		vm_free(vm);
 		return -EBUSY;
 	}
-	vm->id = maps_new_id();
+	vm->id = vm->map.vm_id = mapper_new_id();
 	writer_count_vm();
 	vm->next = vms;
 	vms = vm;
@@ -272,11 +351,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 				"(LuaJIT fires no call hooks in compiled "
 				"code); add 'keepjit' to keep it on\n");
 	}
-	flush_vm_record(vm, g->gc.total, flags);
+	write_vm_record(vm, g->gc.total, flags);
 	if (o.events & OPTS_SAMPLE) {
 		char serr[512];
-		if (sample_start(vm, o.sample_ns, !o.nohost, o.wall, serr,
-				 sizeof serr) < 0)
+		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
+				 o.wall, serr, sizeof serr) < 0)
 			fprintf(stderr, "ljlog: %s\n", serr);
 	}
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
@@ -326,9 +405,9 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	}
 	if (vm->jitev)
 		jitev_stop(L);
-	sample_stop(vm);
+	sample_stop(&vm->s);
 	record_vm_event(vm, BUF_DETACH);
-	flush_vm(vm);
+	logger_flush(vm);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */
 	/* luaJIT_setmode raises an error inside __gc (lua_close's finalizers),
 	** where the JIT is being turned off for good anyway. */
@@ -341,7 +420,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 			break;
 		}
 	}
-	if (!vms && writer_is_open() && (r = writer_close()) < 0)
+	if (!vms && writer_is_open() && (r = close_log_locked()) < 0)
 		snprintf(err, errlen, "the log is incomplete: %s",
 			 strerror(-r));
 	writer_unlock();

@@ -13,12 +13,13 @@
 #include "blocks/writer.h"
 #include "logger/alloc.h"
 #include "logger/buf.h"
-#include "logger/lj.h"
+#include "logger/flush.h"
 #include "logger/opts.h"
-#include "maps/maps.h"
-#include "maps/names.h"
+#include "maps/ljwin.h"
+#include "maps/mapper.h"
 #include "stat/clock.h"
 #include "stat/sample.h"
+#include "util/util.h"
 
 struct logger_vm {
 	/* -- Hot: the recorders ---------------------------------------------- */
@@ -46,14 +47,12 @@ struct logger_vm {
 	uint64_t flush_ticks;	/* flush interval in counter ticks, 0 none */
 	uint64_t id;		/* VM ID in the log */
 	pid_t tid;		/* thread that attached */
-	struct maps map;	/* pointer -> ID */
-	struct names names;	/* C and fast function names */
-	struct wbuf enc;	/* encoded events of a flush */
+	struct mapper map;	/* pointer -> ID, names (shared with s) */
+	struct flush_enc fe;	/* the flush's encoder */
 	struct wbuf out;	/* blocks of a flush */
 	uint64_t nevents;	/* events recorded */
-	uint64_t t_prev;	/* last encoded ts: time never goes back */
 	struct logger_vm *next; /* registry of attached VMs */
-	struct sample_vm s;	/* sampling (stat/sample.c) */
+	struct sample_vm s;	/* sampling (stat/sample.h) */
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our
@@ -75,8 +74,19 @@ int logger_detach(lua_State *L, char *err, size_t errlen);
 ** hooks and the allocator point into it. */
 void logger_pin(void);
 
+/* VM thread only. Map, encode and write vm's buffered events (MAPPING,
+** then EVENTS, one write); empty the buffer. Must run before the GC frees
+** anything the buffer points to. */
+void logger_flush(struct logger_vm *vm);
+
+/* VM thread only (allocator wrapper). The GC is about to sweep: map every
+** pointer the event buffer and the signal buffer hold, while the objects
+** live. */
+void logger_before_sweep(struct logger_vm *vm);
+
 /* -- Hot path: record helpers (VM thread only) ------------------------------ */
 
+/* VM thread only. Buffer full or flush interval passed (cold path). */
 void logger_flush_full(struct logger_vm *vm);
 
 /* VM thread only. Room for one record made at counter ts by coroutine L
@@ -84,10 +94,10 @@ void logger_flush_full(struct logger_vm *vm);
 static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
 				       uint64_t ts)
 {
-	if (LJ_UNLIKELY(vm->bp >= vm->bend || ts >= vm->flush_at))
+	if (UTIL_UNLIKELY(vm->bp >= vm->bend || ts >= vm->flush_at))
 		logger_flush_full(vm);
 	vm->ts_last = ts;
-	if (LJ_UNLIKELY(L != vm->last_L && L)) {
+	if (UTIL_UNLIKELY(L != vm->last_L && L)) {
 		uint64_t *p = vm->bp;
 		p[0] = BUF_W0(BUF_SWITCH, 0);
 		p[1] = ts;
@@ -106,7 +116,7 @@ static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
 ** part of an event on some machines). */
 static inline uint64_t logger_alloc_clock(struct logger_vm *vm)
 {
-	if (LJ_UNLIKELY(vm->ts_left == 0)) {
+	if (UTIL_UNLIKELY(vm->ts_left == 0)) {
 		vm->ts_left = LOGGER_ALLOC_CLOCK_EVERY;
 		vm->ts_last = clock_now();
 	}

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "blocks/writer.h"
-#include "logger/lj.h"
+#include "maps/ljwin.h"
 
 /* A C function named by a package.loaded entry. */
 struct names_c {

@@ -13,7 +13,7 @@ static uint64_t ns_of(clockid_t id)
 }
 
 /* Any context. Read a CLOCK triple now. */
-void clock_pair_now(struct clock_pair *p)
+void clock_pair_now(struct writer_clock *p)
 {
 	p->counter = clock_now();
 	p->mono_ns = ns_of(CLOCK_MONOTONIC);

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "blocks/format.h"
+#include "blocks/writer.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -31,15 +32,8 @@ static inline uint64_t clock_now(void)
 }
 #endif
 
-/* A CLOCK triple (doc/format.txt). */
-struct clock_pair {
-	uint64_t counter;
-	uint64_t mono_ns;
-	uint64_t real_ns;
-};
-
 /* Any context. Read a CLOCK triple now. */
-void clock_pair_now(struct clock_pair *p);
+void clock_pair_now(struct writer_clock *p);
 
 /* Any thread. Counter ticks per second, measured once (about 2 ms) and cached. */
 uint64_t clock_hz(void);

@@ -2,6 +2,37 @@
 ** ljlog sampling: a CPU-time timer per profiled VM thread, a signal handler
 ** that records into a lock-free signal buffer, and a helper thread that
 ** drains it into SAMPLES blocks (doc/format.txt).
+**
+** Files, by execution context:
+**   sample_signal.c  signal context only: the handler, the Lua stack walk,
+**                    the ring's producer (async-signal-safe code only)
+**   sample_helper.c  the drainer (helper thread, or the VM thread before a
+**                    sweep and at stop): mapping, host symbols, SAMPLES
+**   sample.c         timers, handler install, start and stop (VM thread)
+**
+** -- Locking ----------------------------------------------------------------
+** Locks, in the order they may be taken (never the other way round):
+**   1. smtx          (sample.c) the list of sampled VMs, the helper's pins,
+**                    the handler table's writers. Nothing else is taken
+**                    while it is held, but libunwind's first use.
+**   2. s->hostlock   one drainer of a VM at a time, in time order.
+**   3. mapper lock   (maps/mapper.h) the VM's pointer -> ID map and names.
+**   4. writer lock   (blocks/writer.h) the output file.
+** The signal handler takes none: it reads the handler table and the ring
+** indexes with atomics.
+**
+** -- The ring's lifetime ------------------------------------------------------
+** A VM's ring (and its struct sample_vm) may be freed only when no signal
+** handler and no drainer can touch it. sample_stop, from any thread:
+**   1. deletes the timer (no new signal is generated for the VM),
+**   2. clears the VM's slot in the handler table (a handler that starts now
+**      finds nothing),
+**   3. waits until no handler is inside that slot (inflight counter, seq-cst
+**      against the slot: a handler that loaded the VM has announced itself),
+**   4. waits until the helper holds no pin on the VM (it drains outside smtx),
+**   5. drains what is left under hostlock, then frees.
+** So a host may stop sampling a VM from another thread than the sampled one,
+** while signals still fly (tests/e2e/sample_detach.sh).
 */
 #ifndef LJLOG_STAT_SAMPLE_H
 #define LJLOG_STAT_SAMPLE_H
@@ -13,17 +44,17 @@
 #include <time.h>
 
 #include "blocks/writer.h"
-#include "maps/maps.h"
+#include "maps/mapper.h"
 #include "stat/unwind.h"
+#include "util/hmap.h"
 
-struct logger_vm;
-struct sample_entry;
-
-/* Per-VM sampling state, inside struct logger_vm. */
+/* Per-VM sampling state (inside the logger's per-VM state). */
 struct sample_vm {
 	int on;		    /* sampling this VM */
 	int slot;	    /* index in the handler's VM table */
 	int host;	    /* capture host (C) stacks */
+	global_State *g;    /* the VM (read by the handler) */
+	struct mapper *map; /* the VM's mapper (handed in at start) */
 	timer_t timer;	    /* CLOCK_THREAD_CPUTIME_ID of the VM thread */
 	pid_t tid;	    /* the sampled thread */
 	uintptr_t stack_lo; /* its stack, [lo, hi) */
@@ -31,48 +62,55 @@ struct sample_vm {
 	/* -- Signal buffer: the handler produces, one drainer consumes -- */
 	uint8_t *ring; /* cap entries of entry_size bytes */
 	size_t entry_size;
-	uint32_t cap;		/* power of two */
-	uint32_t head;		/* producer (atomic) */
-	uint32_t tail;		/* consumer (atomic) */
-	uint32_t mapped;	/* entries up to here are mapped (maplock) */
-	uint64_t signals;	/* timer signals taken (atomic) */
-	uint64_t dropped;	/* of them, dropped: buffer full (atomic) */
+	uint32_t cap;	    /* power of two */
+	uint32_t head;	    /* producer (atomic) */
+	uint32_t tail;	    /* consumer (atomic) */
+	uint32_t mapped;    /* entries up to here are mapped (mapper lock) */
+	struct wbuf mapout; /* MAPPING block of a map pass (mapper lock) */
+	uint64_t signals;   /* timer signals taken (atomic) */
+	uint64_t dropped;   /* of them, dropped: buffer full (atomic) */
 	uintptr_t stack_moving; /* a Lua stack being reallocated (atomic) */
 	/* -- Drainer state (hostlock) ---------------------------------------- */
 	pthread_mutex_t hostlock; /* one drainer at a time, in time order */
-	pthread_mutex_t maplock;  /* vm->map: drainer vs the VM thread */
 	uint64_t signals_done;	  /* signals already in SAMPLES blocks */
 	uint64_t dropped_done;	  /* drops already in SAMPLES blocks */
 	uint64_t t_prev;	  /* last sample's ts: time never goes back */
-	struct maps hostmap;	  /* host symbol start -> HOSTSYM ID */
+	struct hmap hostmap;	  /* host symbol start -> HOSTSYM ID */
 	struct unwind_syms *syms; /* symbol cache */
 	uintptr_t vm_lo, vm_hi;	  /* LuaJIT's interpreter code */
 	uint64_t vm_sym;	  /* its HOSTSYM ID, 0 until mapped */
 	struct wbuf out;	  /* blocks of a drain */
 	struct wbuf enc;	  /* encoded samples of a drain */
-	struct logger_vm *next;	  /* list of sampling VMs (smtx) */
+	/* -- smtx ---------------------------------------------------------------- */
+	int pins;		/* the helper is draining it outside smtx */
+	struct sample_vm *next; /* list of sampling VMs */
 };
 
-/* VM thread only. Start sampling vm every interval_ns of its thread's CPU
-** time (wall: of wall-clock time); 0 or -errno with a message in err (the
-** VM is then not sampled). CPU-time timers fire at most once per kernel
-** tick (CONFIG_HZ); wall-clock timers are high resolution. */
-int sample_start(struct logger_vm *vm, uint64_t interval_ns, int host, int wall,
-		 char *err, size_t errlen);
+/* VM thread only. Start sampling the VM g (whose IDs map holds) every
+** interval_ns of this thread's CPU time (wall: of wall-clock time); 0 or
+** -errno with a message in err (the VM is then not sampled). CPU-time
+** timers fire at most once per kernel tick (CONFIG_HZ); wall-clock timers
+** are high resolution. */
+int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
+		 uint64_t interval_ns, int host, int wall, char *err,
+		 size_t errlen);
 
-/* VM thread only. Stop the timer, drain what is left, free the buffer. */
-void sample_stop(struct logger_vm *vm);
+/* Any thread (see "The ring's lifetime"). Stop the timer, wait for the
+** handler and the helper to let go, drain what is left, free the buffer. */
+void sample_stop(struct sample_vm *s);
 
 /* VM thread only (GC about to sweep). Map the pending samples' Lua keys
 ** now: they name objects the sweep may free. The helper writes them. */
-void sample_drain_now(struct logger_vm *vm);
+void sample_map_pending(struct sample_vm *s);
 
 /* VM thread only (exit). Map and write every pending sample now. */
-void sample_flush_now(struct logger_vm *vm);
+void sample_flush_now(struct sample_vm *s);
 
-/* VM thread only. Lock / unlock vm->map against the drainer (no-ops when
-** vm is not sampled). */
-void sample_map_lock(struct logger_vm *vm);
-void sample_map_unlock(struct logger_vm *vm);
+/* VM thread only (allocator). The Lua stack at stack is being reallocated
+** (0: no longer): the handler must not walk it meanwhile. */
+static inline void sample_stack_moving(struct sample_vm *s, uintptr_t stack)
+{
+	__atomic_store_n(&s->stack_moving, stack, __ATOMIC_RELAXED);
+}
 
 #endif

@@ -2,8 +2,8 @@
 ** ljlog's window on LuaJIT internals: the one place that includes them.
 ** Built against the source tree of the same LuaJIT that runs (configure).
 */
-#ifndef LJLOG_LOGGER_LJ_H
-#define LJLOG_LOGGER_LJ_H
+#ifndef LJLOG_MAPS_LJWIN_H
+#define LJLOG_MAPS_LJWIN_H
 
 #include "lj_obj.h"
 #include "lj_frame.h"
@@ -21,7 +21,7 @@
 #endif
 
 /* Any context. The function of the frame at stack slot `slot` of L. */
-static inline GCfunc *lj_slot_func(lua_State *L, ptrdiff_t slot)
+static inline GCfunc *ljwin_slot_func(lua_State *L, ptrdiff_t slot)
 {
 	TValue *frame = tvref(L->stack) + slot;
 	return frame_func(frame);
@@ -29,7 +29,7 @@ static inline GCfunc *lj_slot_func(lua_State *L, ptrdiff_t slot)
 
 /* Any context. The function of frame, or NULL when its function slot does
 ** not hold a function right now (GC64 frames keep a tagged TValue there). */
-static inline GCfunc *lj_frame_func_checked(TValue *frame)
+static inline GCfunc *ljwin_frame_func(TValue *frame)
 {
 #if LJ_FR2
 	if (!tvisfunc(frame - 1))
@@ -40,14 +40,14 @@ static inline GCfunc *lj_frame_func_checked(TValue *frame)
 }
 
 /* Any context. Slot of L's current (top) frame, as lua_Debug i_ci. */
-static inline uint32_t lj_top_slot(lua_State *L)
+static inline uint32_t ljwin_top_slot(lua_State *L)
 {
 	return (uint32_t)((L->base - 1) - tvref(L->stack));
 }
 
 /* Any context. 1 when fn is dispatched as an ASM fast function: LuaJIT
 ** fires no return hook and no C wrapper for those. */
-static inline int lj_is_asm_ff(global_State *g, GCfunc *fn)
+static inline int ljwin_is_asm_ff(global_State *g, GCfunc *fn)
 {
 	const BCIns *pc = mref(fn->c.pc, const BCIns);
 	return pc != &g->bc_cfunc_ext && pc != &g->bc_cfunc_int;
@@ -55,7 +55,7 @@ static inline int lj_is_asm_ff(global_State *g, GCfunc *fn)
 
 /* Any context. Source line of bytecode position pos in pt (lj_debug_line's
 ** algorithm over LuaJIT's compressed line info); 0 when unknown. */
-static inline uint32_t lj_proto_line(GCproto *pt, BCPos pos)
+static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 {
 	const void *li = proto_lineinfo(pt);
 	if (!li || pos > pt->sizebc)

@@ -1,0 +1,209 @@
+/*
+** ljlog mapper: pointer -> ID map, names and MAPPING records of one VM.
+** One lock guards it all, whoever maps: the flush on the VM thread, the
+** sampler's drainer on the helper thread.
+*/
+#include "maps/mapper.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "util/util.h"
+
+static uint64_t next_id = 1;
+
+/* Any thread. A fresh process-wide ID (>= 1), never reused. */
+uint64_t mapper_new_id(void)
+{
+	return __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+}
+
+/* VM thread only (attach). An empty mapper. */
+int mapper_init(struct mapper *m, global_State *g, uint64_t vm_id)
+{
+	memset(m, 0, sizeof *m);
+	if (pthread_mutex_init(&m->lock, NULL) != 0)
+		return -ENOMEM;
+	m->g = g;
+	m->vm_id = vm_id;
+	return 0;
+}
+
+/* VM thread only (detach), once no other thread can use m. */
+void mapper_free(struct mapper *m)
+{
+	hmap_free(&m->map);
+	names_free(&m->names);
+	pthread_mutex_destroy(&m->lock);
+}
+
+/* Any thread. Take m's lock. */
+void mapper_lock(struct mapper *m)
+{
+	pthread_mutex_lock(&m->lock);
+#ifndef NDEBUG
+	m->owner = util_tid();
+#endif
+}
+
+/* Any thread. Release m's lock. */
+void mapper_unlock(struct mapper *m)
+{
+	mapper_assert_held(m);
+#ifndef NDEBUG
+	m->owner = 0;
+#endif
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Any thread. Abort in debug builds unless the caller holds m's lock. */
+void mapper_assert_held(const struct mapper *m)
+{
+#ifndef NDEBUG
+	assert(m->owner == util_tid());
+#else
+	(void)m;
+#endif
+}
+
+/* -- A pass ---------------------------------------------------------------- */
+
+/* Caller holds m's lock. Start a pass writing into out. */
+void mapper_begin(struct mapper *m, struct wbuf *out)
+{
+	mapper_assert_held(m);
+	memset(m->ckey, 0, sizeof m->ckey); /* key 0 never occurs */
+	m->out = out;
+	m->bad = 0;
+	m->pass_id0 = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+	m->moff = writer_block_begin(out);
+	uint8_t *p =
+	    m->moff == (size_t)-1 ? NULL : wbuf_room(out, BLOCKS_ULEB_MAX);
+	if (!p) {
+		m->bad = 1;
+		m->mstart = out->len;
+		return;
+	}
+	out->len = (size_t)(blocks_uleb_put(p, m->vm_id) - out->p);
+	m->mstart = out->len;
+}
+
+/* Any thread. Cache slot of key. */
+static inline size_t cache_slot(uintptr_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 56) &
+	       (MAPPER_CACHE - 1);
+}
+
+/* Caller holds m's lock. The record of a new ID for key, into m->out. */
+static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
+		      uint64_t id, unsigned traceno)
+{
+	struct wbuf *b = m->out;
+	switch (kind) {
+	case MAPPER_PROTO: return names_put_proto(b, id, (GCproto *)key);
+	case MAPPER_CFUNC: return names_put_cfunc(b, id, &m->names, key);
+	case MAPPER_FFUNC:
+		return names_put_ffunc(b, id, &m->names, (unsigned)key & 0xff,
+				       key & MAPPER_FF_ASM ? FORMAT_FF_NOEXIT
+							   : 0);
+	case MAPPER_TRACE: {
+		/* Its PROTO first: the TRACE record names it. */
+		GCtrace *T = (GCtrace *)key;
+		GCproto *pt = gcref(T->startpt) ? &gcref(T->startpt)->pt : NULL;
+		uint64_t pid =
+		    pt ? mapper_ref(m, MAPPER_PROTO, (uintptr_t)pt, 0) : 0;
+		uint32_t line = 0;
+		if (pt && !pid)
+			return -ENOMEM;
+		if (pt)
+			line = ljwin_proto_line(
+			    pt, proto_bcpos(pt, mref(T->startpc, const BCIns)));
+		return names_put_trace(b, id, traceno ? traceno : T->traceno,
+				       pid, line, T->root);
+	}
+	case MAPPER_COROUTINE:
+		return names_put_coroutine(
+		    b, id,
+		    (lua_State *)key == mainthread(m->g) ? FORMAT_CO_MAIN : 0);
+	default: return -EINVAL;
+	}
+}
+
+/* Caller holds m's lock, in a pass. ID of key, made on first use. */
+uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
+		    unsigned traceno)
+{
+	size_t c = cache_slot(key);
+	if (UTIL_LIKELY(m->ckey[c] == key))
+		return m->cid[c];
+	uint64_t *v = hmap_get(&m->map, key), id;
+	if (v) {
+		id = *v;
+	} else {
+		id = mapper_new_id();
+		if (m->bad || put_record(m, kind, key, id, traceno) < 0 ||
+		    hmap_put(&m->map, key, id) < 0) {
+			m->bad = 1;
+			return 0;
+		}
+	}
+	m->ckey[c] = key;
+	m->cid[c] = id;
+	return id;
+}
+
+/* Caller holds m's lock, after a failed pass. Forget the IDs the pass
+** made: their records are not written. IDs only grow, so those are the
+** ones from pass_id0 on (a slow sweep: out of memory is rare). */
+static void forget_pass(struct mapper *m)
+{
+	for (int again = 1; again;) {
+		again = 0;
+		for (size_t i = 0; i < hmap_capacity(&m->map); i++) {
+			if (m->map.keys[i] && m->map.vals[i] >= m->pass_id0) {
+				hmap_del(&m->map, m->map.keys[i]);
+				again = 1; /* entries may have moved */
+			}
+		}
+	}
+}
+
+/* Caller holds m's lock. End the pass. */
+int mapper_end(struct mapper *m)
+{
+	struct wbuf *out = m->out;
+	mapper_assert_held(m);
+	m->out = NULL;
+	if (m->bad) {
+		forget_pass(m);
+		if (m->moff != (size_t)-1)
+			out->len = m->moff;
+		return -ENOMEM;
+	}
+	if (out->len == m->mstart) {
+		out->len = m->moff;
+		return 0;
+	}
+	writer_block_end(out, m->moff, FORMAT_KIND_MAPPING);
+	return 1;
+}
+
+/* -- Outside a pass ----------------------------------------------------------- */
+
+/* Any thread but the lock holder. The object at key was freed. */
+void mapper_forget(struct mapper *m, uintptr_t key)
+{
+	mapper_lock(m);
+	hmap_del(&m->map, key);
+	mapper_unlock(m);
+}
+
+/* VM thread only. Merge freshly scanned names into m's. */
+void mapper_names_merge(struct mapper *m, struct names *fresh)
+{
+	mapper_lock(m);
+	names_merge(&m->names, fresh);
+	mapper_unlock(m);
+}

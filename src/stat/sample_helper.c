@@ -1,0 +1,232 @@
+/*
+** ljlog sampling, the drainer: the helper thread (or the VM thread before
+** a sweep and at stop) empties each VM's signal buffer: Lua keys to IDs
+** through the VM's mapper, host stacks unwound and symbolized, SAMPLES
+** blocks written. Lock order: sample.h, "Locking".
+*/
+#define _GNU_SOURCE
+#include "stat/sample_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "stat/clock.h"
+
+/* Caller holds s->hostlock. HOSTSYM ID of the function containing ip, its
+** record appended to b when new; ip is the interrupted address or, for
+** outer frames, a return address minus 1 (a call at a function's very end
+** returns into the next function). 0 when unknown or out of memory. */
+static uint64_t host_id(struct sample_vm *s, struct wbuf *b, uintptr_t ip)
+{
+	struct unwind_sym sym;
+	if (ip >= s->vm_lo && ip < s->vm_hi) {
+		if (!s->vm_sym) {
+			s->vm_sym = mapper_new_id();
+			if (names_put_hostsym(b, s->vm_sym, s->vm_lo,
+					      "(luajit interpreter)", "",
+					      FORMAT_HOST_VM) < 0)
+				return s->vm_sym = 0;
+		}
+		return s->vm_sym;
+	}
+	if (unwind_symbolize(s->syms, ip, &sym) < 0)
+		return 0; /* in no object: JIT-compiled code */
+	/* Functions without a symbol: one entry per object. */
+	uintptr_t key = sym.start ? sym.start : sym.base;
+	uint64_t *v = hmap_get(&s->hostmap, key), id;
+	if (v)
+		return *v;
+	id = mapper_new_id();
+	if (names_put_hostsym(b, id, key, sym.name, sym.object, 0) < 0 ||
+	    hmap_put(&s->hostmap, key, id) < 0)
+		return 0;
+	return id;
+}
+
+/* Caller holds s->map's lock. Map the Lua keys of the entries not mapped
+** yet, while their objects are surely alive, and write the new IDs at once
+** (MAPPING before any block using them). A key that cannot be mapped (out
+** of memory) drops that sample's Lua frames. */
+void sample_map_locked(struct sample_vm *s)
+{
+	struct mapper *m = s->map;
+	uint32_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	struct wbuf *b = &s->mapout;
+	if (head == s->mapped)
+		return;
+	b->len = 0;
+	mapper_begin(m, b);
+	for (uint32_t i = s->mapped; i != head; i++) {
+		struct sample_entry *e = sample_entry_at(s, i);
+		int bad = 0;
+		for (unsigned k = 0; k < e->nlua && !bad; k++) {
+			uint64_t id =
+			    mapper_ref(m, e->lua[k].kind, e->lua[k].key, 0);
+			bad |= !id;
+			e->lua[k].key = (uintptr_t)id;
+		}
+		if (e->trace && !bad) {
+			uint64_t id =
+			    mapper_ref(m, MAPPER_TRACE, e->trace, e->traceno);
+			bad |= !id;
+			e->trace = (uintptr_t)id;
+		}
+		if (bad)
+			e->nlua = 0, e->trace = 0;
+	}
+	s->mapped = head;
+	if (mapper_end(m) > 0) {
+		writer_lock();
+		if (writer_is_open())
+			writer_write(b, 1, 0);
+		writer_unlock();
+	}
+}
+
+/* Caller holds s->hostlock. One sample's host frames as HOSTSYM IDs,
+** their new records appended to b; the count. */
+static int host_frames(struct sample_vm *s, struct sample_entry *e,
+		       struct wbuf *b, uint64_t *hid)
+{
+	uintptr_t ips[SAMPLE_HOST_MAX];
+	int nh = 0, k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
+	for (int j = 0; j < k; j++) {
+		uint64_t id = host_id(s, b, j ? ips[j] - 1 : ips[j]);
+		if (!id)
+			break;
+		/* consecutive interpreter frames are one */
+		if (nh && id == hid[nh - 1] && id == s->vm_sym)
+			continue;
+		hid[nh++] = id;
+	}
+	return nh;
+}
+
+/* Caller holds s->hostlock. Drain s's signal buffer into blocks. */
+void sample_drain(struct sample_vm *s)
+{
+	uint32_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
+	uint64_t drop = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+
+	/* 1. Lua keys to IDs (the VM thread may have done some already). */
+	mapper_lock(s->map);
+	sample_map_locked(s);
+	uint32_t head = s->mapped, n = head - tail;
+	mapper_unlock(s->map);
+	if (n == 0 && drop == s->dropped_done)
+		return;
+
+	/* 2. Host stacks, symbols and the SAMPLES block: no VM object read.
+	** HOSTSYM records go first (a MAPPING block), samples are encoded
+	** into s->enc meanwhile. */
+	struct wbuf *b = &s->out;
+	b->len = 0;
+	uint8_t *q;
+	size_t hoff = writer_block_begin(b);
+	if (hoff == (size_t)-1 || !(q = wbuf_room(b, BLOCKS_ULEB_MAX)))
+		goto done;
+	b->len = (size_t)(blocks_uleb_put(q, s->map->vm_id) - b->p);
+	size_t hstart = b->len;
+	struct wbuf *sb = &s->enc;
+	sb->len = 0;
+	uint64_t base = s->t_prev, t = s->t_prev;
+	for (uint32_t i = 0; i < n; i++) {
+		struct sample_entry *e = sample_entry_at(s, tail + i);
+		uint64_t hid[SAMPLE_HOST_MAX];
+		int nh = s->host ? host_frames(s, e, b, hid) : 0;
+		uint64_t ts = e->ts >> CLOCK_TS_SHIFT;
+		if (i == 0) {
+			base = ts < s->t_prev ? s->t_prev : ts;
+			t = base;
+		}
+		uint64_t dt = ts > t ? ts - t : 0;
+		t += dt;
+		q = wbuf_room(sb, 4 * BLOCKS_ULEB_MAX +
+				      (size_t)e->nlua * 2 * BLOCKS_ULEB_MAX +
+				      (size_t)nh * BLOCKS_ULEB_MAX);
+		if (!q)
+			goto done;
+		q = blocks_uleb_put(q, dt);
+		*q++ = e->state;
+		q = blocks_uleb_put(q, e->trace);
+		q = blocks_uleb_put(q, e->nlua);
+		for (unsigned k = 0; k < e->nlua; k++) {
+			q = blocks_uleb_put(q, e->lua[k].key);
+			q = blocks_uleb_put(q, e->lua[k].line);
+		}
+		q = blocks_uleb_put(q, (uint64_t)nh);
+		for (int k = 0; k < nh; k++)
+			q = blocks_uleb_put(q, hid[k]);
+		sb->len = (size_t)(q - sb->p);
+	}
+	s->t_prev = t;
+	/* HOSTSYM MAPPING block, if any, then the SAMPLES block. */
+	unsigned nblocks = 1;
+	if (b->len > hstart) {
+		writer_block_end(b, hoff, FORMAT_KIND_MAPPING);
+		nblocks++;
+	} else {
+		b->len = hoff;
+	}
+	size_t soff = writer_block_begin(b);
+	q = soff == (size_t)-1 ? NULL
+			       : wbuf_room(b, 10 * BLOCKS_ULEB_MAX + sb->len);
+	if (!q)
+		goto done;
+	struct writer_clock c;
+	clock_pair_now(&c);
+	/* Signals taken = samples + drops, each counted by exactly one drain:
+	** entries and drops after this drain started go to the next one. */
+	uint64_t ddrop = drop - s->dropped_done, dsig = (uint64_t)n + ddrop;
+	q = blocks_uleb_put(q, s->map->vm_id);
+	q = blocks_uleb_put(q, n);
+	q = blocks_uleb_put(q, base);
+	q = blocks_uleb_put(q, c.counter);
+	q = blocks_uleb_put(q, c.mono_ns);
+	q = blocks_uleb_put(q, c.real_ns);
+	q = blocks_uleb_put(q, (uint64_t)s->tid);
+	q = blocks_uleb_put(q, dsig);
+	q = blocks_uleb_put(q, ddrop);
+	memcpy(q, sb->p, sb->len);
+	b->len = (size_t)(q - b->p) + sb->len;
+	writer_block_end(b, soff, FORMAT_KIND_SAMPLES);
+	writer_lock();
+	if (writer_is_open()) {
+		writer_write(b, nblocks, 0);
+		writer_count_dropped(ddrop);
+	}
+	writer_unlock();
+	s->signals_done += dsig;
+	s->dropped_done = drop;
+done:
+	__atomic_store_n(&s->tail, head, __ATOMIC_RELEASE);
+}
+
+/* -- The helper thread ---------------------------------------------------------- */
+
+/* Helper thread. Every SAMPLE_PERIOD_NS: pin the sampled VMs (under smtx),
+** drain each outside smtx, unpin; leave when nothing was sampled for a
+** while (a later start makes a new thread). */
+void *sample_helper_main(void *arg)
+{
+	struct sample_vm *vms[SAMPLE_SLOTS];
+	sigset_t all;
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all,
+			NULL); /* never takes the timer signal */
+	for (;;) {
+		struct timespec ts = {0, SAMPLE_PERIOD_NS};
+		nanosleep(&ts, NULL);
+		int n = sample_pin_all(vms, SAMPLE_SLOTS);
+		if (n < 0)
+			return NULL;
+		for (int i = 0; i < n; i++) {
+			pthread_mutex_lock(&vms[i]->hostlock);
+			sample_drain(vms[i]);
+			pthread_mutex_unlock(&vms[i]->hostlock);
+		}
+		sample_unpin_all(vms, n);
+	}
+	return NULL;
+}

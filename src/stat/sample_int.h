@@ -1,0 +1,71 @@
+/*
+** ljlog sampling internals shared by its three files (see sample.h): the
+** ring entry, the handler table, the drainer's entry points.
+*/
+#ifndef LJLOG_STAT_SAMPLE_INT_H
+#define LJLOG_STAT_SAMPLE_INT_H
+
+#include "stat/sample.h"
+
+#define SAMPLE_SLOTS	 256	    /* VMs sampled at once */
+#define SAMPLE_LUA_MAX	 96	    /* Lua frames kept per sample */
+#define SAMPLE_HOST_MAX	 96	    /* host frames kept per sample */
+#define SAMPLE_RING	 128	    /* entries per VM */
+#define SAMPLE_STACK	 (8u << 10) /* bytes of host stack copied per sample */
+#define SAMPLE_PERIOD_NS 4000000    /* helper thread wake-up */
+
+/* One Lua frame as read in the handler: a raw key, mapped later. */
+struct sample_frame {
+	uintptr_t key; /* GCproto*, lua_CFunction or ffid (| MAPPER_FF_ASM) */
+	uint32_t line; /* line being executed (PROTO), else 0 */
+	uint8_t kind;  /* mapper_key; after mapping, the ID is in key */
+};
+
+/* One ring entry; the host stack copy follows when host stacks are on. */
+struct sample_entry {
+	uint64_t ts;	 /* counter */
+	uintptr_t trace; /* GCtrace* (state TRACE), else 0; then its ID */
+	uint16_t nlua;
+	uint8_t state;	  /* FORMAT_STATE_* */
+	uint32_t traceno; /* number of the trace when sampled */
+	struct sample_frame lua[SAMPLE_LUA_MAX];
+	struct unwind_ctx host[]; /* 0 or 1 */
+};
+
+/* The handler's table: slot -> VM (atomic), and the handlers inside each
+** slot right now (atomic; sample.h, "The ring's lifetime"). */
+extern struct sample_vm *sample_slots[SAMPLE_SLOTS];
+extern uint32_t sample_inflight[SAMPLE_SLOTS];
+
+/* Async-signal-safe. The ring entry at index i. */
+static inline struct sample_entry *sample_entry_at(struct sample_vm *s,
+						   uint32_t i)
+{
+	return (struct sample_entry *)(s->ring + (size_t)(i & (s->cap - 1)) *
+						     s->entry_size);
+}
+
+/* Async-signal-safe (sample_signal.c). The SIGPROF handler. */
+void sample_on_signal(int sig, siginfo_t *si, void *ucv);
+
+/* Caller holds s->map's lock (sample_helper.c). Map the Lua keys of the
+** entries not mapped yet and write their MAPPING block. */
+void sample_map_locked(struct sample_vm *s);
+
+/* Caller holds s->hostlock (sample_helper.c). Drain s's ring into blocks. */
+void sample_drain(struct sample_vm *s);
+
+/* Helper thread (sample.c). Pin up to max sampled VMs into vms (stop waits
+** for their pins); their count, or -1 when the helper should leave (nothing
+** sampled for a while; it is marked gone then). */
+int sample_pin_all(struct sample_vm **vms, int max);
+
+/* Helper thread (sample.c). Unpin what sample_pin_all pinned; say once when
+** another SIGPROF handler replaced ljlog's. */
+void sample_unpin_all(struct sample_vm **vms, int n);
+
+/* Helper thread (sample_helper.c). Drain every sampled VM now and then;
+** leaves when nothing is sampled for a while. */
+void *sample_helper_main(void *arg);
+
+#endif
