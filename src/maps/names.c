@@ -13,46 +13,50 @@
 
 /* -- Scanning package.loaded ------------------------------------------------- */
 
-/* VM thread only. Free the names' memory. */
+/* Owner only. Free the names' memory. */
 void names_free(struct names *n)
 {
 	for (int i = 0; i < 256; i++)
 		free(n->ff[i]);
 	for (size_t i = 0; i < n->nc; i++)
-		free(n->c[i].name);
-	free(n->c);
+		free(n->cname[i]);
+	free(n->cname);
+	hmap_free(&n->c);
 	memset(n, 0, sizeof *n);
 }
 
+/* Caller reads n under its owner's rule. The name of C function f, or
+** NULL. */
 static const char *c_lookup(const struct names *n, uintptr_t f)
 {
-	for (size_t i = 0; i < n->nc; i++)
-		if (n->c[i].f == f)
-			return n->c[i].name;
-	return NULL;
+	uint64_t *k = f ? hmap_get(&n->c, f) : NULL;
+	return k ? n->cname[*k - 1] : NULL;
 }
 
+/* Caller writes n under its owner's rule. Name f (first name wins). */
 static void c_add(struct names *n, uintptr_t f, const char *name)
 {
-	if (c_lookup(n, f))
+	if (!f || c_lookup(n, f))
 		return;
 	if (n->nc == n->capc) {
 		size_t cap = n->capc ? n->capc * 2 : 64;
-		struct names_c *c = realloc(n->c, cap * sizeof *c);
+		char **c = realloc(n->cname, cap * sizeof *c);
 		if (!c)
 			return;
-		n->c = c;
+		n->cname = c;
 		n->capc = cap;
 	}
 	char *s = strdup(name);
 	if (!s)
 		return;
-	n->c[n->nc].f = f;
-	n->c[n->nc].name = s;
-	n->nc++;
+	if (hmap_put(&n->c, f, n->nc + 1) < 0) {
+		free(s);
+		return;
+	}
+	n->cname[n->nc++] = s;
 }
 
-/* VM thread only. Move into dst the names of src it lacks. */
+/* Caller holds dst's mapper lock. Move into dst the names of src it lacks. */
 void names_merge(struct names *dst, struct names *src)
 {
 	for (int i = 0; i < 256; i++) {
@@ -61,19 +65,22 @@ void names_merge(struct names *dst, struct names *src)
 			src->ff[i] = NULL;
 		}
 	}
-	for (size_t i = 0; i < src->nc; i++)
-		c_add(dst, src->c[i].f, src->c[i].name);
+	for (size_t i = 0; i < hmap_capacity(&src->c); i++)
+		if (src->c.keys[i])
+			c_add(dst, (uintptr_t)src->c.keys[i],
+			      src->cname[src->c.vals[i] - 1]);
 	if (!dst->require_f)
 		dst->require_f = src->require_f;
 }
 
-/* VM thread only. Name C function f (if it has no name yet). */
+/* VM thread only, before attach. Name C function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name)
 {
 	c_add(n, (uintptr_t)f, name);
 }
 
-/* The table at the top of L's stack is module mod (NULL for _G). */
+/* VM thread only, Lua API context. The table at the top of L's stack is
+** module mod (NULL for _G). */
 static void scan_table(struct names *n, lua_State *L, const char *mod)
 {
 	char name[256];
@@ -128,7 +135,7 @@ void names_scan(struct names *n, lua_State *L)
 
 /* -- MAPPING records ------------------------------------------------------------ */
 
-/* VM thread only. A VM record. */
+/* Caller owns b. A VM record. */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags)
 {
@@ -144,7 +151,8 @@ int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 	return 0;
 }
 
-/* VM thread only. A PROTO record: chunk name and lines, copied now. */
+/* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name
+** and lines, copied now. */
 int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt)
 {
 	GCstr *s = proto_chunkname(pt);
@@ -161,7 +169,8 @@ int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt)
 	return 0;
 }
 
-/* VM thread only. A CFUNC record: package.loaded name, else dladdr's. */
+/* Caller holds the mapper lock. A CFUNC record: package.loaded name, else
+** dladdr's. */
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f)
 {
@@ -196,7 +205,7 @@ static const char *const unregistered[][2] = {
     {"string.gmatch", "string.gmatch (iterator)"},
 };
 
-/* VM thread only. An FFUNC record. */
+/* Caller holds the mapper lock. An FFUNC record. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags)
 {
@@ -225,7 +234,7 @@ int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 	return 0;
 }
 
-/* VM thread only. A COROUTINE record. */
+/* Caller owns b. A COROUTINE record. */
 int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
 {
 	uint8_t *p = wbuf_room(b, 1 + 2 * BLOCKS_ULEB_MAX);
@@ -238,7 +247,7 @@ int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
 	return 0;
 }
 
-/* Any thread (caller owns b). A TRACE record. */
+/* Caller owns b. A TRACE record. */
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 		    uint64_t proto, uint32_t line, unsigned root)
 {
@@ -255,7 +264,7 @@ int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 	return 0;
 }
 
-/* Any thread (caller owns b). A HOSTSYM record. */
+/* Caller owns b. A HOSTSYM record. */
 int names_put_hostsym(struct wbuf *b, uint64_t id, uintptr_t address,
 		      const char *name, const char *object, unsigned flags)
 {

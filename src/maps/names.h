@@ -11,37 +11,38 @@
 
 #include "blocks/writer.h"
 #include "maps/ljwin.h"
+#include "util/hmap.h"
 
-/* A C function named by a package.loaded entry. */
-struct names_c {
-	uintptr_t f;
-	char *name;
-};
-
-/* Names found in package.loaded, per VM. */
+/* Names found in package.loaded, per VM (inside its mapper: the mapper's
+** lock guards them once the VM is attached). */
 struct names {
-	char *ff[256];	   /* library functions by ffid ("string.rep") */
-	struct names_c *c; /* plain C functions ("mymod.fn") */
-	size_t nc, capc;
+	char *ff[256];		 /* library functions by ffid ("string.rep") */
+	struct hmap c;		 /* plain C function -> 1 + index in cname */
+	char **cname;		 /* their names ("mymod.fn") */
+	size_t nc, capc;	 /* in cname */
 	lua_CFunction require_f; /* `require`: rescan after it returns */
 };
 
-/* VM thread only. Free the names' memory. */
+/* Owner only (attach, detach, a rescan's scratch copy). Free the names'
+** memory. */
 void names_free(struct names *n);
 
 /* VM thread only, where the Lua API may be called. Walk package.loaded one
 ** level deep and remember the names of library and C functions. */
 void names_scan(struct names *n, lua_State *L);
 
-/* VM thread only. Move into dst the names of src it lacks (src is left to
-** names_free). Caller excludes other readers of dst. */
+/* Caller holds dst's mapper lock (VM thread). Move into dst the names of
+** src it lacks (src is left to names_free). */
 void names_merge(struct names *dst, struct names *src);
 
-/* VM thread only. Name C function f (if it has no name yet). */
+/* VM thread only, before the VM is attached (no other reader yet). Name C
+** function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name);
 
-/* VM thread only. MAPPING records, appended to b; 0 or -ENOMEM. Caller
-** guarantees the objects are alive (flush runs before the GC sweeps). */
+/* MAPPING records, appended to b; 0 or -ENOMEM. Context: the caller owns
+** b; for the records that read VM objects or names (PROTO, CFUNC, FFUNC),
+** the caller holds the VM's mapper lock (VM thread or the sampler's
+** drainer) and the objects are alive (mapped before the GC sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags);
 int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt);

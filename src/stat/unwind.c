@@ -20,6 +20,9 @@
 #include <libunwind.h>
 #endif
 
+#include "util/hmap.h"
+#include "util/intern.h"
+
 /* The walk reads a process's own code and data through these, never through
 ** a plain load the sanitizers would instrument: a garbage capture may point
 ** into another variable's red zone, which is harmless here. */
@@ -432,71 +435,24 @@ int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 
 /* One cached address: its symbol, or that it is in no object. */
 struct symslot {
-	uintptr_t ip;	       /* key; 0: free slot */
 	int found;	       /* 0: -ENOENT */
-	struct unwind_sym sym; /* when found */
+	struct unwind_sym sym; /* when found (strings from the interner) */
 };
 
 struct unwind_syms {
-	struct symslot *tab; /* open addressing, linear probing */
-	size_t cap, used;    /* cap a power of 2 */
-	char **strs;	     /* interned strings, open addressing */
-	size_t scap, sused;
-	const char *exe;  /* path of the main program, once known */
-	struct dlgen gen; /* loader counters the cache is valid for */
+	struct hmap index;   /* ip -> 1 + its slot in tab */
+	struct symslot *tab; /* cached addresses */
+	size_t used, cap;    /* in tab */
+	struct intern strs;  /* names and paths, each held once */
+	const char *exe;     /* path of the main program, once known */
+	struct dlgen gen;    /* loader counters the cache is valid for */
 };
-
-/* Any thread. Mix an address into a table index. */
-static size_t hash_ip(uintptr_t ip)
-{
-	uint64_t x = (uint64_t)ip;
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	return (size_t)x;
-}
-
-/* Any thread. FNV-1a of a string. */
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ull;
-	return (size_t)h;
-}
 
 /* Helper thread. The one copy of string str held by s, or NULL (no memory). */
 static const char *intern(struct unwind_syms *s, const char *str)
 {
-	size_t i;
-	char *dup;
-	if (2 * (s->sused + 1) > s->scap) {
-		size_t cap = s->scap ? 2 * s->scap : 256, j;
-		char **t = calloc(cap, sizeof *t);
-		if (!t)
-			return NULL;
-		for (j = 0; j < s->scap; j++) {
-			if (!s->strs[j])
-				continue;
-			for (i = hash_str(s->strs[j]) & (cap - 1); t[i];
-			     i = (i + 1) & (cap - 1))
-				;
-			t[i] = s->strs[j];
-		}
-		free(s->strs);
-		s->strs = t;
-		s->scap = cap;
-	}
-	for (i = hash_str(str) & (s->scap - 1); s->strs[i];
-	     i = (i + 1) & (s->scap - 1))
-		if (!strcmp(s->strs[i], str))
-			return s->strs[i];
-	dup = strdup(str);
-	if (!dup)
-		return NULL;
-	s->strs[i] = dup;
-	s->sused++;
-	return dup;
+	int64_t k = intern_put(&s->strs, str, strlen(str));
+	return k < 0 ? NULL : intern_str(&s->strs, (uint32_t)k, NULL);
 }
 
 /* Helper thread. A new symbol cache. */
@@ -505,12 +461,6 @@ int unwind_syms_new(struct unwind_syms **out)
 	struct unwind_syms *s = calloc(1, sizeof *s);
 	if (!s)
 		return -ENOMEM;
-	s->cap = 1024;
-	s->tab = calloc(s->cap, sizeof *s->tab);
-	if (!s->tab || !intern(s, "")) {
-		unwind_syms_free(s);
-		return -ENOMEM;
-	}
 	*out = s;
 	return 0;
 }
@@ -518,40 +468,35 @@ int unwind_syms_new(struct unwind_syms **out)
 /* Helper thread. Free a symbol cache and its strings. */
 void unwind_syms_free(struct unwind_syms *s)
 {
-	size_t i;
 	if (!s)
 		return;
-	for (i = 0; i < s->scap; i++)
-		free(s->strs[i]);
-	free(s->strs);
+	hmap_free(&s->index);
+	intern_free(&s->strs);
 	free(s->tab);
 	free(s);
 }
 
-/* Helper thread. The slot for ip: its entry, or the free slot to fill. */
-static struct symslot *slot_of(struct unwind_syms *s, uintptr_t ip)
+/* Helper thread. Forget every cached address (objects came or went). */
+static void forget_all(struct unwind_syms *s)
 {
-	size_t i = hash_ip(ip) & (s->cap - 1);
-	while (s->tab[i].ip && s->tab[i].ip != ip)
-		i = (i + 1) & (s->cap - 1);
-	return &s->tab[i];
+	hmap_free(&s->index);
+	s->used = 0;
 }
 
-/* Helper thread. Double the address table (keeps it at most half full). */
-static int grow(struct unwind_syms *s)
+/* Helper thread. A new slot for ip, or NULL (no memory). */
+static struct symslot *slot_new(struct unwind_syms *s, uintptr_t ip)
 {
-	struct symslot *old = s->tab;
-	size_t n = s->cap, i;
-	struct symslot *t = calloc(2 * n, sizeof *t);
-	if (!t)
-		return -ENOMEM;
-	s->tab = t;
-	s->cap = 2 * n;
-	for (i = 0; i < n; i++)
-		if (old[i].ip)
-			*slot_of(s, old[i].ip) = old[i];
-	free(old);
-	return 0;
+	if (s->used == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 1024;
+		struct symslot *t = realloc(s->tab, cap * sizeof *t);
+		if (!t)
+			return NULL;
+		s->tab = t;
+		s->cap = cap;
+	}
+	if (hmap_put(&s->index, ip, s->used + 1) < 0)
+		return NULL;
+	return &s->tab[s->used++];
 }
 
 /* Helper thread. Path of the main program (dladdr names it by argv[0]). */
@@ -614,25 +559,21 @@ int unwind_symbolize(struct unwind_syms *s, uintptr_t ip,
 		return -ENOENT;
 	if (!g.ok || g.adds != s->gen.adds || g.subs != s->gen.subs) {
 		/* Objects came or went: an address may now mean another. */
-		memset(s->tab, 0, s->cap * sizeof *s->tab);
-		s->used = 0;
+		forget_all(s);
 		s->gen = g;
 	}
-	e = slot_of(s, ip);
-	if (!e->ip) {
+	uint64_t *k = hmap_get(&s->index, ip);
+	if (k) {
+		e = &s->tab[*k - 1];
+	} else {
 		struct unwind_sym sym = {0, 0, NULL, NULL};
 		rc = resolve(s, ip, &sym);
 		if (rc < 0)
 			return rc;
-		if (2 * (s->used + 1) > s->cap) {
-			if (grow(s) < 0)
-				return -ENOMEM;
-			e = slot_of(s, ip);
-		}
-		e->ip = ip;
+		if (!(e = slot_new(s, ip)))
+			return -ENOMEM;
 		e->found = rc;
 		e->sym = sym;
-		s->used++;
 	}
 	if (!e->found)
 		return -ENOENT;

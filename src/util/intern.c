@@ -13,11 +13,13 @@
 /* Owner only. Free the interner's memory. */
 void intern_free(struct intern *t)
 {
+	for (size_t i = 0; i < t->nchunks; i++)
+		free(t->chunks[i]);
+	free(t->chunks);
 	free(t->slots);
 	free(t->hash);
-	free(t->off);
+	free(t->str);
 	free(t->len);
-	free(t->bytes);
 	memset(t, 0, sizeof *t);
 }
 
@@ -33,7 +35,7 @@ static size_t probe(const struct intern *t, const void *s, size_t len,
 			return i;
 		k--;
 		if (t->hash[k] == h && t->len[k] == len &&
-		    memcmp(t->bytes + t->off[k], s, len) == 0)
+		    memcmp(t->str[k], s, len) == 0)
 			return i;
 	}
 }
@@ -75,9 +77,9 @@ static int reserve(struct intern *t, size_t len)
 		uint64_t *h = realloc(t->hash, cap * sizeof *h);
 		if (h)
 			t->hash = h;
-		size_t *o = realloc(t->off, cap * sizeof *o);
+		char **o = realloc(t->str, cap * sizeof *o);
 		if (o)
-			t->off = o;
+			t->str = o;
 		uint32_t *l = realloc(t->len, cap * sizeof *l);
 		if (l)
 			t->len = l;
@@ -85,14 +87,17 @@ static int reserve(struct intern *t, size_t len)
 			return -ENOMEM;
 		t->cap = cap;
 	}
-	if (t->used + len + 1 > t->room) {
-		size_t room = t->room ? t->room : 4096;
-		while (room < t->used + len + 1)
-			room *= 2;
-		char *b = realloc(t->bytes, room);
-		if (!b)
+	if (!t->nchunks || t->used + len + 1 > t->room) {
+		/* A new chunk; the old ones stay where they are. */
+		size_t room = len + 1 > 4096 ? len + 1 : 4096;
+		char **c = realloc(t->chunks, (t->nchunks + 1) * sizeof *c);
+		if (!c)
 			return -ENOMEM;
-		t->bytes = b;
+		t->chunks = c;
+		if (!(c[t->nchunks] = malloc(room)))
+			return -ENOMEM;
+		t->nchunks++;
+		t->used = 0;
 		t->room = room;
 	}
 	return 0;
@@ -113,12 +118,13 @@ int64_t intern_put(struct intern *t, const void *s, size_t len)
 	if (reserve(t, len) < 0)
 		return -ENOMEM;
 	size_t k = t->n++;
+	char *dst = t->chunks[t->nchunks - 1] + t->used;
 	t->hash[k] = h;
-	t->off[k] = t->used;
+	t->str[k] = dst;
 	t->len[k] = (uint32_t)len;
 	if (len)
-		memcpy(t->bytes + t->used, s, len);
-	t->bytes[t->used + len] = '\0';
+		memcpy(dst, s, len);
+	dst[len] = '\0';
 	t->used += len + 1;
 	t->slots[i] = (uint32_t)k + 1;
 	return (int64_t)k;

@@ -1,7 +1,7 @@
 /*
 ** ljlog intern: the one string interner, on xxHash. Byte strings (any
 ** bytes, any length) get dense indexes 0, 1, 2, ... in order of first use;
-** each is stored once, NUL-terminated.
+** each is stored once, NUL-terminated, and never moves until intern_free.
 */
 #ifndef LJLOG_UTIL_INTERN_H
 #define LJLOG_UTIL_INTERN_H
@@ -13,11 +13,12 @@ struct intern {
 	uint32_t *slots; /* index + 1 of each slot's string, 0 = empty */
 	size_t mask;	 /* slots - 1 (power of two), 0 before first use */
 	uint64_t *hash;	 /* per index: its hash */
-	size_t *off;	 /* per index: offset in bytes */
+	char **str;	 /* per index: the string */
 	uint32_t *len;	 /* per index: length */
-	size_t n, cap;	 /* strings, room in hash/off/len */
-	char *bytes;	 /* the strings, each NUL-terminated */
-	size_t used, room;
+	size_t n, cap;	 /* strings, room in hash/str/len */
+	char **chunks;	 /* the blocks strings live in (never moved) */
+	size_t nchunks;
+	size_t used, room; /* in the last chunk */
 };
 
 /* Owner only. A zeroed struct intern is empty and ready. */
@@ -36,13 +37,13 @@ int64_t intern_put(struct intern *t, const void *s, size_t len);
 int64_t intern_find(const struct intern *t, const void *s, size_t len);
 
 /* Owner only. The string of index i (NUL-terminated; *len its length when
-** len is not NULL). Valid until the next intern_put. */
+** len is not NULL). Valid until intern_free. */
 static inline const char *intern_str(const struct intern *t, uint32_t i,
 				     size_t *len)
 {
 	if (len)
 		*len = t->len[i];
-	return t->bytes + t->off[i];
+	return t->str[i];
 }
 
 /* Owner only. Number of strings held. */
