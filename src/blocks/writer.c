@@ -91,7 +91,8 @@ const char *writer_path(void)
 	return out.fd >= 0 ? out.path : "";
 }
 
-/* Write all of p with one write(2), retrying only on EINTR/short writes. */
+/* Caller holds the global lock. Write all of p with one write(2),
+** retrying only on EINTR and short writes. */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {

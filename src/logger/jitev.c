@@ -37,7 +37,7 @@ const char *jitev_message(unsigned reason, int64_t info, const char *ffname,
 	return buf;
 }
 
-/* Proto and line of the function at stack index fi and bytecode
+/* VM thread only (trace event). Proto and line of the function at stack index fi and bytecode
 ** position at index pi (arguments of the vmevent). */
 static GCproto *where(lua_State *L, int fi, int pi, uint32_t *line)
 {
@@ -124,7 +124,8 @@ static int on_trace(lua_State *L)
 	return 0;
 }
 
-/* Push jit.attach, or return -ENOTSUP with a message. */
+/* VM thread only, Lua API context. Push jit.attach, or return -ENOTSUP
+** with a message. */
 static int push_attach(lua_State *L, char *err, size_t errlen)
 {
 	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
@@ -145,7 +146,7 @@ static int push_attach(lua_State *L, char *err, size_t errlen)
 	return 0;
 }
 
-/* The trace handler now in _VMEVENTS and its key (pushed: key, value), or
+/* VM thread only, Lua API context. The trace handler now in _VMEVENTS and its key (pushed: key, value), or
 ** nothing pushed (returns 0). */
 static int current_trace_handler(lua_State *L, int regt)
 {

@@ -39,6 +39,8 @@ void logger_pin(void)
 
 /* -- Does this VM match what ljlog was built for? ---------------------------------- */
 
+/* VM thread only, Lua API context. The running jit.version, into buf, or
+** NULL when the jit module does not say. */
 static const char *running_version(lua_State *L, char *buf, size_t len)
 {
 	const char *v = NULL;
@@ -203,6 +205,7 @@ static void sentinel_set(lua_State *L)
 	lua_setfield(L, LUA_REGISTRYINDEX, SENTINEL_KEY);
 }
 
+/* VM thread only. Buffer an ATTACH or DETACH event with the heap size. */
 static void record_vm_event(struct logger_vm *vm, unsigned kind)
 {
 	uint64_t ts = clock_now();

@@ -44,7 +44,8 @@ const char *ljlog_errmsg(void)
 
 /* -- Lua API ----------------------------------------------------------------------- */
 
-/* Build "k,k=v" from an options table at index idx. */
+/* VM thread only, Lua API context. Build "k,k=v" from an options table
+** at index idx. */
 static int opts_from_table(lua_State *L, int idx, char *out, size_t len)
 {
 	size_t n = 0;
@@ -88,6 +89,7 @@ static int opts_from_table(lua_State *L, int idx, char *out, size_t len)
 	return 0;
 }
 
+/* VM thread only, Lua API context. Return nil, msg. */
 static int fail(lua_State *L, const char *msg)
 {
 	lua_pushnil(L);
@@ -95,7 +97,7 @@ static int fail(lua_State *L, const char *msg)
 	return 2;
 }
 
-/* ljlog.start([options]) -> true | nil, message */
+/* VM thread only, Lua API. ljlog.start([options]) -> true | nil, message */
 static int l_start(lua_State *L)
 {
 	char buf[OPTS_FILE_MAX + 512], err[512];
@@ -116,7 +118,7 @@ static int l_start(lua_State *L)
 	return 1;
 }
 
-/* ljlog.stop() -> true | nil, message */
+/* VM thread only, Lua API. ljlog.stop() -> true | nil, message */
 static int l_stop(lua_State *L)
 {
 	char err[512];
@@ -126,7 +128,7 @@ static int l_stop(lua_State *L)
 	return 1;
 }
 
-/* ljlog.running() -> boolean */
+/* VM thread only, Lua API. ljlog.running() -> boolean */
 static int l_running(lua_State *L)
 {
 	lua_pushboolean(L, logger_vm_of(G(L)) != NULL);

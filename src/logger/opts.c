@@ -19,12 +19,13 @@ const char *opts_valid_list(void)
 	return valid_list;
 }
 
+/* Any thread. 1 when s[0..len) is the word w. */
 static int word_is(const char *s, size_t len, const char *w)
 {
 	return strlen(w) == len && memcmp(s, w, len) == 0;
 }
 
-/* Parse the leading decimal digits of s[0..len); returns digits used. */
+/* Any thread. Parse the leading decimal digits of s[0..len); returns digits used. */
 static size_t digits(const char *s, size_t len, uint64_t *v)
 {
 	size_t i = 0;

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+/* Any context, async-signal-safe. Nanoseconds of clock id. */
 static uint64_t ns_of(clockid_t id)
 {
 	struct timespec ts;
@@ -23,6 +24,7 @@ void clock_pair_now(struct writer_clock *p)
 static uint64_t hz;
 static pthread_once_t hz_once = PTHREAD_ONCE_INIT;
 
+/* Any thread, once (pthread_once). Measure the counter's rate. */
 static void calibrate(void)
 {
 	if (CLOCK_KIND == FORMAT_COUNTER_MONO_NS) {

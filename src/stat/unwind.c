@@ -113,7 +113,7 @@ struct dlgen {
 	int ok;
 };
 
-/* Helper thread (dl_iterate_phdr callback). Read the counters, stop. */
+/* Drainer (dl_iterate_phdr callback). Read the counters, stop. */
 static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct dlgen *g = data;
@@ -126,7 +126,8 @@ static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* Helper thread. The loader's counters (ok = 0 if it keeps none). */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). The loader's counters (ok = 0 if it keeps none). */
 static struct dlgen dl_generation(void)
 {
 	struct dlgen g = {0, 0, 0};
@@ -162,7 +163,7 @@ struct walk {
 	int lookup_failed; /* find_proc_info failed during this step */
 };
 
-/* Helper thread (dl_iterate_phdr callback). Append an object's segments. */
+/* Drainer (dl_iterate_phdr callback). Append an object's segments. */
 static int segs_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	int i;
@@ -198,7 +199,7 @@ static int seg_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Helper thread, U.lock held. Recollect the segments if objects came or
+/* Drainer, U.lock held. Recollect the segments if objects came or
 ** went; flush libunwind's cache then. */
 static void segs_refresh(void)
 {
@@ -215,7 +216,7 @@ static void segs_refresh(void)
 	unw_flush_cache(U.as, 0, 0);
 }
 
-/* Helper thread, U.lock held. Whether [a, a + n) lies in one segment with
+/* Drainer, U.lock held. Whether [a, a + n) lies in one segment with
 ** all of flags. */
 static int segs_cover(uintptr_t a, size_t n, int flags)
 {
@@ -235,7 +236,8 @@ static int segs_cover(uintptr_t a, size_t n, int flags)
 
 /* -- libunwind accessors over a capture ------------------------------------ */
 
-/* Helper thread. One word of a loaded object's memory, unchecked by the
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). One word of a loaded object's memory, unchecked by the
 ** sanitizers (a red zone is a valid place for garbage to point). */
 NO_SANITIZE static unw_word_t load_word(uintptr_t a)
 {
@@ -243,7 +245,7 @@ NO_SANITIZE static unw_word_t load_word(uintptr_t a)
 	return *(const volatile uword *)a;
 }
 
-/* Helper thread (libunwind). Read a word: from the stack copy, else from a
+/* Drainer (libunwind). Read a word: from the stack copy, else from a
 ** loaded object's readable segment, else fail. Never writes. */
 static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 		   int write, void *arg)
@@ -264,7 +266,7 @@ static int acc_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
 	return -UNW_EINVAL;
 }
 
-/* Helper thread (libunwind). A captured register; read-only. */
+/* Drainer (libunwind). A captured register; read-only. */
 static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
 		   int write, void *arg)
 {
@@ -278,7 +280,7 @@ static int acc_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
 	return 0;
 }
 
-/* Helper thread (libunwind). Floating-point registers are not captured. */
+/* Drainer (libunwind). Floating-point registers are not captured. */
 static int acc_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
 		     int write, void *arg)
 {
@@ -290,7 +292,7 @@ static int acc_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
 	return -UNW_EBADREG;
 }
 
-/* Helper thread (libunwind). A capture is never resumed. */
+/* Drainer (libunwind). A capture is never resumed. */
 static int acc_resume(unw_addr_space_t as, unw_cursor_t *cur, void *arg)
 {
 	(void)as;
@@ -299,7 +301,7 @@ static int acc_resume(unw_addr_space_t as, unw_cursor_t *cur, void *arg)
 	return -UNW_EINVAL;
 }
 
-/* Helper thread (libunwind). Names come from unwind_symbolize instead. */
+/* Drainer (libunwind). Names come from unwind_symbolize instead. */
 static int acc_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf,
 			 size_t len, unw_word_t *off, void *arg)
 {
@@ -312,7 +314,7 @@ static int acc_proc_name(unw_addr_space_t as, unw_word_t ip, char *buf,
 	return -UNW_ENOINFO;
 }
 
-/* Helper thread (libunwind). No dynamically registered unwind info. */
+/* Drainer (libunwind). No dynamically registered unwind info. */
 static int acc_dyn_list(unw_addr_space_t as, unw_word_t *addr, void *arg)
 {
 	(void)as;
@@ -321,7 +323,7 @@ static int acc_dyn_list(unw_addr_space_t as, unw_word_t *addr, void *arg)
 	return -UNW_ENOINFO;
 }
 
-/* Helper thread (libunwind). The local lookup of an address's unwind info
+/* Drainer (libunwind). The local lookup of an address's unwind info
 ** (.eh_frame_hdr of the object holding it), noting a failure: libunwind would
 ** then guess a frame from %rbp, and a guessed frame ends the walk. */
 static int acc_find(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -336,13 +338,13 @@ static int acc_find(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 	return rc;
 }
 
-/* Helper thread (libunwind). Release what acc_find handed out. */
+/* Drainer (libunwind). Release what acc_find handed out. */
 static void acc_put(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
 {
 	U.local->put_unwind_info(as, pi, arg);
 }
 
-/* Helper thread, U.lock held. Set the address space up once. */
+/* Drainer, U.lock held. Set the address space up once. */
 static int space_init(void)
 {
 	unw_accessors_t acc;
@@ -376,7 +378,8 @@ static int space_init(void)
 
 /* -- Unwinding ------------------------------------------------------------- */
 
-/* Helper thread. Walk a capture; see the header. */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Walk a capture; see the header. */
 int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 {
 	struct walk w = {c, c->len, 0};
@@ -420,7 +423,8 @@ out:
 
 #else
 
-/* Helper thread. No host unwinding on this architecture. */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). No host unwinding on this architecture. */
 int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 {
 	(void)c;
@@ -448,14 +452,15 @@ struct unwind_syms {
 	struct dlgen gen;    /* loader counters the cache is valid for */
 };
 
-/* Helper thread. The one copy of string str held by s, or NULL (no memory). */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). The one copy of string str held by s, or NULL (no memory). */
 static const char *intern(struct unwind_syms *s, const char *str)
 {
 	int64_t k = intern_put(&s->strs, str, strlen(str));
 	return k < 0 ? NULL : intern_str(&s->strs, (uint32_t)k, NULL);
 }
 
-/* Helper thread. A new symbol cache. */
+/* Sampler start (VM thread; no drainer yet). A new symbol cache. */
 int unwind_syms_new(struct unwind_syms **out)
 {
 	struct unwind_syms *s = calloc(1, sizeof *s);
@@ -465,7 +470,8 @@ int unwind_syms_new(struct unwind_syms **out)
 	return 0;
 }
 
-/* Helper thread. Free a symbol cache and its strings. */
+/* Sampler stop (any thread; no drainer any more). Free a symbol cache
+** and its strings. */
 void unwind_syms_free(struct unwind_syms *s)
 {
 	if (!s)
@@ -476,14 +482,16 @@ void unwind_syms_free(struct unwind_syms *s)
 	free(s);
 }
 
-/* Helper thread. Forget every cached address (objects came or went). */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Forget every cached address (objects came or went). */
 static void forget_all(struct unwind_syms *s)
 {
 	hmap_free(&s->index);
 	s->used = 0;
 }
 
-/* Helper thread. A new slot for ip, or NULL (no memory). */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). A new slot for ip, or NULL (no memory). */
 static struct symslot *slot_new(struct unwind_syms *s, uintptr_t ip)
 {
 	if (s->used == s->cap) {
@@ -499,7 +507,8 @@ static struct symslot *slot_new(struct unwind_syms *s, uintptr_t ip)
 	return &s->tab[s->used++];
 }
 
-/* Helper thread. Path of the main program (dladdr names it by argv[0]). */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Path of the main program (dladdr names it by argv[0]). */
 static const char *exe_path(struct unwind_syms *s, const char *fallback)
 {
 	char buf[4096];
@@ -514,7 +523,8 @@ static const char *exe_path(struct unwind_syms *s, const char *fallback)
 	return s->exe;
 }
 
-/* Helper thread. Look ip up with the dynamic loader. 1 found, 0 in no
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Look ip up with the dynamic loader. 1 found, 0 in no
 ** object, -ENOMEM. */
 static int resolve(struct unwind_syms *s, uintptr_t ip, struct unwind_sym *o)
 {
@@ -548,7 +558,8 @@ static int resolve(struct unwind_syms *s, uintptr_t ip, struct unwind_sym *o)
 	return 1;
 }
 
-/* Helper thread. The function holding ip, cached; see the header. */
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). The function holding ip, cached; see the header. */
 int unwind_symbolize(struct unwind_syms *s, uintptr_t ip,
 		     struct unwind_sym *out)
 {

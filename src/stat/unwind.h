@@ -62,7 +62,8 @@ int unwind_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 void unwind_capture(struct unwind_ctx *c, const void *ucontext, uintptr_t lo,
 		    uintptr_t hi, size_t max_bytes);
 
-/* Helper thread. Unwind a capture: instruction addresses innermost first,
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Unwind a capture: instruction addresses innermost first,
 ** ips[0] the interrupted one (exact), the others return addresses. At most
 ** max. The walk stops when unwinding fails or has no unwind information, when
 ** it needs stack outside the copy, or after an address in no loaded object's
@@ -71,13 +72,16 @@ void unwind_capture(struct unwind_ctx *c, const void *ucontext, uintptr_t lo,
 ** any content of c. */
 int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max);
 
-/* Helper thread. A new symbol cache. 0 or -ENOMEM. */
+/* Sampler start (VM thread; no drainer yet). A new symbol cache. 0 or
+** -ENOMEM. */
 int unwind_syms_new(struct unwind_syms **s);
 
-/* Helper thread. Free a symbol cache and every string it handed out. */
+/* Sampler stop (any thread; no drainer any more). Free a symbol cache
+** and every string it handed out. */
 void unwind_syms_free(struct unwind_syms *s);
 
-/* Helper thread. The function holding ip (pass a return address minus 1),
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). The function holding ip (pass a return address minus 1),
 ** cached. Strings stay valid until unwind_syms_free. Names come from dynamic
 ** symbols only, checked against their size: an address outside any of them
 ** (a stripped executable's internal function) gets name "" and start 0, and
