@@ -99,7 +99,7 @@ static void sum(const struct profile *p, struct totals *t)
 {
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
+		const struct profile_vm *v = &p->vms[i];
 		t->attach += v->heap_attach;
 		t->alloc_count += v->alloc_count;
 		t->alloc_bytes += v->alloc_bytes;
@@ -113,11 +113,11 @@ static void sum(const struct profile *p, struct totals *t)
 }
 
 /* Main thread. A site's description: "app.lua:3 line 5" or the function. */
-static void site_name(const struct profile *p, const struct profile_site *s,
+static void site_name(const struct profile *p, const struct heap_site *s,
 		      char *buf, size_t len)
 {
 	const struct profile_fn *f = &p->fns[s->fn];
-	if (f->kind == PROFILE_FN_LUA)
+	if (f->kind == FNID_LUA)
 		snprintf(buf, len, "%s line %" PRIu64, f->name, s->line);
 	else
 		snprintf(buf, len, "%s", f->name);
@@ -134,20 +134,20 @@ static double pct(uint64_t n, uint64_t total)
 /* Main thread. The samples section: totals, states, functions, lines. */
 static void text_samples(const struct profile *p, size_t limit)
 {
-	if (!p->samples && !p->signals)
+	if (!p->smp.samples && !p->smp.signals)
 		return;
 	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
 	       " signals)\n",
-	       p->samples, p->samples_dropped, p->signals);
+	       p->smp.samples, p->smp.samples_dropped, p->smp.signals);
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		if (p->state[i])
+		if (p->smp.state[i])
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
-			       decode_state_name(i), p->state[i],
-			       pct(p->state[i], p->samples));
+			       decode_state_name(i), p->smp.state[i],
+			       pct(p->smp.state[i], p->smp.samples));
 
 	size_t nf, n;
-	uint32_t *ix = profile_sorted_fns_samples(p, &nf);
+	uint32_t *ix = samples_sorted_fns(&p->smp, &nf);
 	n = limit && limit < nf ? limit : nf;
 	printf("  by function: %zu (self: innermost Lua frame; total: "
 	       "anywhere in the stack)\n",
@@ -157,13 +157,13 @@ static void text_samples(const struct profile *p, size_t limit)
 	for (size_t i = 0; ix && i < n; i++) {
 		const struct profile_fn *f = &p->fns[ix[i]];
 		printf("%10" PRIu64 " %6.1f%% %10" PRIu64 " %6.1f%%  %s",
-		       f->samples, pct(f->samples, p->samples),
-		       f->samples_total, pct(f->samples_total, p->samples),
+		       f->samples, pct(f->samples, p->smp.samples),
+		       f->samples_total, pct(f->samples_total, p->smp.samples),
 		       f->name);
-		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
+		if ((f->kind == FNID_C || f->kind == FNID_HOST) &&
 		    f->file[0])
 			printf(" [%s]", f->file);
-		else if (f->kind == PROFILE_FN_FAST)
+		else if (f->kind == FNID_FAST)
 			printf(" [builtin]");
 		putchar('\n');
 	}
@@ -171,60 +171,60 @@ static void text_samples(const struct profile *p, size_t limit)
 		printf("  ... %zu more (use -n 0)\n", nf - n);
 	free(ix);
 
-	ix = profile_sorted_lines(p);
-	n = limit && limit < p->nline ? limit : p->nline;
+	ix = samples_sorted_lines(&p->smp);
+	n = limit && limit < p->smp.nline ? limit : p->smp.nline;
 	printf("  by line: %zu (innermost Lua function, line executing)\n",
-	       p->nline);
+	       p->smp.nline);
 	printf("%10s %7s  %s\n", "samples", "%", "line");
 	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_line *l = &p->lines[ix[i]];
+		const struct samples_line *l = &p->smp.lines[ix[i]];
 		const struct profile_fn *f = &p->fns[l->fn];
 		printf("%10" PRIu64 " %6.1f%%  %s:%" PRIu64 " (function %s)\n",
-		       l->samples, pct(l->samples, p->samples), f->file,
+		       l->samples, pct(l->samples, p->smp.samples), f->file,
 		       l->line, f->name);
 	}
-	if (n < p->nline)
-		printf("  ... %zu more (use -n 0)\n", p->nline - n);
+	if (n < p->smp.nline)
+		printf("  ... %zu more (use -n 0)\n", p->smp.nline - n);
 	free(ix);
 }
 
 /* Main thread. The traces section: compiled traces, aborts, flushes. */
 static void text_traces(const struct profile *p, size_t limit)
 {
-	if (!p->ntrace && !p->trace_starts && !p->trace_aborts &&
-	    !p->trace_flushes)
+	if (!p->smp.ntrace && !p->smp.trace_starts && !p->smp.trace_aborts &&
+	    !p->smp.trace_flushes)
 		return;
 	printf("\nTraces: %zu compiled, %" PRIu64 " started, %" PRIu64
 	       " aborted, %" PRIu64 " flush%s\n",
-	       p->ntrace, p->trace_starts, p->trace_aborts, p->trace_flushes,
-	       p->trace_flushes == 1 ? "" : "es");
-	uint32_t *ix = profile_sorted_traces(p);
-	size_t n = limit && limit < p->ntrace ? limit : p->ntrace;
+	       p->smp.ntrace, p->smp.trace_starts, p->smp.trace_aborts, p->smp.trace_flushes,
+	       p->smp.trace_flushes == 1 ? "" : "es");
+	uint32_t *ix = samples_sorted_traces(&p->smp);
+	size_t n = limit && limit < p->smp.ntrace ? limit : p->smp.ntrace;
 	printf("%8s %8s %10s  %s\n", "traceno", "root", "samples", "start");
 	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_trace *t = &p->traces[ix[i]];
+		const struct samples_trace *t = &p->smp.traces[ix[i]];
 		printf("%8" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s:%" PRIu64
 		       "\n",
 		       t->traceno, t->root, t->samples, p->fns[t->fn].file,
 		       t->line);
 	}
-	if (n < p->ntrace)
-		printf("  ... %zu more (use -n 0)\n", p->ntrace - n);
+	if (n < p->smp.ntrace)
+		printf("  ... %zu more (use -n 0)\n", p->smp.ntrace - n);
 	free(ix);
-	if (!p->nabort)
+	if (!p->smp.nabort)
 		return;
 	printf("  aborts by reason:\n");
 	printf("%8s %8s  %s\n", "count", "reason", "message");
-	ix = profile_sorted_aborts(p);
-	n = limit && limit < p->nabort ? limit : p->nabort;
+	ix = samples_sorted_aborts(&p->smp);
+	n = limit && limit < p->smp.nabort ? limit : p->smp.nabort;
 	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_abort *a = &p->aborts[ix[i]];
+		const struct samples_abort *a = &p->smp.aborts[ix[i]];
 		printf("%8" PRIu64 " %8" PRIu64 "  ", a->count, a->reason);
 		cli_quote(stdout, a->message, strlen(a->message));
 		putchar('\n');
 	}
-	if (n < p->nabort)
-		printf("  ... %zu more (use -n 0)\n", p->nabort - n);
+	if (n < p->smp.nabort)
+		printf("  ... %zu more (use -n 0)\n", p->smp.nabort - n);
 	free(ix);
 }
 
@@ -268,10 +268,10 @@ static void text(const struct profile *p, const char *path, int rc,
 		       ms(p, f->self), ms(p, f->total), f->calls,
 		       f->alloc_count, f->alloc_bytes, f->free_count,
 		       f->free_bytes, f->name);
-		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
+		if ((f->kind == FNID_C || f->kind == FNID_HOST) &&
 		    f->file[0])
 			printf(" [%s]", f->file);
-		else if (f->kind == PROFILE_FN_FAST)
+		else if (f->kind == FNID_FAST)
 			printf(" [builtin]");
 		putchar('\n');
 	}
@@ -279,15 +279,15 @@ static void text(const struct profile *p, const char *path, int rc,
 		printf("  ... %zu more (use -n 0)\n", p->nfn - n);
 	free(ix);
 
-	ix = profile_sorted_sites(p);
-	n = p->nsite;
+	ix = heap_sorted_sites(&p->heap);
+	n = p->heap.nsite;
 	if (limit && limit < n)
 		n = limit;
-	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n", p->nsite);
+	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n", p->heap.nsite);
 	printf("%9s %13s %9s %13s  %s\n", "allocs", "alloc bytes", "frees",
 	       "free bytes", "site");
 	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_site *s = &p->sites[ix[i]];
+		const struct heap_site *s = &p->heap.sites[ix[i]];
 		char buf[600];
 		site_name(p, s, buf, sizeof buf);
 		printf("%9" PRIu64 " %13" PRIu64 " %9" PRIu64 " %13" PRIu64
@@ -295,8 +295,8 @@ static void text(const struct profile *p, const char *path, int rc,
 		       s->alloc_count, s->alloc_bytes, s->free_count,
 		       s->free_bytes, buf);
 	}
-	if (n < p->nsite)
-		printf("  ... %zu more (use -n 0)\n", p->nsite - n);
+	if (n < p->heap.nsite)
+		printf("  ... %zu more (use -n 0)\n", p->heap.nsite - n);
 	free(ix);
 
 	text_samples(p, limit);
@@ -304,17 +304,17 @@ static void text(const struct profile *p, const char *path, int rc,
 
 	printf("\nGC: %" PRIu64 " cycles, peak heap %" PRIu64 " bytes, %" PRIu64
 	       " GC events\n",
-	       p->gc.cycles, p->gc.peak_heap, p->gc.events);
+	       p->heap.gc.cycles, p->heap.gc.peak_heap, p->heap.gc.events);
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		printf("  %-12s %12.3f ms\n", decode_gc_phase_name(i),
-		       ms(p, p->gc.phase[i]));
+		       ms(p, p->heap.gc.phase[i]));
 
 	printf("\nVMs: %zu\n", p->nvm);
 	printf("%6s %9s %11s %9s %6s %13s %13s %13s %13s\n", "id", "thread",
 	       "events", "samples", "coros", "heap@attach", "heap@detach",
 	       "heap live", "peak");
 	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
+		const struct profile_vm *v = &p->vms[i];
 		char det[24];
 		if (v->has_detach)
 			snprintf(det, sizeof det, "%" PRIu64, v->heap_detach);
@@ -328,11 +328,11 @@ static void text(const struct profile *p, const char *path, int rc,
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
-	       p->nvm, p->coroutines, p->events, t.calls, p->samples);
-	if (p->unmatched_exits)
+	       p->nvm, p->coroutines, p->events, t.calls, p->smp.samples);
+	if (p->calls.unmatched_exits)
 		printf("  %" PRIu64 " returns from frames entered before the "
 		       "profiler attached\n",
-		       p->unmatched_exits);
+		       p->calls.unmatched_exits);
 	printf("  heap: %" PRIu64 " at attach + %" PRIu64 " allocated (%" PRIu64
 	       " allocs) - %" PRIu64 " freed (%" PRIu64 " frees) = %" PRId64
 	       " live, peak %" PRId64 "\n",
@@ -367,15 +367,15 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "coroutines", p->coroutines);
 	json_u64(&j, "events", p->events);
 	json_u64(&j, "calls", t.calls);
-	json_u64(&j, "unmatched_exits", p->unmatched_exits);
-	json_u64(&j, "samples", p->samples);
-	json_u64(&j, "samples_dropped", p->samples_dropped);
-	json_u64(&j, "signals", p->signals);
+	json_u64(&j, "unmatched_exits", p->calls.unmatched_exits);
+	json_u64(&j, "samples", p->smp.samples);
+	json_u64(&j, "samples_dropped", p->smp.samples_dropped);
+	json_u64(&j, "signals", p->smp.signals);
 	json_obj(&j, "states");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		json_u64(&j, decode_state_name(i), p->state[i]);
+		json_u64(&j, decode_state_name(i), p->smp.state[i]);
 	json_close(&j, '}');
-	json_u64(&j, "trace_flushes", p->trace_flushes);
+	json_u64(&j, "trace_flushes", p->smp.trace_flushes);
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);
@@ -388,14 +388,14 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, '}');
 
 	json_obj(&j, "gc");
-	json_u64(&j, "cycles", p->gc.cycles);
+	json_u64(&j, "cycles", p->heap.gc.cycles);
 	json_obj(&j, "phase_ns");
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		json_u64(&j, decode_gc_phase_name(i),
-			 profile_ns(p, p->gc.phase[i]));
+			 profile_ns(p, p->heap.gc.phase[i]));
 	json_close(&j, '}');
-	json_u64(&j, "peak_heap", p->gc.peak_heap);
-	json_u64(&j, "events", p->gc.events);
+	json_u64(&j, "peak_heap", p->heap.gc.peak_heap);
+	json_u64(&j, "events", p->heap.gc.events);
 	json_close(&j, '}');
 
 	uint32_t *ix = profile_sorted_fns(p);
@@ -404,7 +404,7 @@ static void json(const struct profile *p, int rc, const char *err)
 		const struct profile_fn *f = &p->fns[ix[i]];
 		json_obj(&j, NULL);
 		json_cstr(&j, "name", f->name);
-		json_cstr(&j, "kind", profile_kind_name(f->kind));
+		json_cstr(&j, "kind", fnid_kind_name(f->kind));
 		json_cstr(&j, "file", f->file);
 		json_u64(&j, "line", f->line);
 		json_u64(&j, "calls", f->calls);
@@ -421,10 +421,10 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, ']');
 	free(ix);
 
-	ix = profile_sorted_lines(p);
+	ix = samples_sorted_lines(&p->smp);
 	json_arr(&j, "samples_by_line");
-	for (size_t i = 0; ix && i < p->nline; i++) {
-		const struct profile_line *l = &p->lines[ix[i]];
+	for (size_t i = 0; ix && i < p->smp.nline; i++) {
+		const struct samples_line *l = &p->smp.lines[ix[i]];
 		const struct profile_fn *f = &p->fns[l->fn];
 		json_obj(&j, NULL);
 		json_cstr(&j, "name", f->name);
@@ -436,10 +436,10 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, ']');
 	free(ix);
 
-	ix = profile_sorted_traces(p);
+	ix = samples_sorted_traces(&p->smp);
 	json_arr(&j, "traces");
-	for (size_t i = 0; ix && i < p->ntrace; i++) {
-		const struct profile_trace *t = &p->traces[ix[i]];
+	for (size_t i = 0; ix && i < p->smp.ntrace; i++) {
+		const struct samples_trace *t = &p->smp.traces[ix[i]];
 		const char *file = p->fns[t->fn].file;
 		size_t len = strlen(file) + 32;
 		char *name = malloc(len);
@@ -456,10 +456,10 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, ']');
 	free(ix);
 
-	ix = profile_sorted_aborts(p);
+	ix = samples_sorted_aborts(&p->smp);
 	json_arr(&j, "trace_aborts");
-	for (size_t i = 0; ix && i < p->nabort; i++) {
-		const struct profile_abort *a = &p->aborts[ix[i]];
+	for (size_t i = 0; ix && i < p->smp.nabort; i++) {
+		const struct samples_abort *a = &p->smp.aborts[ix[i]];
 		json_obj(&j, NULL);
 		json_u64(&j, "reason", a->reason);
 		json_cstr(&j, "message", a->message);
@@ -469,14 +469,14 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, ']');
 	free(ix);
 
-	ix = profile_sorted_sites(p);
+	ix = heap_sorted_sites(&p->heap);
 	json_arr(&j, "alloc_sites");
-	for (size_t i = 0; ix && i < p->nsite; i++) {
-		const struct profile_site *s = &p->sites[ix[i]];
+	for (size_t i = 0; ix && i < p->heap.nsite; i++) {
+		const struct heap_site *s = &p->heap.sites[ix[i]];
 		const struct profile_fn *f = &p->fns[s->fn];
 		json_obj(&j, NULL);
 		json_cstr(&j, "function", f->name);
-		json_cstr(&j, "kind", profile_kind_name(f->kind));
+		json_cstr(&j, "kind", fnid_kind_name(f->kind));
 		json_cstr(&j, "file", f->file);
 		json_u64(&j, "line", s->line);
 		json_u64(&j, "alloc_count", s->alloc_count);
@@ -490,7 +490,7 @@ static void json(const struct profile *p, int rc, const char *err)
 
 	json_arr(&j, "vm_list");
 	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
+		const struct profile_vm *v = &p->vms[i];
 		json_obj(&j, NULL);
 		json_u64(&j, "id", v->id);
 		json_u64(&j, "thread", v->thread);
@@ -667,10 +667,10 @@ static void path(const struct profile *p, const struct names *nm, uint32_t n,
 		 uint32_t *stack)
 {
 	size_t depth = 0;
-	for (; n != 0; n = p->nodes[n].parent)
+	for (; n != 0; n = p->calls.nodes[n].parent)
 		stack[depth++] = n;
 	while (depth--) {
-		uint32_t fn = p->nodes[stack[depth]].fn;
+		uint32_t fn = p->calls.nodes[stack[depth]].fn;
 		fwrite(nm->name[fn], 1, nm->nlen[fn], stdout);
 		if (depth)
 			putchar(';');
@@ -683,9 +683,9 @@ static int folded_calls(const struct profile *p)
 	struct names nm;
 	if (names_init(&nm, p) < 0)
 		return -ENOMEM;
-	uint32_t *stack = malloc(p->nnode * sizeof *stack);
-	for (uint32_t n = 1; stack && n < p->nnode; n++) {
-		uint64_t ns = profile_ns(p, p->nodes[n].self);
+	uint32_t *stack = malloc(p->calls.nnode * sizeof *stack);
+	for (uint32_t n = 1; stack && n < p->calls.nnode; n++) {
+		uint64_t ns = profile_ns(p, p->calls.nodes[n].self);
 		if (!ns)
 			continue;
 		path(p, &nm, n, stack);
@@ -784,11 +784,11 @@ static int lines_add(struct lines *t, const char *s, size_t len, uint64_t count)
 	return 0;
 }
 
-/* Main thread. Sampled stacks in view (PROFILE_ST_* flags); 0 or -ENOMEM. */
+/* Main thread. Sampled stacks in view (SAMPLES_ST_* flags); 0 or -ENOMEM. */
 static int folded_samples(const struct profile *p, unsigned view,
 			  unsigned flags)
 {
-	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	struct lines t = {0};
 	struct sbuf sb = {0};
 	struct names nm;
@@ -799,22 +799,22 @@ static int folded_samples(const struct profile *p, unsigned view,
 	}
 	if (!fr)
 		goto out;
-	for (uint32_t n = 1; n < p->nsnode; n++) {
-		uint64_t c = p->snodes[n].samples;
+	for (uint32_t n = 1; n < p->smp.nnode; n++) {
+		uint64_t c = p->smp.nodes[n].samples;
 		if (!c)
 			continue;
-		size_t nf = profile_stack(p, n, view, flags, fr);
+		size_t nf = samples_stack(&p->smp, n, view, flags, fr);
 		sb.len = 0;
 		for (size_t i = 0; i < nf; i++) {
-			const struct profile_frame *f = &fr[i];
+			const struct samples_frame *f = &fr[i];
 			char name[64];
 			int e = i ? sb_put(&sb, ";", 1) : 0;
 			switch (f->kind) {
-			case PROFILE_FR_FN:
+			case SAMPLES_FR_FN:
 				e |=
 				    sb_put(&sb, nm.name[f->fn], nm.nlen[f->fn]);
 				break;
-			case PROFILE_FR_LINE:
+			case SAMPLES_FR_LINE:
 				e |=
 				    sb_put(&sb, nm.file[f->fn], nm.flen[f->fn]);
 				snprintf(name, sizeof name, ":%" PRIu64,
@@ -822,7 +822,7 @@ static int folded_samples(const struct profile *p, unsigned view,
 				e |= sb_put(&sb, name, strlen(name));
 				break;
 			default:
-				profile_frame_name(p, f, name, sizeof name);
+				samples_frame_name(&p->smp, f, name, sizeof name);
 				e |= sb_put(&sb, name, strlen(name));
 				break;
 			}
@@ -870,7 +870,7 @@ int cli_folded(int argc, char **argv)
 		case O_LUA:
 		case O_HOST: {
 			int v =
-			    o == O_LUA ? PROFILE_VIEW_LUA : PROFILE_VIEW_HOST;
+			    o == O_LUA ? SAMPLES_VIEW_LUA : SAMPLES_VIEW_HOST;
 			if (view >= 0 && view != v) {
 				cli_err("folded", "--lua and --host exclude "
 						  "each other");
@@ -879,8 +879,8 @@ int cli_folded(int argc, char **argv)
 			view = v;
 			break;
 		}
-		case O_LINES: flags |= PROFILE_ST_LINES; break;
-		case O_NOTRACES: flags |= PROFILE_ST_NOTRACE; break;
+		case O_LINES: flags |= SAMPLES_ST_LINES; break;
+		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
 		case 'h': fputs(folded_usage, stdout); return CLI_OK;
 		default:
 			cli_err("folded", "unknown option '%s'",
@@ -907,13 +907,13 @@ int cli_folded(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	int e = 0;
-	if (calls || (!sampling && !p->samples))
+	if (calls || (!sampling && !p->smp.samples))
 		e = folded_calls(p);
-	else if (!p->samples)
+	else if (!p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else
 		e = folded_samples(
-		    p, view >= 0 ? (unsigned)view : PROFILE_VIEW_MERGED, flags);
+		    p, view >= 0 ? (unsigned)view : SAMPLES_VIEW_MERGED, flags);
 	if (e < 0) {
 		cli_err("folded", "out of memory");
 		profile_free(p);
