@@ -1,5 +1,5 @@
 /*
-** ljlog CLI: 'ljlog report' (text or --json) and 'ljlog folded'.
+** ljlog CLI: 'ljlog report' (text or --json).
 */
 #include "cli.h"
 
@@ -34,39 +34,6 @@ static const char report_usage[] =
     "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
     "error or file cannot be opened, 3 corrupt log (the part before the\n"
     "corruption is reported).\n";
-
-static const char folded_usage[] =
-    "usage: ljlog folded [--calls | --lua | --host] [--lines] [--no-traces]\n"
-    "                    FILE\n"
-    "\n"
-    "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
-    "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
-    "samples); a log without gives call stacks (COUNT: self time in ns).\n"
-    "\n"
-    "Sampled stacks merge each sample's host (C) and Lua stacks: the host\n"
-    "frames outside the outermost LuaJIT interpreter frame, then the Lua\n"
-    "frames, then the host frames inside the innermost interpreter frame\n"
-    "(C code called from Lua). Interpreter frames stand for the Lua frames\n"
-    "and are left out (a sample whose Lua stack could not be read keeps\n"
-    "one). A C function seen both as a Lua frame and as the host frame next\n"
-    "to it is printed once. A sample running compiled code gets a 'trace N'\n"
-    "frame on top of its Lua frames. A sample with Lua frames but no\n"
-    "interpreter frame prints its host frames on top of its Lua frames (and\n"
-    "trace): they are C code called from compiled code, unwound up to it\n"
-    "(compiled code has no unwind information). A sample with no frame at\n"
-    "all is '(STATE)', its state: (idle), (gc), ...\n"
-    "\n"
-    "  --calls       call stacks with self time from calls events (the\n"
-    "                default for a log without samples)\n"
-    "  --lua         Lua frames only (and the trace)\n"
-    "  --host        host frames only, as unwound (interpreter included)\n"
-    "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
-    "                not the function's first line\n"
-    "  --no-traces   no 'trace N' frames\n"
-    "  -h, --help    this help\n"
-    "\n"
-    "Characters ';', ' ' and newline in function names print as '_'.\n"
-    "Exit status as for 'ljlog report'.\n";
 
 /* -- Helpers ------------------------------------------------------------------- */
 
@@ -160,8 +127,7 @@ static void text_samples(const struct profile *p, size_t limit)
 		       f->samples, pct(f->samples, p->smp.samples),
 		       f->samples_total, pct(f->samples_total, p->smp.samples),
 		       f->name);
-		if ((f->kind == FNID_C || f->kind == FNID_HOST) &&
-		    f->file[0])
+		if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
 			printf(" [%s]", f->file);
 		else if (f->kind == FNID_FAST)
 			printf(" [builtin]");
@@ -196,8 +162,8 @@ static void text_traces(const struct profile *p, size_t limit)
 		return;
 	printf("\nTraces: %zu compiled, %" PRIu64 " started, %" PRIu64
 	       " aborted, %" PRIu64 " flush%s\n",
-	       p->smp.ntrace, p->smp.trace_starts, p->smp.trace_aborts, p->smp.trace_flushes,
-	       p->smp.trace_flushes == 1 ? "" : "es");
+	       p->smp.ntrace, p->smp.trace_starts, p->smp.trace_aborts,
+	       p->smp.trace_flushes, p->smp.trace_flushes == 1 ? "" : "es");
 	uint32_t *ix = samples_sorted_traces(&p->smp);
 	size_t n = limit && limit < p->smp.ntrace ? limit : p->smp.ntrace;
 	printf("%8s %8s %10s  %s\n", "traceno", "root", "samples", "start");
@@ -268,8 +234,7 @@ static void text(const struct profile *p, const char *path, int rc,
 		       ms(p, f->self), ms(p, f->total), f->calls,
 		       f->alloc_count, f->alloc_bytes, f->free_count,
 		       f->free_bytes, f->name);
-		if ((f->kind == FNID_C || f->kind == FNID_HOST) &&
-		    f->file[0])
+		if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
 			printf(" [%s]", f->file);
 		else if (f->kind == FNID_FAST)
 			printf(" [builtin]");
@@ -283,7 +248,8 @@ static void text(const struct profile *p, const char *path, int rc,
 	n = p->heap.nsite;
 	if (limit && limit < n)
 		n = limit;
-	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n", p->heap.nsite);
+	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n",
+	       p->heap.nsite);
 	printf("%9s %13s %9s %13s  %s\n", "allocs", "alloc bytes", "frees",
 	       "free bytes", "site");
 	for (size_t i = 0; ix && i < n; i++) {
@@ -521,33 +487,6 @@ static void json(const struct profile *p, int rc, const char *err)
 
 /* -- Commands ------------------------------------------------------------------- */
 
-/* Main thread. Load path into a profile, warn on stderr; exit status or -1
-** to go on. */
-static int load(const char *cmd, const char *path, unsigned flags,
-		struct profile **p, int *rc, char *err, size_t errlen,
-		int quiet_warnings)
-{
-	*rc = profile_load(path, flags, p, err, errlen);
-	if (!*p) {
-		cli_err(cmd, "%s", err);
-		return CLI_USAGE;
-	}
-	if (*rc == -ENODATA)
-		cli_err(cmd,
-			"warning: log truncated, reporting what is there: %s",
-			err);
-	else if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
-		cli_err(cmd, "%s", err);
-		profile_free(*p);
-		return CLI_USAGE;
-	} else if (*rc != 0)
-		cli_err(cmd, "corrupt log, reporting the part before: %s", err);
-	if (!quiet_warnings)
-		for (size_t i = 0; i < (*p)->nwarn; i++)
-			cli_err(cmd, "warning: %s", (*p)->warnings[i]);
-	return -1;
-}
-
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
 {
@@ -588,337 +527,13 @@ int cli_report(int argc, char **argv)
 		return CLI_USAGE;
 	struct profile *p;
 	char err[512];
-	int rc, st = load("report", path, 0, &p, &rc, err, sizeof err, 0);
+	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (as_json)
 		json(p, rc, err);
 	else
 		text(p, path, rc, err, limit);
-	profile_free(p);
-	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
-}
-
-/* -- Folded ------------------------------------------------------------------------ */
-
-/* Function names and files as folded prints them: ';', ' ' and newlines
-** as '_' (made once, copied per frame). */
-struct names {
-	char **name, **file;
-	size_t *nlen, *flen;
-	size_t n;
-};
-
-/* Main thread. A copy of s with ';', ' ' and newlines as '_'. */
-static char *clean(const char *s, size_t *len)
-{
-	char *c = strdup(s);
-	if (!c)
-		return NULL;
-	for (char *q = c; *q; q++)
-		if (*q == ';' || *q == ' ' || *q == '\n')
-			*q = '_';
-	*len = strlen(c);
-	return c;
-}
-
-/* Main thread. Free the names. */
-static void names_free(struct names *nm)
-{
-	for (size_t i = 0; i < nm->n; i++) {
-		free(nm->name[i]);
-		free(nm->file[i]);
-	}
-	free(nm->name);
-	free(nm->file);
-	free(nm->nlen);
-	free(nm->flen);
-}
-
-/* Main thread. The cleaned names of p's functions; 0 or -ENOMEM. */
-static int names_init(struct names *nm, const struct profile *p)
-{
-	size_t n = p->nfn ? p->nfn : 1;
-	nm->n = 0;
-	nm->name = calloc(n, sizeof *nm->name);
-	nm->file = calloc(n, sizeof *nm->file);
-	nm->nlen = calloc(n, sizeof *nm->nlen);
-	nm->flen = calloc(n, sizeof *nm->flen);
-	if (!nm->name || !nm->file || !nm->nlen || !nm->flen) {
-		names_free(nm);
-		return -ENOMEM;
-	}
-	for (; nm->n < p->nfn; nm->n++) {
-		size_t i = nm->n;
-		nm->name[i] = clean(p->fns[i].name, &nm->nlen[i]);
-		nm->file[i] = clean(p->fns[i].file, &nm->flen[i]);
-		if (!nm->name[i] || !nm->file[i]) {
-			nm->n++;
-			names_free(nm);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* Main thread. Print the call path of node n, outermost first; stack holds
-** room for the path. */
-static void path(const struct profile *p, const struct names *nm, uint32_t n,
-		 uint32_t *stack)
-{
-	size_t depth = 0;
-	for (; n != 0; n = p->calls.nodes[n].parent)
-		stack[depth++] = n;
-	while (depth--) {
-		uint32_t fn = p->calls.nodes[stack[depth]].fn;
-		fwrite(nm->name[fn], 1, nm->nlen[fn], stdout);
-		if (depth)
-			putchar(';');
-	}
-}
-
-/* Main thread. Call stacks with self time (--calls); 0 or -ENOMEM. */
-static int folded_calls(const struct profile *p)
-{
-	struct names nm;
-	if (names_init(&nm, p) < 0)
-		return -ENOMEM;
-	uint32_t *stack = malloc(p->calls.nnode * sizeof *stack);
-	for (uint32_t n = 1; stack && n < p->calls.nnode; n++) {
-		uint64_t ns = profile_ns(p, p->calls.nodes[n].self);
-		if (!ns)
-			continue;
-		path(p, &nm, n, stack);
-		printf(" %" PRIu64 "\n", ns);
-	}
-	free(stack);
-	names_free(&nm);
-	return 0;
-}
-
-/* A growing string. */
-struct sbuf {
-	char *b;
-	size_t len, cap;
-};
-
-/* Main thread. Append s[0..n); 0 or -ENOMEM. */
-static int sb_put(struct sbuf *sb, const char *s, size_t n)
-{
-	if (sb->len + n > sb->cap) {
-		size_t cap = sb->cap ? sb->cap * 2 : 4096;
-		while (cap < sb->len + n)
-			cap *= 2;
-		char *b = realloc(sb->b, cap);
-		if (!b)
-			return -ENOMEM;
-		sb->b = b;
-		sb->cap = cap;
-	}
-	memcpy(sb->b + sb->len, s, n);
-	sb->len += n;
-	return 0;
-}
-
-/* Distinct printed stacks: samples that differ only in what the view
-** leaves out print the same line, counted once. */
-struct line {
-	char *s;
-	size_t len;
-	uint64_t hash, count;
-};
-
-struct lines {
-	struct line *v; /* in first-seen order */
-	size_t n, cap;
-	uint32_t *slot; /* hash slots: index + 1, 0 empty */
-	size_t nslot;
-};
-
-/* Main thread. Add count to the line s[0..len) (copied when new); 0 or
-** -ENOMEM. */
-static int lines_add(struct lines *t, const char *s, size_t len, uint64_t count)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	if ((t->n + 1) * 2 > t->nslot) {
-		size_t ns = t->nslot ? t->nslot * 2 : 1024;
-		uint32_t *sl = calloc(ns, sizeof *sl);
-		if (!sl)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t k = t->v[i].hash & (ns - 1);
-			while (sl[k])
-				k = (k + 1) & (ns - 1);
-			sl[k] = (uint32_t)i + 1;
-		}
-		free(t->slot);
-		t->slot = sl;
-		t->nslot = ns;
-	}
-	size_t k = h & (t->nslot - 1);
-	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
-		struct line *l = &t->v[t->slot[k] - 1];
-		if (l->hash == h && l->len == len && !memcmp(l->s, s, len)) {
-			l->count += count;
-			return 0;
-		}
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct line *v = realloc(t->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
-	struct line *l = &t->v[t->n];
-	if (!(l->s = malloc(len ? len : 1)))
-		return -ENOMEM;
-	memcpy(l->s, s, len);
-	l->len = len;
-	l->hash = h;
-	l->count = count;
-	t->slot[k] = (uint32_t)++t->n;
-	return 0;
-}
-
-/* Main thread. Sampled stacks in view (SAMPLES_ST_* flags); 0 or -ENOMEM. */
-static int folded_samples(const struct profile *p, unsigned view,
-			  unsigned flags)
-{
-	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
-	struct lines t = {0};
-	struct sbuf sb = {0};
-	struct names nm;
-	int rc = -ENOMEM;
-	if (names_init(&nm, p) < 0) {
-		free(fr);
-		return -ENOMEM;
-	}
-	if (!fr)
-		goto out;
-	for (uint32_t n = 1; n < p->smp.nnode; n++) {
-		uint64_t c = p->smp.nodes[n].samples;
-		if (!c)
-			continue;
-		size_t nf = samples_stack(&p->smp, n, view, flags, fr);
-		sb.len = 0;
-		for (size_t i = 0; i < nf; i++) {
-			const struct samples_frame *f = &fr[i];
-			char name[64];
-			int e = i ? sb_put(&sb, ";", 1) : 0;
-			switch (f->kind) {
-			case SAMPLES_FR_FN:
-				e |=
-				    sb_put(&sb, nm.name[f->fn], nm.nlen[f->fn]);
-				break;
-			case SAMPLES_FR_LINE:
-				e |=
-				    sb_put(&sb, nm.file[f->fn], nm.flen[f->fn]);
-				snprintf(name, sizeof name, ":%" PRIu64,
-					 f->line);
-				e |= sb_put(&sb, name, strlen(name));
-				break;
-			default:
-				samples_frame_name(&p->smp, f, name, sizeof name);
-				e |= sb_put(&sb, name, strlen(name));
-				break;
-			}
-			if (e)
-				goto out;
-		}
-		if (lines_add(&t, sb.b, sb.len, c) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < t.n; i++) {
-		fwrite(t.v[i].s, 1, t.v[i].len, stdout);
-		printf(" %" PRIu64 "\n", t.v[i].count);
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < t.n; i++)
-		free(t.v[i].s);
-	free(t.v);
-	free(t.slot);
-	free(sb.b);
-	free(fr);
-	names_free(&nm);
-	return rc;
-}
-
-/* Main thread. 'ljlog folded'. */
-int cli_folded(int argc, char **argv)
-{
-	enum { O_CALLS = 256, O_LUA, O_HOST, O_LINES, O_NOTRACES };
-	static const struct option lo[] = {
-	    {"calls", no_argument, NULL, O_CALLS},
-	    {"lua", no_argument, NULL, O_LUA},
-	    {"host", no_argument, NULL, O_HOST},
-	    {"lines", no_argument, NULL, O_LINES},
-	    {"no-traces", no_argument, NULL, O_NOTRACES},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int calls = 0, view = -1, o;
-	unsigned flags = 0;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
-		switch (o) {
-		case O_CALLS: calls = 1; break;
-		case O_LUA:
-		case O_HOST: {
-			int v =
-			    o == O_LUA ? SAMPLES_VIEW_LUA : SAMPLES_VIEW_HOST;
-			if (view >= 0 && view != v) {
-				cli_err("folded", "--lua and --host exclude "
-						  "each other");
-				return CLI_USAGE;
-			}
-			view = v;
-			break;
-		}
-		case O_LINES: flags |= SAMPLES_ST_LINES; break;
-		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
-		case 'h': fputs(folded_usage, stdout); return CLI_OK;
-		default:
-			cli_err("folded", "unknown option '%s'",
-				argv[optind - 1]);
-			fputs(folded_usage, stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (calls && (view >= 0 || flags)) {
-		cli_err("folded", "--calls takes no sample option (--lua, "
-				  "--host, --lines, --no-traces)");
-		return CLI_USAGE;
-	}
-	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
-	if (!path)
-		return CLI_USAGE;
-	/* The call tree is only needed for --calls, or for the default on a
-	** log that turns out to have no samples. */
-	int sampling = view >= 0 || flags;
-	struct profile *p;
-	char err[512];
-	int rc, st = load("folded", path, sampling ? 0 : PROFILE_CALLTREE, &p,
-			  &rc, err, sizeof err, 1);
-	if (st >= 0)
-		return st;
-	int e = 0;
-	if (calls || (!sampling && !p->smp.samples))
-		e = folded_calls(p);
-	else if (!p->smp.samples)
-		cli_err("folded", "no samples in %s (try --calls)", path);
-	else
-		e = folded_samples(
-		    p, view >= 0 ? (unsigned)view : SAMPLES_VIEW_MERGED, flags);
-	if (e < 0) {
-		cli_err("folded", "out of memory");
-		profile_free(p);
-		return CLI_USAGE;
-	}
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }

@@ -1,14 +1,17 @@
 /*
-** Unit tests: reader/proc/sort.c (the sorting helper) and
-** reader/proc/fanout.c (the fan-out sink).
+** Unit tests: reader/proc/sort.c (the sorting helper),
+** reader/proc/fanout.c (the fan-out sink), reader/proc/stacks.c (folded
+** lines).
 */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proc/fanout.h"
 #include "proc/sort.h"
+#include "proc/stacks.h"
 
 /* -- sort ------------------------------------------------------------------- */
 
@@ -180,4 +183,84 @@ Test(fanout, holds_at_most_fanout_max)
 	for (int i = 0; i < FANOUT_MAX; i++)
 		cr_assert_eq(fanout_add(&f, &s), 0);
 	cr_assert_eq(fanout_add(&f, &s), -ENOSPC);
+}
+
+/* -- stacks ----------------------------------------------------------------- */
+
+/* What stacks emits, as "line weight\n" lines. */
+struct out {
+	char buf[512];
+	size_t n;
+};
+
+/* Test thread. Collect one line. */
+static int collect(void *ud, const char *line, size_t len, uint64_t w)
+{
+	struct out *o = ud;
+	o->n +=
+	    (size_t)snprintf(o->buf + o->n, sizeof o->buf - o->n, "%.*s %llu\n",
+			     (int)len, line, (unsigned long long)w);
+	return 0;
+}
+
+/* Test thread. Stop at the first line. */
+static int stop(void *ud, const char *line, size_t len, uint64_t w)
+{
+	return 42;
+}
+
+#define LUA(fn, line)                                                          \
+	(SAMPLES_SF_LUA << SAMPLES_SF_SHIFT | (uint64_t)(fn) << 32 | (line))
+#define STATE(st) (SAMPLES_SF_STATE << SAMPLES_SF_SHIFT | (st))
+
+Test(stacks, samples_one_line_per_distinct_stack)
+{
+	struct fnid f;
+	fnid_init(&f);
+	cr_assert_eq(fnid_host(&f, "a b;c", "/lib/x.so"), 0);
+	cr_assert_eq(fnid_host(&f, "x", "/lib/x.so"), 1);
+	/* Two stacks that differ only in their state print the same line:
+	** one line, their samples added, where the first one was. */
+	struct samples_node nodes[] = {
+	    {0, 0, 0},
+	    {0, LUA(0, 3), 0},
+	    {1, STATE(FORMAT_STATE_INTERP), 2},
+	    {0, LUA(1, 7), 0},
+	    {3, STATE(FORMAT_STATE_INTERP), 1},
+	    {1, STATE(FORMAT_STATE_C), 3},
+	    {0, STATE(FORMAT_STATE_IDLE), 4},
+	};
+	struct samples s;
+	memset(&s, 0, sizeof s);
+	s.fnid = &f;
+	s.nodes = nodes;
+	s.nnode = sizeof nodes / sizeof nodes[0];
+	struct out o = {"", 0};
+	cr_assert_eq(stacks_samples(&s, SAMPLES_VIEW_MERGED, 0, collect, &o),
+		     0);
+	cr_assert_str_eq(o.buf, "a_b_c 5\nx 1\n(idle) 4\n");
+	cr_assert_eq(stacks_samples(&s, SAMPLES_VIEW_LUA, 0, stop, NULL), 42);
+	fnid_free(&f);
+}
+
+Test(stacks, calls_one_line_per_node_with_self_time)
+{
+	struct fnid f;
+	fnid_init(&f);
+	fnid_host(&f, "a b;c", "");
+	fnid_host(&f, "x", "");
+	struct calls_node nodes[] = {
+	    {0, UINT32_MAX, 0, 0},
+	    {0, 0, 1, 10},
+	    {1, 1, 1, 0}, /* no self time: no line */
+	    {2, 0, 2, 7},
+	};
+	struct calls c;
+	memset(&c, 0, sizeof c);
+	c.nodes = nodes;
+	c.nnode = sizeof nodes / sizeof nodes[0];
+	struct out o = {"", 0};
+	cr_assert_eq(stacks_calls(&c, &f, collect, &o), 0);
+	cr_assert_str_eq(o.buf, "a_b_c 10\na_b_c;x;a_b_c 7\n");
+	fnid_free(&f);
 }
