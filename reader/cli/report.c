@@ -1,11 +1,18 @@
 /*
 ** ljlog CLI: 'ljlog report' (text or --json).
+** One model, two renderers: each table of the report is a section, its
+** columns described once (heading and width for text, key for JSON, type,
+** accessor); text_table and json_table walk the same columns, so the two
+** forms cannot drift. The prose around the tables (header, states, GC,
+** totals) is written by each renderer from the same profile fields.
 */
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,24 +42,430 @@ static const char report_usage[] =
     "error or file cannot be opened, 3 corrupt log (the part before the\n"
     "corruption is reported).\n";
 
-/* -- Helpers ------------------------------------------------------------------- */
+/* -- The model ---------------------------------------------------------------- */
 
-/* Main thread. ts units as milliseconds. */
-static double ms(const struct profile *p, uint64_t ticks)
-{
-	return (double)profile_ns(p, ticks) / 1e6;
-}
+/* Column types: how a value prints. */
+enum col_type {
+	COL_U64,  /* a count */
+	COL_I64,  /* a signed count */
+	COL_TIME, /* ts units: text ms (%.3f), JSON ns */
+	COL_PCT,  /* a share of the samples: text only, "12.5%" */
+	COL_STR,  /* a string */
+	COL_QSTR, /* a string: text quoted (cli_quote), JSON as a string */
+	COL_OPT,  /* a count or nothing: text "-", JSON null */
+	COL_BOOL, /* JSON only: true or false */
+};
 
-/* Main thread. Description of the time base. */
-static const char *timebase_name(unsigned tb)
+/* One value. Strings are valid until the next accessor call on the cell. */
+struct cell {
+	uint64_t u;
+	int64_t i;
+	double pct;
+	const char *s;
+	int none;  /* COL_OPT: no value */
+	char *buf; /* room for made strings (cell_printf) */
+	size_t cap;
+};
+
+/* One column of a section. */
+struct column {
+	const char *head; /* text heading, NULL: not in text */
+	int width;	  /* text: right-aligned in width; 0: last, as is */
+	int tpos;	  /* text: position, 1 first (0: not in text) */
+	const char *key;  /* JSON key, NULL: not in JSON */
+	unsigned type;	  /* COL_* */
+	void (*get)(const struct profile *p, uint32_t row, struct cell *c);
+	size_t off; /* get NULL: the uint64_t field (COL_I64: int64_t) at off
+		       in the row */
+};
+
+/* One table: a row set and its columns. */
+struct section {
+	const char *key;   /* JSON array, NULL: text only */
+	const char *title; /* text: printf format of the row count */
+	int limited;	   /* text: at most -n rows */
+	uint32_t *(*rows)(const struct profile *p, size_t *n);	 /* sorted */
+	const void *(*row)(const struct profile *p, uint32_t i); /* row i */
+	const struct column *cols;
+	size_t ncol;
+};
+
+/* Main thread. Make c->s from a format (NULL when out of memory). */
+static const char *cell_printf(struct cell *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *cell_printf(struct cell *c, const char *fmt, ...)
 {
-	switch (tb) {
-	case PROFILE_TB_CLOCKS: return "clock pairs";
-	case PROFILE_TB_HZ: return "counter_hz";
-	case PROFILE_TB_NS: return "counter in ns";
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(c->buf, c->cap, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n >= c->cap) {
+		char *b = realloc(c->buf, (size_t)n + 1);
+		if (!b)
+			return c->s = NULL;
+		c->buf = b;
+		c->cap = (size_t)n + 1;
+		va_start(ap, fmt);
+		vsnprintf(c->buf, c->cap, fmt, ap);
+		va_end(ap);
 	}
-	return "assumed 1 tick = 1 ns";
+	return c->s = n < 0 ? NULL : c->buf;
 }
+
+/* Main thread. n as a percentage of total. */
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+/* Accessors: one per column value. Main thread, all of them. */
+#define GET(name)                                                              \
+	static void name(const struct profile *p, uint32_t r, struct cell *c)
+#define FN    (&p->fns[r])
+#define SITE  (&p->heap.sites[r])
+#define LINE  (&p->smp.lines[r])
+#define TRACE (&p->smp.traces[r])
+#define ABORT (&p->smp.aborts[r])
+#define VM    (&p->vms[r])
+
+GET(fn_name)
+{
+	c->s = FN->name;
+}
+GET(fn_kind)
+{
+	c->s = fnid_kind_name(FN->kind);
+}
+GET(fn_file)
+{
+	c->s = FN->file;
+}
+GET(fn_samples_pct)
+{
+	c->pct = pct(FN->samples, p->smp.samples);
+}
+GET(fn_total_pct)
+{
+	c->pct = pct(FN->samples_total, p->smp.samples);
+}
+
+/* The function as text shows it: its name, and its object or [builtin]. */
+GET(fn_label)
+{
+	const struct profile_fn *f = FN;
+	if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
+		cell_printf(c, "%s [%s]", f->name, f->file);
+	else if (f->kind == FNID_FAST)
+		cell_printf(c, "%s [builtin]", f->name);
+	else
+		c->s = f->name;
+	if (!c->s)
+		c->s = f->name;
+}
+
+GET(site_fn)
+{
+	c->s = p->fns[SITE->fn].name;
+}
+GET(site_kind)
+{
+	c->s = fnid_kind_name(p->fns[SITE->fn].kind);
+}
+GET(site_file)
+{
+	c->s = p->fns[SITE->fn].file;
+}
+
+/* A site as text shows it: "app.lua:3 line 5", or the function (cut to 599
+** bytes, as it always was). */
+GET(site_label)
+{
+	const struct profile_fn *f = &p->fns[SITE->fn];
+	if (f->kind == FNID_LUA)
+		cell_printf(c, "%.599s line %" PRIu64, f->name, SITE->line);
+	else
+		cell_printf(c, "%.599s", f->name);
+	if (!c->s)
+		c->s = f->name;
+	else if (strlen(c->s) > 599)
+		c->buf[599] = 0;
+}
+
+GET(line_fn)
+{
+	c->s = p->fns[LINE->fn].name;
+}
+GET(line_file)
+{
+	c->s = p->fns[LINE->fn].file;
+}
+GET(line_pct)
+{
+	c->pct = pct(LINE->samples, p->smp.samples);
+}
+
+/* A line as text shows it: "app.lua:12 (function app.lua:10)". */
+GET(line_label)
+{
+	const struct profile_fn *f = &p->fns[LINE->fn];
+	if (!cell_printf(c, "%s:%" PRIu64 " (function %s)", f->file, LINE->line,
+			 f->name))
+		c->s = f->file;
+}
+
+/* Where a trace starts: "app.lua:12". */
+GET(trace_start)
+{
+	const char *file = p->fns[TRACE->fn].file;
+	if (!cell_printf(c, "%s:%" PRIu64, file, TRACE->line))
+		c->s = file;
+}
+
+GET(abort_message)
+{
+	c->s = ABORT->message;
+}
+
+GET(vm_id)
+{
+	c->u = VM->id;
+}
+GET(vm_jit_off)
+{
+	c->u = (VM->flags & FORMAT_VM_JIT_OFF) != 0;
+}
+
+GET(vm_detach)
+{
+	c->none = !VM->has_detach;
+	c->u = VM->heap_detach;
+}
+
+/* Row sets, sorted as each table shows them; caller frees. */
+static uint32_t *rows_fns(const struct profile *p, size_t *n)
+{
+	*n = p->nfn;
+	return profile_sorted_fns(p);
+}
+
+/* Functions with samples. */
+static uint32_t *rows_fns_samples(const struct profile *p, size_t *n)
+{
+	return samples_sorted_fns(&p->smp, n);
+}
+
+/* Allocation sites. */
+static uint32_t *rows_sites(const struct profile *p, size_t *n)
+{
+	*n = p->heap.nsite;
+	return heap_sorted_sites(&p->heap);
+}
+
+/* Lines with samples. */
+static uint32_t *rows_lines(const struct profile *p, size_t *n)
+{
+	*n = p->smp.nline;
+	return samples_sorted_lines(&p->smp);
+}
+
+/* Compiled traces. */
+static uint32_t *rows_traces(const struct profile *p, size_t *n)
+{
+	*n = p->smp.ntrace;
+	return samples_sorted_traces(&p->smp);
+}
+
+/* Trace aborts. */
+static uint32_t *rows_aborts(const struct profile *p, size_t *n)
+{
+	*n = p->smp.nabort;
+	return samples_sorted_aborts(&p->smp);
+}
+
+/* VMs, in order of first record. */
+static uint32_t *rows_vms(const struct profile *p, size_t *n)
+{
+	uint32_t *ix = malloc((p->nvm ? p->nvm : 1) * sizeof *ix);
+	*n = p->nvm;
+	for (size_t i = 0; ix && i < p->nvm; i++)
+		ix[i] = (uint32_t)i;
+	return ix;
+}
+
+/* Row i of each table. */
+static const void *row_fn(const struct profile *p, uint32_t r)
+{
+	return FN;
+}
+
+/* Row i of the allocation sites. */
+static const void *row_site(const struct profile *p, uint32_t r)
+{
+	return SITE;
+}
+
+/* Row i of the lines. */
+static const void *row_line(const struct profile *p, uint32_t r)
+{
+	return LINE;
+}
+
+/* Row i of the traces. */
+static const void *row_trace(const struct profile *p, uint32_t r)
+{
+	return TRACE;
+}
+
+/* Row i of the aborts. */
+static const void *row_abort(const struct profile *p, uint32_t r)
+{
+	return ABORT;
+}
+
+/* Row i of the VMs. */
+static const void *row_vm(const struct profile *p, uint32_t r)
+{
+	return VM;
+}
+
+/* Main thread. The value of col in row r of sec. */
+static void cell_get(const struct profile *p, const struct section *sec,
+		     const struct column *col, uint32_t r, struct cell *c)
+{
+	const char *row;
+	if (col->get) {
+		col->get(p, r, c);
+		return;
+	}
+	row = sec->row(p, r);
+	if (col->type == COL_I64)
+		memcpy(&c->i, row + col->off, sizeof c->i);
+	else
+		memcpy(&c->u, row + col->off, sizeof c->u);
+}
+
+/* A column read from a 64-bit field of the row (checked at compile time). */
+#define FIELD(type, f)                                                         \
+	NULL, offsetof(type, f) +                                              \
+		  0 * sizeof(char[sizeof(((type *)0)->f) == 8 ? 1 : -1])
+
+#define NCOL(a) (sizeof(a) / sizeof(a)[0])
+
+static const struct column fn_cols[] = {
+    {NULL, 0, 0, "name", COL_STR, fn_name, 0},
+    {NULL, 0, 0, "kind", COL_STR, fn_kind, 0},
+    {NULL, 0, 0, "file", COL_STR, fn_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct profile_fn, line)},
+    {"calls", 10, 3, "calls", COL_U64, FIELD(struct profile_fn, calls)},
+    {"total ms", 12, 2, "total_ns", COL_TIME, FIELD(struct profile_fn, total)},
+    {"self ms", 12, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self)},
+    {"allocs", 9, 4, "alloc_count", COL_U64,
+     FIELD(struct profile_fn, alloc_count)},
+    {"alloc bytes", 13, 5, "alloc_bytes", COL_U64,
+     FIELD(struct profile_fn, alloc_bytes)},
+    {"frees", 9, 6, "free_count", COL_U64,
+     FIELD(struct profile_fn, free_count)},
+    {"free bytes", 13, 7, "free_bytes", COL_U64,
+     FIELD(struct profile_fn, free_bytes)},
+    {NULL, 0, 0, "samples", COL_U64, FIELD(struct profile_fn, samples)},
+    {NULL, 0, 0, "samples_total", COL_U64,
+     FIELD(struct profile_fn, samples_total)},
+    {"function", 0, 8, NULL, COL_STR, fn_label, 0},
+};
+
+static const struct column fn_sample_cols[] = {
+    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples)},
+    {"self%", 7, 2, NULL, COL_PCT, fn_samples_pct, 0},
+    {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total)},
+    {"total%", 7, 4, NULL, COL_PCT, fn_total_pct, 0},
+    {"function", 0, 5, NULL, COL_STR, fn_label, 0},
+};
+
+static const struct column line_cols[] = {
+    {NULL, 0, 0, "name", COL_STR, line_fn, 0},
+    {NULL, 0, 0, "file", COL_STR, line_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct samples_line, line)},
+    {"samples", 10, 1, "samples", COL_U64, FIELD(struct samples_line, samples)},
+    {"%", 7, 2, NULL, COL_PCT, line_pct, 0},
+    {"line", 0, 3, NULL, COL_STR, line_label, 0},
+};
+
+static const struct column trace_cols[] = {
+    {"traceno", 8, 1, "traceno", COL_U64, FIELD(struct samples_trace, traceno)},
+    {"start", 0, 4, "name", COL_STR, trace_start, 0},
+    {"root", 8, 2, "root", COL_U64, FIELD(struct samples_trace, root)},
+    {"samples", 10, 3, "samples", COL_U64,
+     FIELD(struct samples_trace, samples)},
+};
+
+static const struct column abort_cols[] = {
+    {"reason", 8, 2, "reason", COL_U64, FIELD(struct samples_abort, reason)},
+    {"message", 0, 3, "message", COL_QSTR, abort_message, 0},
+    {"count", 8, 1, "count", COL_U64, FIELD(struct samples_abort, count)},
+};
+
+static const struct column site_cols[] = {
+    {NULL, 0, 0, "function", COL_STR, site_fn, 0},
+    {NULL, 0, 0, "kind", COL_STR, site_kind, 0},
+    {NULL, 0, 0, "file", COL_STR, site_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct heap_site, line)},
+    {"allocs", 9, 1, "alloc_count", COL_U64,
+     FIELD(struct heap_site, alloc_count)},
+    {"alloc bytes", 13, 2, "alloc_bytes", COL_U64,
+     FIELD(struct heap_site, alloc_bytes)},
+    {"frees", 9, 3, "free_count", COL_U64, FIELD(struct heap_site, free_count)},
+    {"free bytes", 13, 4, "free_bytes", COL_U64,
+     FIELD(struct heap_site, free_bytes)},
+    {"site", 0, 5, NULL, COL_STR, site_label, 0},
+};
+
+static const struct column vm_cols[] = {
+    {"id", 6, 1, "id", COL_U64, vm_id, 0},
+    {"thread", 9, 2, "thread", COL_U64, FIELD(struct profile_vm, thread)},
+    {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events)},
+    {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples)},
+    {"coros", 6, 5, "coroutines", COL_U64,
+     FIELD(struct profile_vm, coroutines)},
+    {"heap@attach", 13, 6, "heap_attach", COL_U64,
+     FIELD(struct profile_vm, heap_attach)},
+    {"heap@detach", 13, 7, "heap_detach", COL_OPT, vm_detach, 0},
+    {"heap live", 13, 8, "heap_live", COL_I64, FIELD(struct profile_vm, live)},
+    {"peak", 13, 9, "heap_peak", COL_I64, FIELD(struct profile_vm, peak)},
+    {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes)},
+    {NULL, 0, 0, "free_bytes", COL_U64, FIELD(struct profile_vm, free_bytes)},
+    {NULL, 0, 0, "gc_peak_heap", COL_U64, FIELD(struct profile_vm, gc_peak)},
+    {NULL, 0, 0, "jit_off", COL_BOOL, vm_jit_off, 0},
+};
+
+#define SECTION(key, title, limited, rows, row, cols)                          \
+	{                                                                      \
+		key, title, limited, rows, row, cols, NCOL(cols)               \
+	}
+
+static const struct section sec_fns =
+    SECTION("functions",
+	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
+	    "bytes)\n",
+	    1, rows_fns, row_fn, fn_cols);
+static const struct section sec_fn_samples =
+    SECTION(NULL,
+	    "  by function: %zu (self: innermost Lua frame; total: anywhere "
+	    "in the stack)\n",
+	    1, rows_fns_samples, row_fn, fn_sample_cols);
+static const struct section sec_lines =
+    SECTION("samples_by_line",
+	    "  by line: %zu (innermost Lua function, line executing)\n", 1,
+	    rows_lines, row_line, line_cols);
+static const struct section sec_traces =
+    SECTION("traces", NULL, 1, rows_traces, row_trace, trace_cols);
+static const struct section sec_aborts =
+    SECTION("trace_aborts", "  aborts by reason:\n", 1, rows_aborts, row_abort,
+	    abort_cols);
+static const struct section sec_sites =
+    SECTION("alloc_sites", "\nAllocation sites: %zu (sorted by alloc bytes)\n",
+	    1, rows_sites, row_site, site_cols);
+static const struct section sec_vms =
+    SECTION("vm_list", "\nVMs: %zu\n", 0, rows_vms, row_vm, vm_cols);
 
 /* Main thread. Totals over VMs. */
 struct totals {
@@ -79,124 +492,123 @@ static void sum(const struct profile *p, struct totals *t)
 		t->calls += p->fns[i].calls;
 }
 
-/* Main thread. A site's description: "app.lua:3 line 5" or the function. */
-static void site_name(const struct profile *p, const struct heap_site *s,
-		      char *buf, size_t len)
+/* Main thread. Description of the time base. */
+static const char *timebase_name(unsigned tb)
 {
-	const struct profile_fn *f = &p->fns[s->fn];
-	if (f->kind == FNID_LUA)
-		snprintf(buf, len, "%s line %" PRIu64, f->name, s->line);
-	else
-		snprintf(buf, len, "%s", f->name);
+	switch (tb) {
+	case PROFILE_TB_CLOCKS: return "clock pairs";
+	case PROFILE_TB_HZ: return "counter_hz";
+	case PROFILE_TB_NS: return "counter in ns";
+	}
+	return "assumed 1 tick = 1 ns";
 }
 
 /* -- Text ---------------------------------------------------------------------- */
 
-/* Main thread. n as a percentage of total. */
-static double pct(uint64_t n, uint64_t total)
+/* Main thread. The column of sec at text position pos, or NULL. */
+static const struct column *text_col(const struct section *sec, int pos)
 {
-	return total ? 100.0 * (double)n / (double)total : 0.0;
+	for (size_t i = 0; i < sec->ncol; i++)
+		if (sec->cols[i].tpos == pos)
+			return &sec->cols[i];
+	return NULL;
 }
 
-/* Main thread. The samples section: totals, states, functions, lines. */
+/* Main thread. One value as text (pos > 1: after a separator). */
+static void text_cell(const struct profile *p, const struct column *col,
+		      int pos, struct cell *c)
+{
+	char num[64];
+	const char *s = num;
+	if (pos > 1)
+		fputs(col->width ? " " : "  ", stdout);
+	switch (col->type) {
+	case COL_U64: snprintf(num, sizeof num, "%" PRIu64, c->u); break;
+	case COL_I64: snprintf(num, sizeof num, "%" PRId64, c->i); break;
+	case COL_TIME:
+		snprintf(num, sizeof num, "%.3f",
+			 (double)profile_ns(p, c->u) / 1e6);
+		break;
+	case COL_PCT: snprintf(num, sizeof num, "%.1f%%", c->pct); break;
+	case COL_OPT:
+		if (c->none)
+			s = "-";
+		else
+			snprintf(num, sizeof num, "%" PRIu64, c->u);
+		break;
+	case COL_QSTR: cli_quote(stdout, c->s, strlen(c->s)); return;
+	default: s = c->s; break;
+	}
+	printf("%*s", col->width, s);
+}
+
+/* Main thread. A section as a text table: title, heading, rows (at most
+** limit when the section is limited and limit is not 0). */
+static void text_table(const struct profile *p, const struct section *sec,
+		       size_t limit)
+{
+	const struct column *col;
+	struct cell c = {0};
+	size_t nrow, n;
+	uint32_t *ix = sec->rows(p, &nrow);
+	n = sec->limited && limit && limit < nrow ? limit : nrow;
+	if (sec->title)
+		printf(sec->title, nrow);
+	for (int pos = 1; (col = text_col(sec, pos)); pos++)
+		printf("%s%*s", pos > 1 ? (col->width ? " " : "  ") : "",
+		       col->width, col->head);
+	putchar('\n');
+	for (size_t i = 0; ix && i < n; i++) {
+		for (int pos = 1; (col = text_col(sec, pos)); pos++) {
+			cell_get(p, sec, col, ix[i], &c);
+			text_cell(p, col, pos, &c);
+		}
+		putchar('\n');
+	}
+	if (n < nrow)
+		printf("  ... %zu more (use -n 0)\n", nrow - n);
+	free(ix);
+	free(c.buf);
+}
+
+/* Main thread. The samples part: totals, states, functions, lines. */
 static void text_samples(const struct profile *p, size_t limit)
 {
-	if (!p->smp.samples && !p->smp.signals)
+	const struct samples *s = &p->smp;
+	if (!s->samples && !s->signals)
 		return;
 	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
 	       " signals)\n",
-	       p->smp.samples, p->smp.samples_dropped, p->smp.signals);
+	       s->samples, s->samples_dropped, s->signals);
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		if (p->smp.state[i])
+		if (s->state[i])
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
-			       decode_state_name(i), p->smp.state[i],
-			       pct(p->smp.state[i], p->smp.samples));
-
-	size_t nf, n;
-	uint32_t *ix = samples_sorted_fns(&p->smp, &nf);
-	n = limit && limit < nf ? limit : nf;
-	printf("  by function: %zu (self: innermost Lua frame; total: "
-	       "anywhere in the stack)\n",
-	       nf);
-	printf("%10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%",
-	       "function");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		printf("%10" PRIu64 " %6.1f%% %10" PRIu64 " %6.1f%%  %s",
-		       f->samples, pct(f->samples, p->smp.samples),
-		       f->samples_total, pct(f->samples_total, p->smp.samples),
-		       f->name);
-		if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
-			printf(" [%s]", f->file);
-		else if (f->kind == FNID_FAST)
-			printf(" [builtin]");
-		putchar('\n');
-	}
-	if (n < nf)
-		printf("  ... %zu more (use -n 0)\n", nf - n);
-	free(ix);
-
-	ix = samples_sorted_lines(&p->smp);
-	n = limit && limit < p->smp.nline ? limit : p->smp.nline;
-	printf("  by line: %zu (innermost Lua function, line executing)\n",
-	       p->smp.nline);
-	printf("%10s %7s  %s\n", "samples", "%", "line");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct samples_line *l = &p->smp.lines[ix[i]];
-		const struct profile_fn *f = &p->fns[l->fn];
-		printf("%10" PRIu64 " %6.1f%%  %s:%" PRIu64 " (function %s)\n",
-		       l->samples, pct(l->samples, p->smp.samples), f->file,
-		       l->line, f->name);
-	}
-	if (n < p->smp.nline)
-		printf("  ... %zu more (use -n 0)\n", p->smp.nline - n);
-	free(ix);
+			       decode_state_name(i), s->state[i],
+			       pct(s->state[i], s->samples));
+	text_table(p, &sec_fn_samples, limit);
+	text_table(p, &sec_lines, limit);
 }
 
-/* Main thread. The traces section: compiled traces, aborts, flushes. */
+/* Main thread. The traces part: compiled traces, aborts, flushes. */
 static void text_traces(const struct profile *p, size_t limit)
 {
-	if (!p->smp.ntrace && !p->smp.trace_starts && !p->smp.trace_aborts &&
-	    !p->smp.trace_flushes)
+	const struct samples *s = &p->smp;
+	if (!s->ntrace && !s->trace_starts && !s->trace_aborts &&
+	    !s->trace_flushes)
 		return;
 	printf("\nTraces: %zu compiled, %" PRIu64 " started, %" PRIu64
 	       " aborted, %" PRIu64 " flush%s\n",
-	       p->smp.ntrace, p->smp.trace_starts, p->smp.trace_aborts,
-	       p->smp.trace_flushes, p->smp.trace_flushes == 1 ? "" : "es");
-	uint32_t *ix = samples_sorted_traces(&p->smp);
-	size_t n = limit && limit < p->smp.ntrace ? limit : p->smp.ntrace;
-	printf("%8s %8s %10s  %s\n", "traceno", "root", "samples", "start");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct samples_trace *t = &p->smp.traces[ix[i]];
-		printf("%8" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s:%" PRIu64
-		       "\n",
-		       t->traceno, t->root, t->samples, p->fns[t->fn].file,
-		       t->line);
-	}
-	if (n < p->smp.ntrace)
-		printf("  ... %zu more (use -n 0)\n", p->smp.ntrace - n);
-	free(ix);
-	if (!p->smp.nabort)
-		return;
-	printf("  aborts by reason:\n");
-	printf("%8s %8s  %s\n", "count", "reason", "message");
-	ix = samples_sorted_aborts(&p->smp);
-	n = limit && limit < p->smp.nabort ? limit : p->smp.nabort;
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct samples_abort *a = &p->smp.aborts[ix[i]];
-		printf("%8" PRIu64 " %8" PRIu64 "  ", a->count, a->reason);
-		cli_quote(stdout, a->message, strlen(a->message));
-		putchar('\n');
-	}
-	if (n < p->smp.nabort)
-		printf("  ... %zu more (use -n 0)\n", p->smp.nabort - n);
-	free(ix);
+	       s->ntrace, s->trace_starts, s->trace_aborts, s->trace_flushes,
+	       s->trace_flushes == 1 ? "" : "es");
+	text_table(p, &sec_traces, limit);
+	if (s->nabort)
+		text_table(p, &sec_aborts, limit);
 }
 
 /* Main thread. The text report. */
-static void text(const struct profile *p, const char *path, int rc,
-		 const char *err, size_t limit)
+static void text_report(const struct profile *p, const char *path, int rc,
+			const char *err, size_t limit)
 {
 	struct totals t;
 	sum(p, &t);
@@ -215,82 +627,20 @@ static void text(const struct profile *p, const char *path, int rc,
 	printf("  duration %.3f ms, time base: %s (%.4f ns per tick)\n",
 	       (double)p->duration_ns / 1e6, timebase_name(p->timebase),
 	       p->ns_per_tick);
-
-	uint32_t *ix = profile_sorted_fns(p);
-	size_t n = p->nfn;
-	if (limit && limit < n)
-		n = limit;
-	printf(
-	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
-	    "bytes)\n",
-	    p->nfn);
-	printf("%12s %12s %10s %9s %13s %9s %13s  %s\n", "self ms", "total ms",
-	       "calls", "allocs", "alloc bytes", "frees", "free bytes",
-	       "function");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		printf("%12.3f %12.3f %10" PRIu64 " %9" PRIu64 " %13" PRIu64
-		       " %9" PRIu64 " %13" PRIu64 "  %s",
-		       ms(p, f->self), ms(p, f->total), f->calls,
-		       f->alloc_count, f->alloc_bytes, f->free_count,
-		       f->free_bytes, f->name);
-		if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
-			printf(" [%s]", f->file);
-		else if (f->kind == FNID_FAST)
-			printf(" [builtin]");
-		putchar('\n');
-	}
-	if (n < p->nfn)
-		printf("  ... %zu more (use -n 0)\n", p->nfn - n);
-	free(ix);
-
-	ix = heap_sorted_sites(&p->heap);
-	n = p->heap.nsite;
-	if (limit && limit < n)
-		n = limit;
-	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n",
-	       p->heap.nsite);
-	printf("%9s %13s %9s %13s  %s\n", "allocs", "alloc bytes", "frees",
-	       "free bytes", "site");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct heap_site *s = &p->heap.sites[ix[i]];
-		char buf[600];
-		site_name(p, s, buf, sizeof buf);
-		printf("%9" PRIu64 " %13" PRIu64 " %9" PRIu64 " %13" PRIu64
-		       "  %s\n",
-		       s->alloc_count, s->alloc_bytes, s->free_count,
-		       s->free_bytes, buf);
-	}
-	if (n < p->heap.nsite)
-		printf("  ... %zu more (use -n 0)\n", p->heap.nsite - n);
-	free(ix);
-
+	text_table(p, &sec_fns, limit);
+	text_table(p, &sec_sites, limit);
 	text_samples(p, limit);
 	text_traces(p, limit);
 
+	const struct heap_gc *gc = &p->heap.gc;
 	printf("\nGC: %" PRIu64 " cycles, peak heap %" PRIu64 " bytes, %" PRIu64
 	       " GC events\n",
-	       p->heap.gc.cycles, p->heap.gc.peak_heap, p->heap.gc.events);
+	       gc->cycles, gc->peak_heap, gc->events);
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		printf("  %-12s %12.3f ms\n", decode_gc_phase_name(i),
-		       ms(p, p->heap.gc.phase[i]));
+		       (double)profile_ns(p, gc->phase[i]) / 1e6);
 
-	printf("\nVMs: %zu\n", p->nvm);
-	printf("%6s %9s %11s %9s %6s %13s %13s %13s %13s\n", "id", "thread",
-	       "events", "samples", "coros", "heap@attach", "heap@detach",
-	       "heap live", "peak");
-	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = &p->vms[i];
-		char det[24];
-		if (v->has_detach)
-			snprintf(det, sizeof det, "%" PRIu64, v->heap_detach);
-		else
-			snprintf(det, sizeof det, "-");
-		printf("%6u %9" PRIu64 " %11" PRIu64 " %9" PRIu64 " %6" PRIu64
-		       " %13" PRIu64 " %13s %13" PRId64 " %13" PRId64 "\n",
-		       v->id, v->thread, v->events, v->samples, v->coroutines,
-		       v->heap_attach, det, v->live, v->peak);
-	}
+	text_table(p, &sec_vms, 0);
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
@@ -308,11 +658,52 @@ static void text(const struct profile *p, const char *path, int rc,
 
 /* -- JSON ---------------------------------------------------------------------- */
 
+/* Main thread. A section as a JSON array of objects, every row. */
+static void json_table(struct json *j, const struct profile *p,
+		       const struct section *sec)
+{
+	struct cell c = {0};
+	size_t nrow;
+	uint32_t *ix = sec->rows(p, &nrow);
+	json_arr(j, sec->key);
+	for (size_t i = 0; ix && i < nrow; i++) {
+		json_obj(j, NULL);
+		for (size_t k = 0; k < sec->ncol; k++) {
+			const struct column *col = &sec->cols[k];
+			if (!col->key)
+				continue;
+			cell_get(p, sec, col, ix[i], &c);
+			switch (col->type) {
+			case COL_I64: json_i64(j, col->key, c.i); break;
+			case COL_TIME:
+				json_u64(j, col->key, profile_ns(p, c.u));
+				break;
+			case COL_STR:
+			case COL_QSTR: json_cstr(j, col->key, c.s); break;
+			case COL_OPT:
+				if (c.none)
+					json_null(j, col->key);
+				else
+					json_u64(j, col->key, c.u);
+				break;
+			case COL_BOOL: json_bool(j, col->key, c.u != 0); break;
+			default: json_u64(j, col->key, c.u); break;
+			}
+		}
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+	free(ix);
+	free(c.buf);
+}
+
 /* Main thread. The JSON report: one object. */
-static void json(const struct profile *p, int rc, const char *err)
+static void json_report(const struct profile *p, int rc, const char *err)
 {
 	struct json j;
 	struct totals t;
+	const struct samples *s = &p->smp;
+	const struct heap_gc *gc = &p->heap.gc;
 	sum(p, &t);
 	json_init(&j, stdout, 1);
 	json_obj(&j, NULL);
@@ -334,14 +725,14 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "events", p->events);
 	json_u64(&j, "calls", t.calls);
 	json_u64(&j, "unmatched_exits", p->calls.unmatched_exits);
-	json_u64(&j, "samples", p->smp.samples);
-	json_u64(&j, "samples_dropped", p->smp.samples_dropped);
-	json_u64(&j, "signals", p->smp.signals);
+	json_u64(&j, "samples", s->samples);
+	json_u64(&j, "samples_dropped", s->samples_dropped);
+	json_u64(&j, "signals", s->signals);
 	json_obj(&j, "states");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		json_u64(&j, decode_state_name(i), p->smp.state[i]);
+		json_u64(&j, decode_state_name(i), s->state[i]);
 	json_close(&j, '}');
-	json_u64(&j, "trace_flushes", p->smp.trace_flushes);
+	json_u64(&j, "trace_flushes", s->trace_flushes);
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);
@@ -354,129 +745,22 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, '}');
 
 	json_obj(&j, "gc");
-	json_u64(&j, "cycles", p->heap.gc.cycles);
+	json_u64(&j, "cycles", gc->cycles);
 	json_obj(&j, "phase_ns");
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		json_u64(&j, decode_gc_phase_name(i),
-			 profile_ns(p, p->heap.gc.phase[i]));
+			 profile_ns(p, gc->phase[i]));
 	json_close(&j, '}');
-	json_u64(&j, "peak_heap", p->heap.gc.peak_heap);
-	json_u64(&j, "events", p->heap.gc.events);
+	json_u64(&j, "peak_heap", gc->peak_heap);
+	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
 
-	uint32_t *ix = profile_sorted_fns(p);
-	json_arr(&j, "functions");
-	for (size_t i = 0; ix && i < p->nfn; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		json_obj(&j, NULL);
-		json_cstr(&j, "name", f->name);
-		json_cstr(&j, "kind", fnid_kind_name(f->kind));
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", f->line);
-		json_u64(&j, "calls", f->calls);
-		json_u64(&j, "total_ns", profile_ns(p, f->total));
-		json_u64(&j, "self_ns", profile_ns(p, f->self));
-		json_u64(&j, "alloc_count", f->alloc_count);
-		json_u64(&j, "alloc_bytes", f->alloc_bytes);
-		json_u64(&j, "free_count", f->free_count);
-		json_u64(&j, "free_bytes", f->free_bytes);
-		json_u64(&j, "samples", f->samples);
-		json_u64(&j, "samples_total", f->samples_total);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = samples_sorted_lines(&p->smp);
-	json_arr(&j, "samples_by_line");
-	for (size_t i = 0; ix && i < p->smp.nline; i++) {
-		const struct samples_line *l = &p->smp.lines[ix[i]];
-		const struct profile_fn *f = &p->fns[l->fn];
-		json_obj(&j, NULL);
-		json_cstr(&j, "name", f->name);
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", l->line);
-		json_u64(&j, "samples", l->samples);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = samples_sorted_traces(&p->smp);
-	json_arr(&j, "traces");
-	for (size_t i = 0; ix && i < p->smp.ntrace; i++) {
-		const struct samples_trace *t = &p->smp.traces[ix[i]];
-		const char *file = p->fns[t->fn].file;
-		size_t len = strlen(file) + 32;
-		char *name = malloc(len);
-		if (name)
-			snprintf(name, len, "%s:%" PRIu64, file, t->line);
-		json_obj(&j, NULL);
-		json_u64(&j, "traceno", t->traceno);
-		json_cstr(&j, "name", name ? name : file);
-		free(name);
-		json_u64(&j, "root", t->root);
-		json_u64(&j, "samples", t->samples);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = samples_sorted_aborts(&p->smp);
-	json_arr(&j, "trace_aborts");
-	for (size_t i = 0; ix && i < p->smp.nabort; i++) {
-		const struct samples_abort *a = &p->smp.aborts[ix[i]];
-		json_obj(&j, NULL);
-		json_u64(&j, "reason", a->reason);
-		json_cstr(&j, "message", a->message);
-		json_u64(&j, "count", a->count);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = heap_sorted_sites(&p->heap);
-	json_arr(&j, "alloc_sites");
-	for (size_t i = 0; ix && i < p->heap.nsite; i++) {
-		const struct heap_site *s = &p->heap.sites[ix[i]];
-		const struct profile_fn *f = &p->fns[s->fn];
-		json_obj(&j, NULL);
-		json_cstr(&j, "function", f->name);
-		json_cstr(&j, "kind", fnid_kind_name(f->kind));
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", s->line);
-		json_u64(&j, "alloc_count", s->alloc_count);
-		json_u64(&j, "alloc_bytes", s->alloc_bytes);
-		json_u64(&j, "free_count", s->free_count);
-		json_u64(&j, "free_bytes", s->free_bytes);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	json_arr(&j, "vm_list");
-	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = &p->vms[i];
-		json_obj(&j, NULL);
-		json_u64(&j, "id", v->id);
-		json_u64(&j, "thread", v->thread);
-		json_u64(&j, "events", v->events);
-		json_u64(&j, "samples", v->samples);
-		json_u64(&j, "coroutines", v->coroutines);
-		json_u64(&j, "heap_attach", v->heap_attach);
-		if (v->has_detach)
-			json_u64(&j, "heap_detach", v->heap_detach);
-		else
-			json_null(&j, "heap_detach");
-		json_i64(&j, "heap_live", v->live);
-		json_i64(&j, "heap_peak", v->peak);
-		json_u64(&j, "alloc_bytes", v->alloc_bytes);
-		json_u64(&j, "free_bytes", v->free_bytes);
-		json_u64(&j, "gc_peak_heap", v->gc_peak);
-		json_bool(&j, "jit_off", (v->flags & FORMAT_VM_JIT_OFF) != 0);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
+	json_table(&j, p, &sec_fns);
+	json_table(&j, p, &sec_lines);
+	json_table(&j, p, &sec_traces);
+	json_table(&j, p, &sec_aborts);
+	json_table(&j, p, &sec_sites);
+	json_table(&j, p, &sec_vms);
 
 	json_arr(&j, "warnings");
 	for (size_t i = 0; i < p->nwarn; i++)
@@ -485,7 +769,7 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, '}');
 }
 
-/* -- Commands ------------------------------------------------------------------- */
+/* -- Command ------------------------------------------------------------------- */
 
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
@@ -531,9 +815,9 @@ int cli_report(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	if (as_json)
-		json(p, rc, err);
+		json_report(p, rc, err);
 	else
-		text(p, path, rc, err, limit);
+		text_report(p, path, rc, err, limit);
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }
