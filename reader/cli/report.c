@@ -118,7 +118,7 @@ static double pct(uint64_t n, uint64_t total)
 	return total ? 100.0 * (double)n / (double)total : 0.0;
 }
 
-/* Accessors: one per column value. Main thread, all of them. */
+/* Accessors of the values that are not a field of the row. */
 #define GET(name)                                                              \
 	static void name(const struct profile *p, uint32_t r, struct cell *c)
 #define FN    (&p->fns[r])
@@ -128,28 +128,33 @@ static double pct(uint64_t n, uint64_t total)
 #define ABORT (&p->smp.aborts[r])
 #define VM    (&p->vms[r])
 
+/* Main thread. A function's name. */
 GET(fn_name)
 {
 	c->s = FN->name;
 }
+/* Main thread. A function's kind. */
 GET(fn_kind)
 {
 	c->s = fnid_kind_name(FN->kind);
 }
+/* Main thread. A function's file or object. */
 GET(fn_file)
 {
 	c->s = FN->file;
 }
+/* Main thread. A function's self samples, as a share. */
 GET(fn_samples_pct)
 {
 	c->pct = pct(FN->samples, p->smp.samples);
 }
+/* Main thread. A function's samples anywhere in the stack, as a share. */
 GET(fn_total_pct)
 {
 	c->pct = pct(FN->samples_total, p->smp.samples);
 }
 
-/* The function as text shows it: its name, and its object or [builtin]. */
+/* Main thread. The function as text shows it: its name, and its object or [builtin]. */
 GET(fn_label)
 {
 	const struct profile_fn *f = FN;
@@ -163,20 +168,23 @@ GET(fn_label)
 		c->s = f->name;
 }
 
+/* Main thread. A site's function. */
 GET(site_fn)
 {
 	c->s = p->fns[SITE->fn].name;
 }
+/* Main thread. A site's function's kind. */
 GET(site_kind)
 {
 	c->s = fnid_kind_name(p->fns[SITE->fn].kind);
 }
+/* Main thread. A site's file or object. */
 GET(site_file)
 {
 	c->s = p->fns[SITE->fn].file;
 }
 
-/* A site as text shows it: "app.lua:3 line 5", or the function (cut to 599
+/* Main thread. A site as text shows it: "app.lua:3 line 5", or the function (cut to 599
 ** bytes, as it always was). */
 GET(site_label)
 {
@@ -191,20 +199,23 @@ GET(site_label)
 		c->buf[599] = 0;
 }
 
+/* Main thread. A line's function. */
 GET(line_fn)
 {
 	c->s = p->fns[LINE->fn].name;
 }
+/* Main thread. A line's file. */
 GET(line_file)
 {
 	c->s = p->fns[LINE->fn].file;
 }
+/* Main thread. A line's samples, as a share. */
 GET(line_pct)
 {
 	c->pct = pct(LINE->samples, p->smp.samples);
 }
 
-/* A line as text shows it: "app.lua:12 (function app.lua:10)". */
+/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)". */
 GET(line_label)
 {
 	const struct profile_fn *f = &p->fns[LINE->fn];
@@ -213,7 +224,7 @@ GET(line_label)
 		c->s = f->file;
 }
 
-/* Where a trace starts: "app.lua:12". */
+/* Main thread. Where a trace starts: "app.lua:12". */
 GET(trace_start)
 {
 	const char *file = p->fns[TRACE->fn].file;
@@ -221,68 +232,73 @@ GET(trace_start)
 		c->s = file;
 }
 
+/* Main thread. An abort's message. */
 GET(abort_message)
 {
 	c->s = ABORT->message;
 }
 
+/* Main thread. A VM's ID. */
 GET(vm_id)
 {
 	c->u = VM->id;
 }
+/* Main thread. Whether a VM ran with the JIT off. */
 GET(vm_jit_off)
 {
 	c->u = (VM->flags & FORMAT_VM_JIT_OFF) != 0;
 }
 
+/* Main thread. A VM's heap at DETACH, if it detached. */
 GET(vm_detach)
 {
 	c->none = !VM->has_detach;
 	c->u = VM->heap_detach;
 }
 
-/* Row sets, sorted as each table shows them; caller frees. */
+/* Main thread. Rows: functions (each row set sorted as its table shows
+** it; caller frees). */
 static uint32_t *rows_fns(const struct profile *p, size_t *n)
 {
 	*n = p->nfn;
 	return profile_sorted_fns(p);
 }
 
-/* Functions with samples. */
+/* Main thread. Rows: functions with samples. */
 static uint32_t *rows_fns_samples(const struct profile *p, size_t *n)
 {
 	return samples_sorted_fns(&p->smp, n);
 }
 
-/* Allocation sites. */
+/* Main thread. Rows: allocation sites. */
 static uint32_t *rows_sites(const struct profile *p, size_t *n)
 {
 	*n = p->heap.nsite;
 	return heap_sorted_sites(&p->heap);
 }
 
-/* Lines with samples. */
+/* Main thread. Rows: lines with samples. */
 static uint32_t *rows_lines(const struct profile *p, size_t *n)
 {
 	*n = p->smp.nline;
 	return samples_sorted_lines(&p->smp);
 }
 
-/* Compiled traces. */
+/* Main thread. Rows: compiled traces. */
 static uint32_t *rows_traces(const struct profile *p, size_t *n)
 {
 	*n = p->smp.ntrace;
 	return samples_sorted_traces(&p->smp);
 }
 
-/* Trace aborts. */
+/* Main thread. Rows: trace aborts. */
 static uint32_t *rows_aborts(const struct profile *p, size_t *n)
 {
 	*n = p->smp.nabort;
 	return samples_sorted_aborts(&p->smp);
 }
 
-/* VMs, in order of first record. */
+/* Main thread. Rows: VMs, in order of first record. */
 static uint32_t *rows_vms(const struct profile *p, size_t *n)
 {
 	uint32_t *ix = malloc((p->nvm ? p->nvm : 1) * sizeof *ix);
@@ -292,37 +308,37 @@ static uint32_t *rows_vms(const struct profile *p, size_t *n)
 	return ix;
 }
 
-/* Row i of each table. */
+/* Main thread. Row i of the functions. */
 static const void *row_fn(const struct profile *p, uint32_t r)
 {
 	return FN;
 }
 
-/* Row i of the allocation sites. */
+/* Main thread. Row i of the allocation sites. */
 static const void *row_site(const struct profile *p, uint32_t r)
 {
 	return SITE;
 }
 
-/* Row i of the lines. */
+/* Main thread. Row i of the lines. */
 static const void *row_line(const struct profile *p, uint32_t r)
 {
 	return LINE;
 }
 
-/* Row i of the traces. */
+/* Main thread. Row i of the traces. */
 static const void *row_trace(const struct profile *p, uint32_t r)
 {
 	return TRACE;
 }
 
-/* Row i of the aborts. */
+/* Main thread. Row i of the aborts. */
 static const void *row_abort(const struct profile *p, uint32_t r)
 {
 	return ABORT;
 }
 
-/* Row i of the VMs. */
+/* Main thread. Row i of the VMs. */
 static const void *row_vm(const struct profile *p, uint32_t r)
 {
 	return VM;

@@ -24,12 +24,13 @@ uint32_t *sort_index(size_t n, sort_cmp cmp, const void *ctx);
 uint32_t *sort_index_where(size_t n, sort_keep keep, sort_cmp cmp,
 			   const void *ctx, size_t *nout);
 
-/* Any thread. Three-way comparison helpers for comparators. */
+/* Any thread. Three-way comparison for comparators: larger first. */
 static inline int sort_desc_u64(uint64_t a, uint64_t b)
 {
 	return a > b ? -1 : a < b;
 }
 
+/* Any thread. Three-way comparison for comparators: smaller first. */
 static inline int sort_asc_u64(uint64_t a, uint64_t b)
 {
 	return a < b ? -1 : a > b;
