@@ -35,6 +35,15 @@ const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 /* Main thread. Exit status for a reader library result (0, -ENODATA, ...). */
 int cli_status(int rc);
 
+struct profile;
+
+/* Main thread. Load path into a new profile (profile_load with flags),
+** print its troubles to stderr (warnings too unless quiet_warnings); the
+** exit status to return, or -1 to go on with *p, *rc and err filled. */
+int cli_load(const char *cmd, const char *path, unsigned flags,
+	     struct profile **p, int *rc, char *err, size_t errlen,
+	     int quiet_warnings);
+
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "blocks/format.h"
+#include "profile.h"
 
 static const char usage_text[] =
     "usage: ljlog COMMAND [OPTIONS] FILE\n"
@@ -52,6 +53,33 @@ const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 	cli_err(cmd, argc - optind ? "one FILE only" : "no FILE given");
 	fputs(usage, stderr);
 	return NULL;
+}
+
+/* Main thread. Load path into a profile, warn on stderr; exit status or -1
+** to go on. */
+int cli_load(const char *cmd, const char *path, unsigned flags,
+	     struct profile **p, int *rc, char *err, size_t errlen,
+	     int quiet_warnings)
+{
+	*rc = profile_load(path, flags, p, err, errlen);
+	if (!*p) {
+		cli_err(cmd, "%s", err);
+		return CLI_USAGE;
+	}
+	if (*rc == -ENODATA)
+		cli_err(cmd,
+			"warning: log truncated, reporting what is there: %s",
+			err);
+	else if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
+		cli_err(cmd, "%s", err);
+		profile_free(*p);
+		return CLI_USAGE;
+	} else if (*rc != 0)
+		cli_err(cmd, "corrupt log, reporting the part before: %s", err);
+	if (!quiet_warnings)
+		for (size_t i = 0; i < (*p)->nwarn; i++)
+			cli_err(cmd, "warning: %s", (*p)->warnings[i]);
+	return -1;
 }
 
 /* Main thread. Exit status for a reader library result. */

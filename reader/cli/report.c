@@ -1,11 +1,18 @@
 /*
-** ljlog CLI: 'ljlog report' (text or --json) and 'ljlog folded'.
+** ljlog CLI: 'ljlog report' (text or --json).
+** One model, two renderers: each table of the report is a section, its
+** columns described once (heading and width for text, key for JSON, type,
+** accessor); text_table and json_table walk the same columns, so the two
+** forms cannot drift. The prose around the tables (header, states, GC,
+** totals) is written by each renderer from the same profile fields.
 */
 #include "cli.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,57 +42,446 @@ static const char report_usage[] =
     "error or file cannot be opened, 3 corrupt log (the part before the\n"
     "corruption is reported).\n";
 
-static const char folded_usage[] =
-    "usage: ljlog folded [--calls | --lua | --host] [--lines] [--no-traces]\n"
-    "                    FILE\n"
-    "\n"
-    "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
-    "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
-    "samples); a log without gives call stacks (COUNT: self time in ns).\n"
-    "\n"
-    "Sampled stacks merge each sample's host (C) and Lua stacks: the host\n"
-    "frames outside the outermost LuaJIT interpreter frame, then the Lua\n"
-    "frames, then the host frames inside the innermost interpreter frame\n"
-    "(C code called from Lua). Interpreter frames stand for the Lua frames\n"
-    "and are left out (a sample whose Lua stack could not be read keeps\n"
-    "one). A C function seen both as a Lua frame and as the host frame next\n"
-    "to it is printed once. A sample running compiled code gets a 'trace N'\n"
-    "frame on top of its Lua frames. A sample with Lua frames but no\n"
-    "interpreter frame prints its host frames on top of its Lua frames (and\n"
-    "trace): they are C code called from compiled code, unwound up to it\n"
-    "(compiled code has no unwind information). A sample with no frame at\n"
-    "all is '(STATE)', its state: (idle), (gc), ...\n"
-    "\n"
-    "  --calls       call stacks with self time from calls events (the\n"
-    "                default for a log without samples)\n"
-    "  --lua         Lua frames only (and the trace)\n"
-    "  --host        host frames only, as unwound (interpreter included)\n"
-    "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
-    "                not the function's first line\n"
-    "  --no-traces   no 'trace N' frames\n"
-    "  -h, --help    this help\n"
-    "\n"
-    "Characters ';', ' ' and newline in function names print as '_'.\n"
-    "Exit status as for 'ljlog report'.\n";
+/* -- The model ---------------------------------------------------------------- */
 
-/* -- Helpers ------------------------------------------------------------------- */
+/* Column types: how a value prints. */
+enum col_type {
+	COL_U64,  /* a count */
+	COL_I64,  /* a signed count */
+	COL_TIME, /* ts units: text ms (%.3f), JSON ns */
+	COL_PCT,  /* a share of the samples: text only, "12.5%" */
+	COL_STR,  /* a string */
+	COL_QSTR, /* a string: text quoted (cli_quote), JSON as a string */
+	COL_OPT,  /* a count or nothing: text "-", JSON null */
+	COL_BOOL, /* JSON only: true or false */
+};
 
-/* Main thread. ts units as milliseconds. */
-static double ms(const struct profile *p, uint64_t ticks)
+/* One value. Strings are valid until the next accessor call on the cell. */
+struct cell {
+	uint64_t u;
+	int64_t i;
+	double pct;
+	const char *s;
+	int none;  /* COL_OPT: no value */
+	char *buf; /* room for made strings (cell_printf) */
+	size_t cap;
+};
+
+/* One column of a section. */
+struct column {
+	const char *head; /* text heading, NULL: not in text */
+	int width;	  /* text: right-aligned in width; 0: last, as is */
+	int tpos;	  /* text: position, 1 first (0: not in text) */
+	const char *key;  /* JSON key, NULL: not in JSON */
+	unsigned type;	  /* COL_* */
+	void (*get)(const struct profile *p, uint32_t row, struct cell *c);
+	size_t off; /* get NULL: the uint64_t field (COL_I64: int64_t) at off
+		       in the row */
+};
+
+/* One table: a row set and its columns. */
+struct section {
+	const char *key;   /* JSON array, NULL: text only */
+	const char *title; /* text: printf format of the row count */
+	int limited;	   /* text: at most -n rows */
+	uint32_t *(*rows)(const struct profile *p, size_t *n);	 /* sorted */
+	const void *(*row)(const struct profile *p, uint32_t i); /* row i */
+	const struct column *cols;
+	size_t ncol;
+};
+
+/* Main thread. Make c->s from a format (NULL when out of memory). */
+static const char *cell_printf(struct cell *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *cell_printf(struct cell *c, const char *fmt, ...)
 {
-	return (double)profile_ns(p, ticks) / 1e6;
-}
-
-/* Main thread. Description of the time base. */
-static const char *timebase_name(unsigned tb)
-{
-	switch (tb) {
-	case PROFILE_TB_CLOCKS: return "clock pairs";
-	case PROFILE_TB_HZ: return "counter_hz";
-	case PROFILE_TB_NS: return "counter in ns";
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(c->buf, c->cap, fmt, ap);
+	va_end(ap);
+	if (n >= 0 && (size_t)n >= c->cap) {
+		char *b = realloc(c->buf, (size_t)n + 1);
+		if (!b)
+			return c->s = NULL;
+		c->buf = b;
+		c->cap = (size_t)n + 1;
+		va_start(ap, fmt);
+		vsnprintf(c->buf, c->cap, fmt, ap);
+		va_end(ap);
 	}
-	return "assumed 1 tick = 1 ns";
+	return c->s = n < 0 ? NULL : c->buf;
 }
+
+/* Main thread. n as a percentage of total. */
+static double pct(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0.0;
+}
+
+/* Accessors of the values that are not a field of the row. */
+#define GET(name)                                                              \
+	static void name(const struct profile *p, uint32_t r, struct cell *c)
+#define FN    (&p->fns[r])
+#define SITE  (&p->heap.sites[r])
+#define LINE  (&p->smp.lines[r])
+#define TRACE (&p->smp.traces[r])
+#define ABORT (&p->smp.aborts[r])
+#define VM    (&p->vms[r])
+
+/* Main thread. A function's name. */
+GET(fn_name)
+{
+	c->s = FN->name;
+}
+/* Main thread. A function's kind. */
+GET(fn_kind)
+{
+	c->s = fnid_kind_name(FN->kind);
+}
+/* Main thread. A function's file or object. */
+GET(fn_file)
+{
+	c->s = FN->file;
+}
+/* Main thread. A function's self samples, as a share. */
+GET(fn_samples_pct)
+{
+	c->pct = pct(FN->samples, p->smp.samples);
+}
+/* Main thread. A function's samples anywhere in the stack, as a share. */
+GET(fn_total_pct)
+{
+	c->pct = pct(FN->samples_total, p->smp.samples);
+}
+
+/* Main thread. The function as text shows it: its name, and its object or [builtin]. */
+GET(fn_label)
+{
+	const struct profile_fn *f = FN;
+	if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
+		cell_printf(c, "%s [%s]", f->name, f->file);
+	else if (f->kind == FNID_FAST)
+		cell_printf(c, "%s [builtin]", f->name);
+	else
+		c->s = f->name;
+	if (!c->s)
+		c->s = f->name;
+}
+
+/* Main thread. A site's function. */
+GET(site_fn)
+{
+	c->s = p->fns[SITE->fn].name;
+}
+/* Main thread. A site's function's kind. */
+GET(site_kind)
+{
+	c->s = fnid_kind_name(p->fns[SITE->fn].kind);
+}
+/* Main thread. A site's file or object. */
+GET(site_file)
+{
+	c->s = p->fns[SITE->fn].file;
+}
+
+/* Main thread. A site as text shows it: "app.lua:3 line 5", or the function (cut to 599
+** bytes, as it always was). */
+GET(site_label)
+{
+	const struct profile_fn *f = &p->fns[SITE->fn];
+	if (f->kind == FNID_LUA)
+		cell_printf(c, "%.599s line %" PRIu64, f->name, SITE->line);
+	else
+		cell_printf(c, "%.599s", f->name);
+	if (!c->s)
+		c->s = f->name;
+	else if (strlen(c->s) > 599)
+		c->buf[599] = 0;
+}
+
+/* Main thread. A line's function. */
+GET(line_fn)
+{
+	c->s = p->fns[LINE->fn].name;
+}
+/* Main thread. A line's file. */
+GET(line_file)
+{
+	c->s = p->fns[LINE->fn].file;
+}
+/* Main thread. A line's samples, as a share. */
+GET(line_pct)
+{
+	c->pct = pct(LINE->samples, p->smp.samples);
+}
+
+/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)". */
+GET(line_label)
+{
+	const struct profile_fn *f = &p->fns[LINE->fn];
+	if (!cell_printf(c, "%s:%" PRIu64 " (function %s)", f->file, LINE->line,
+			 f->name))
+		c->s = f->file;
+}
+
+/* Main thread. Where a trace starts: "app.lua:12". */
+GET(trace_start)
+{
+	const char *file = p->fns[TRACE->fn].file;
+	if (!cell_printf(c, "%s:%" PRIu64, file, TRACE->line))
+		c->s = file;
+}
+
+/* Main thread. An abort's message. */
+GET(abort_message)
+{
+	c->s = ABORT->message;
+}
+
+/* Main thread. A VM's ID. */
+GET(vm_id)
+{
+	c->u = VM->id;
+}
+/* Main thread. Whether a VM ran with the JIT off. */
+GET(vm_jit_off)
+{
+	c->u = (VM->flags & FORMAT_VM_JIT_OFF) != 0;
+}
+
+/* Main thread. A VM's heap at DETACH, if it detached. */
+GET(vm_detach)
+{
+	c->none = !VM->has_detach;
+	c->u = VM->heap_detach;
+}
+
+/* Main thread. Rows: functions (each row set sorted as its table shows
+** it; caller frees). */
+static uint32_t *rows_fns(const struct profile *p, size_t *n)
+{
+	*n = p->nfn;
+	return profile_sorted_fns(p);
+}
+
+/* Main thread. Rows: functions with samples. */
+static uint32_t *rows_fns_samples(const struct profile *p, size_t *n)
+{
+	return samples_sorted_fns(&p->smp, n);
+}
+
+/* Main thread. Rows: allocation sites. */
+static uint32_t *rows_sites(const struct profile *p, size_t *n)
+{
+	*n = p->heap.nsite;
+	return heap_sorted_sites(&p->heap);
+}
+
+/* Main thread. Rows: lines with samples. */
+static uint32_t *rows_lines(const struct profile *p, size_t *n)
+{
+	*n = p->smp.nline;
+	return samples_sorted_lines(&p->smp);
+}
+
+/* Main thread. Rows: compiled traces. */
+static uint32_t *rows_traces(const struct profile *p, size_t *n)
+{
+	*n = p->smp.ntrace;
+	return samples_sorted_traces(&p->smp);
+}
+
+/* Main thread. Rows: trace aborts. */
+static uint32_t *rows_aborts(const struct profile *p, size_t *n)
+{
+	*n = p->smp.nabort;
+	return samples_sorted_aborts(&p->smp);
+}
+
+/* Main thread. Rows: VMs, in order of first record. */
+static uint32_t *rows_vms(const struct profile *p, size_t *n)
+{
+	uint32_t *ix = malloc((p->nvm ? p->nvm : 1) * sizeof *ix);
+	*n = p->nvm;
+	for (size_t i = 0; ix && i < p->nvm; i++)
+		ix[i] = (uint32_t)i;
+	return ix;
+}
+
+/* Main thread. Row i of the functions. */
+static const void *row_fn(const struct profile *p, uint32_t r)
+{
+	return FN;
+}
+
+/* Main thread. Row i of the allocation sites. */
+static const void *row_site(const struct profile *p, uint32_t r)
+{
+	return SITE;
+}
+
+/* Main thread. Row i of the lines. */
+static const void *row_line(const struct profile *p, uint32_t r)
+{
+	return LINE;
+}
+
+/* Main thread. Row i of the traces. */
+static const void *row_trace(const struct profile *p, uint32_t r)
+{
+	return TRACE;
+}
+
+/* Main thread. Row i of the aborts. */
+static const void *row_abort(const struct profile *p, uint32_t r)
+{
+	return ABORT;
+}
+
+/* Main thread. Row i of the VMs. */
+static const void *row_vm(const struct profile *p, uint32_t r)
+{
+	return VM;
+}
+
+/* Main thread. The value of col in row r of sec. */
+static void cell_get(const struct profile *p, const struct section *sec,
+		     const struct column *col, uint32_t r, struct cell *c)
+{
+	const char *row;
+	if (col->get) {
+		col->get(p, r, c);
+		return;
+	}
+	row = sec->row(p, r);
+	if (col->type == COL_I64)
+		memcpy(&c->i, row + col->off, sizeof c->i);
+	else
+		memcpy(&c->u, row + col->off, sizeof c->u);
+}
+
+/* A column read from a 64-bit field of the row (checked at compile time). */
+#define FIELD(type, f)                                                         \
+	NULL, offsetof(type, f) +                                              \
+		  0 * sizeof(char[sizeof(((type *)0)->f) == 8 ? 1 : -1])
+
+#define NCOL(a) (sizeof(a) / sizeof(a)[0])
+
+static const struct column fn_cols[] = {
+    {NULL, 0, 0, "name", COL_STR, fn_name, 0},
+    {NULL, 0, 0, "kind", COL_STR, fn_kind, 0},
+    {NULL, 0, 0, "file", COL_STR, fn_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct profile_fn, line)},
+    {"calls", 10, 3, "calls", COL_U64, FIELD(struct profile_fn, calls)},
+    {"total ms", 12, 2, "total_ns", COL_TIME, FIELD(struct profile_fn, total)},
+    {"self ms", 12, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self)},
+    {"allocs", 9, 4, "alloc_count", COL_U64,
+     FIELD(struct profile_fn, alloc_count)},
+    {"alloc bytes", 13, 5, "alloc_bytes", COL_U64,
+     FIELD(struct profile_fn, alloc_bytes)},
+    {"frees", 9, 6, "free_count", COL_U64,
+     FIELD(struct profile_fn, free_count)},
+    {"free bytes", 13, 7, "free_bytes", COL_U64,
+     FIELD(struct profile_fn, free_bytes)},
+    {NULL, 0, 0, "samples", COL_U64, FIELD(struct profile_fn, samples)},
+    {NULL, 0, 0, "samples_total", COL_U64,
+     FIELD(struct profile_fn, samples_total)},
+    {"function", 0, 8, NULL, COL_STR, fn_label, 0},
+};
+
+static const struct column fn_sample_cols[] = {
+    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples)},
+    {"self%", 7, 2, NULL, COL_PCT, fn_samples_pct, 0},
+    {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total)},
+    {"total%", 7, 4, NULL, COL_PCT, fn_total_pct, 0},
+    {"function", 0, 5, NULL, COL_STR, fn_label, 0},
+};
+
+static const struct column line_cols[] = {
+    {NULL, 0, 0, "name", COL_STR, line_fn, 0},
+    {NULL, 0, 0, "file", COL_STR, line_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct samples_line, line)},
+    {"samples", 10, 1, "samples", COL_U64, FIELD(struct samples_line, samples)},
+    {"%", 7, 2, NULL, COL_PCT, line_pct, 0},
+    {"line", 0, 3, NULL, COL_STR, line_label, 0},
+};
+
+static const struct column trace_cols[] = {
+    {"traceno", 8, 1, "traceno", COL_U64, FIELD(struct samples_trace, traceno)},
+    {"start", 0, 4, "name", COL_STR, trace_start, 0},
+    {"root", 8, 2, "root", COL_U64, FIELD(struct samples_trace, root)},
+    {"samples", 10, 3, "samples", COL_U64,
+     FIELD(struct samples_trace, samples)},
+};
+
+static const struct column abort_cols[] = {
+    {"reason", 8, 2, "reason", COL_U64, FIELD(struct samples_abort, reason)},
+    {"message", 0, 3, "message", COL_QSTR, abort_message, 0},
+    {"count", 8, 1, "count", COL_U64, FIELD(struct samples_abort, count)},
+};
+
+static const struct column site_cols[] = {
+    {NULL, 0, 0, "function", COL_STR, site_fn, 0},
+    {NULL, 0, 0, "kind", COL_STR, site_kind, 0},
+    {NULL, 0, 0, "file", COL_STR, site_file, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct heap_site, line)},
+    {"allocs", 9, 1, "alloc_count", COL_U64,
+     FIELD(struct heap_site, alloc_count)},
+    {"alloc bytes", 13, 2, "alloc_bytes", COL_U64,
+     FIELD(struct heap_site, alloc_bytes)},
+    {"frees", 9, 3, "free_count", COL_U64, FIELD(struct heap_site, free_count)},
+    {"free bytes", 13, 4, "free_bytes", COL_U64,
+     FIELD(struct heap_site, free_bytes)},
+    {"site", 0, 5, NULL, COL_STR, site_label, 0},
+};
+
+static const struct column vm_cols[] = {
+    {"id", 6, 1, "id", COL_U64, vm_id, 0},
+    {"thread", 9, 2, "thread", COL_U64, FIELD(struct profile_vm, thread)},
+    {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events)},
+    {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples)},
+    {"coros", 6, 5, "coroutines", COL_U64,
+     FIELD(struct profile_vm, coroutines)},
+    {"heap@attach", 13, 6, "heap_attach", COL_U64,
+     FIELD(struct profile_vm, heap_attach)},
+    {"heap@detach", 13, 7, "heap_detach", COL_OPT, vm_detach, 0},
+    {"heap live", 13, 8, "heap_live", COL_I64, FIELD(struct profile_vm, live)},
+    {"peak", 13, 9, "heap_peak", COL_I64, FIELD(struct profile_vm, peak)},
+    {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes)},
+    {NULL, 0, 0, "free_bytes", COL_U64, FIELD(struct profile_vm, free_bytes)},
+    {NULL, 0, 0, "gc_peak_heap", COL_U64, FIELD(struct profile_vm, gc_peak)},
+    {NULL, 0, 0, "jit_off", COL_BOOL, vm_jit_off, 0},
+};
+
+#define SECTION(key, title, limited, rows, row, cols)                          \
+	{                                                                      \
+		key, title, limited, rows, row, cols, NCOL(cols)               \
+	}
+
+static const struct section sec_fns =
+    SECTION("functions",
+	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
+	    "bytes)\n",
+	    1, rows_fns, row_fn, fn_cols);
+static const struct section sec_fn_samples =
+    SECTION(NULL,
+	    "  by function: %zu (self: innermost Lua frame; total: anywhere "
+	    "in the stack)\n",
+	    1, rows_fns_samples, row_fn, fn_sample_cols);
+static const struct section sec_lines =
+    SECTION("samples_by_line",
+	    "  by line: %zu (innermost Lua function, line executing)\n", 1,
+	    rows_lines, row_line, line_cols);
+static const struct section sec_traces =
+    SECTION("traces", NULL, 1, rows_traces, row_trace, trace_cols);
+static const struct section sec_aborts =
+    SECTION("trace_aborts", "  aborts by reason:\n", 1, rows_aborts, row_abort,
+	    abort_cols);
+static const struct section sec_sites =
+    SECTION("alloc_sites", "\nAllocation sites: %zu (sorted by alloc bytes)\n",
+	    1, rows_sites, row_site, site_cols);
+static const struct section sec_vms =
+    SECTION("vm_list", "\nVMs: %zu\n", 0, rows_vms, row_vm, vm_cols);
 
 /* Main thread. Totals over VMs. */
 struct totals {
@@ -99,7 +495,7 @@ static void sum(const struct profile *p, struct totals *t)
 {
 	memset(t, 0, sizeof *t);
 	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
+		const struct profile_vm *v = &p->vms[i];
 		t->attach += v->heap_attach;
 		t->alloc_count += v->alloc_count;
 		t->alloc_bytes += v->alloc_bytes;
@@ -112,125 +508,123 @@ static void sum(const struct profile *p, struct totals *t)
 		t->calls += p->fns[i].calls;
 }
 
-/* Main thread. A site's description: "app.lua:3 line 5" or the function. */
-static void site_name(const struct profile *p, const struct profile_site *s,
-		      char *buf, size_t len)
+/* Main thread. Description of the time base. */
+static const char *timebase_name(unsigned tb)
 {
-	const struct profile_fn *f = &p->fns[s->fn];
-	if (f->kind == PROFILE_FN_LUA)
-		snprintf(buf, len, "%s line %" PRIu64, f->name, s->line);
-	else
-		snprintf(buf, len, "%s", f->name);
+	switch (tb) {
+	case PROFILE_TB_CLOCKS: return "clock pairs";
+	case PROFILE_TB_HZ: return "counter_hz";
+	case PROFILE_TB_NS: return "counter in ns";
+	}
+	return "assumed 1 tick = 1 ns";
 }
 
 /* -- Text ---------------------------------------------------------------------- */
 
-/* Main thread. n as a percentage of total. */
-static double pct(uint64_t n, uint64_t total)
+/* Main thread. The column of sec at text position pos, or NULL. */
+static const struct column *text_col(const struct section *sec, int pos)
 {
-	return total ? 100.0 * (double)n / (double)total : 0.0;
+	for (size_t i = 0; i < sec->ncol; i++)
+		if (sec->cols[i].tpos == pos)
+			return &sec->cols[i];
+	return NULL;
 }
 
-/* Main thread. The samples section: totals, states, functions, lines. */
+/* Main thread. One value as text (pos > 1: after a separator). */
+static void text_cell(const struct profile *p, const struct column *col,
+		      int pos, struct cell *c)
+{
+	char num[64];
+	const char *s = num;
+	if (pos > 1)
+		fputs(col->width ? " " : "  ", stdout);
+	switch (col->type) {
+	case COL_U64: snprintf(num, sizeof num, "%" PRIu64, c->u); break;
+	case COL_I64: snprintf(num, sizeof num, "%" PRId64, c->i); break;
+	case COL_TIME:
+		snprintf(num, sizeof num, "%.3f",
+			 (double)profile_ns(p, c->u) / 1e6);
+		break;
+	case COL_PCT: snprintf(num, sizeof num, "%.1f%%", c->pct); break;
+	case COL_OPT:
+		if (c->none)
+			s = "-";
+		else
+			snprintf(num, sizeof num, "%" PRIu64, c->u);
+		break;
+	case COL_QSTR: cli_quote(stdout, c->s, strlen(c->s)); return;
+	default: s = c->s; break;
+	}
+	printf("%*s", col->width, s);
+}
+
+/* Main thread. A section as a text table: title, heading, rows (at most
+** limit when the section is limited and limit is not 0). */
+static void text_table(const struct profile *p, const struct section *sec,
+		       size_t limit)
+{
+	const struct column *col;
+	struct cell c = {0};
+	size_t nrow, n;
+	uint32_t *ix = sec->rows(p, &nrow);
+	n = sec->limited && limit && limit < nrow ? limit : nrow;
+	if (sec->title)
+		printf(sec->title, nrow);
+	for (int pos = 1; (col = text_col(sec, pos)); pos++)
+		printf("%s%*s", pos > 1 ? (col->width ? " " : "  ") : "",
+		       col->width, col->head);
+	putchar('\n');
+	for (size_t i = 0; ix && i < n; i++) {
+		for (int pos = 1; (col = text_col(sec, pos)); pos++) {
+			cell_get(p, sec, col, ix[i], &c);
+			text_cell(p, col, pos, &c);
+		}
+		putchar('\n');
+	}
+	if (n < nrow)
+		printf("  ... %zu more (use -n 0)\n", nrow - n);
+	free(ix);
+	free(c.buf);
+}
+
+/* Main thread. The samples part: totals, states, functions, lines. */
 static void text_samples(const struct profile *p, size_t limit)
 {
-	if (!p->samples && !p->signals)
+	const struct samples *s = &p->smp;
+	if (!s->samples && !s->signals)
 		return;
 	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
 	       " signals)\n",
-	       p->samples, p->samples_dropped, p->signals);
+	       s->samples, s->samples_dropped, s->signals);
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		if (p->state[i])
+		if (s->state[i])
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
-			       decode_state_name(i), p->state[i],
-			       pct(p->state[i], p->samples));
-
-	size_t nf, n;
-	uint32_t *ix = profile_sorted_fns_samples(p, &nf);
-	n = limit && limit < nf ? limit : nf;
-	printf("  by function: %zu (self: innermost Lua frame; total: "
-	       "anywhere in the stack)\n",
-	       nf);
-	printf("%10s %7s %10s %7s  %s\n", "self", "self%", "total", "total%",
-	       "function");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		printf("%10" PRIu64 " %6.1f%% %10" PRIu64 " %6.1f%%  %s",
-		       f->samples, pct(f->samples, p->samples),
-		       f->samples_total, pct(f->samples_total, p->samples),
-		       f->name);
-		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
-		    f->file[0])
-			printf(" [%s]", f->file);
-		else if (f->kind == PROFILE_FN_FAST)
-			printf(" [builtin]");
-		putchar('\n');
-	}
-	if (n < nf)
-		printf("  ... %zu more (use -n 0)\n", nf - n);
-	free(ix);
-
-	ix = profile_sorted_lines(p);
-	n = limit && limit < p->nline ? limit : p->nline;
-	printf("  by line: %zu (innermost Lua function, line executing)\n",
-	       p->nline);
-	printf("%10s %7s  %s\n", "samples", "%", "line");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_line *l = &p->lines[ix[i]];
-		const struct profile_fn *f = &p->fns[l->fn];
-		printf("%10" PRIu64 " %6.1f%%  %s:%" PRIu64 " (function %s)\n",
-		       l->samples, pct(l->samples, p->samples), f->file,
-		       l->line, f->name);
-	}
-	if (n < p->nline)
-		printf("  ... %zu more (use -n 0)\n", p->nline - n);
-	free(ix);
+			       decode_state_name(i), s->state[i],
+			       pct(s->state[i], s->samples));
+	text_table(p, &sec_fn_samples, limit);
+	text_table(p, &sec_lines, limit);
 }
 
-/* Main thread. The traces section: compiled traces, aborts, flushes. */
+/* Main thread. The traces part: compiled traces, aborts, flushes. */
 static void text_traces(const struct profile *p, size_t limit)
 {
-	if (!p->ntrace && !p->trace_starts && !p->trace_aborts &&
-	    !p->trace_flushes)
+	const struct samples *s = &p->smp;
+	if (!s->ntrace && !s->trace_starts && !s->trace_aborts &&
+	    !s->trace_flushes)
 		return;
 	printf("\nTraces: %zu compiled, %" PRIu64 " started, %" PRIu64
 	       " aborted, %" PRIu64 " flush%s\n",
-	       p->ntrace, p->trace_starts, p->trace_aborts, p->trace_flushes,
-	       p->trace_flushes == 1 ? "" : "es");
-	uint32_t *ix = profile_sorted_traces(p);
-	size_t n = limit && limit < p->ntrace ? limit : p->ntrace;
-	printf("%8s %8s %10s  %s\n", "traceno", "root", "samples", "start");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_trace *t = &p->traces[ix[i]];
-		printf("%8" PRIu64 " %8" PRIu64 " %10" PRIu64 "  %s:%" PRIu64
-		       "\n",
-		       t->traceno, t->root, t->samples, p->fns[t->fn].file,
-		       t->line);
-	}
-	if (n < p->ntrace)
-		printf("  ... %zu more (use -n 0)\n", p->ntrace - n);
-	free(ix);
-	if (!p->nabort)
-		return;
-	printf("  aborts by reason:\n");
-	printf("%8s %8s  %s\n", "count", "reason", "message");
-	ix = profile_sorted_aborts(p);
-	n = limit && limit < p->nabort ? limit : p->nabort;
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_abort *a = &p->aborts[ix[i]];
-		printf("%8" PRIu64 " %8" PRIu64 "  ", a->count, a->reason);
-		cli_quote(stdout, a->message, strlen(a->message));
-		putchar('\n');
-	}
-	if (n < p->nabort)
-		printf("  ... %zu more (use -n 0)\n", p->nabort - n);
-	free(ix);
+	       s->ntrace, s->trace_starts, s->trace_aborts, s->trace_flushes,
+	       s->trace_flushes == 1 ? "" : "es");
+	text_table(p, &sec_traces, limit);
+	if (s->nabort)
+		text_table(p, &sec_aborts, limit);
 }
 
 /* Main thread. The text report. */
-static void text(const struct profile *p, const char *path, int rc,
-		 const char *err, size_t limit)
+static void text_report(const struct profile *p, const char *path, int rc,
+			const char *err, size_t limit)
 {
 	struct totals t;
 	sum(p, &t);
@@ -249,90 +643,28 @@ static void text(const struct profile *p, const char *path, int rc,
 	printf("  duration %.3f ms, time base: %s (%.4f ns per tick)\n",
 	       (double)p->duration_ns / 1e6, timebase_name(p->timebase),
 	       p->ns_per_tick);
-
-	uint32_t *ix = profile_sorted_fns(p);
-	size_t n = p->nfn;
-	if (limit && limit < n)
-		n = limit;
-	printf(
-	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
-	    "bytes)\n",
-	    p->nfn);
-	printf("%12s %12s %10s %9s %13s %9s %13s  %s\n", "self ms", "total ms",
-	       "calls", "allocs", "alloc bytes", "frees", "free bytes",
-	       "function");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		printf("%12.3f %12.3f %10" PRIu64 " %9" PRIu64 " %13" PRIu64
-		       " %9" PRIu64 " %13" PRIu64 "  %s",
-		       ms(p, f->self), ms(p, f->total), f->calls,
-		       f->alloc_count, f->alloc_bytes, f->free_count,
-		       f->free_bytes, f->name);
-		if ((f->kind == PROFILE_FN_C || f->kind == PROFILE_FN_HOST) &&
-		    f->file[0])
-			printf(" [%s]", f->file);
-		else if (f->kind == PROFILE_FN_FAST)
-			printf(" [builtin]");
-		putchar('\n');
-	}
-	if (n < p->nfn)
-		printf("  ... %zu more (use -n 0)\n", p->nfn - n);
-	free(ix);
-
-	ix = profile_sorted_sites(p);
-	n = p->nsite;
-	if (limit && limit < n)
-		n = limit;
-	printf("\nAllocation sites: %zu (sorted by alloc bytes)\n", p->nsite);
-	printf("%9s %13s %9s %13s  %s\n", "allocs", "alloc bytes", "frees",
-	       "free bytes", "site");
-	for (size_t i = 0; ix && i < n; i++) {
-		const struct profile_site *s = &p->sites[ix[i]];
-		char buf[600];
-		site_name(p, s, buf, sizeof buf);
-		printf("%9" PRIu64 " %13" PRIu64 " %9" PRIu64 " %13" PRIu64
-		       "  %s\n",
-		       s->alloc_count, s->alloc_bytes, s->free_count,
-		       s->free_bytes, buf);
-	}
-	if (n < p->nsite)
-		printf("  ... %zu more (use -n 0)\n", p->nsite - n);
-	free(ix);
-
+	text_table(p, &sec_fns, limit);
+	text_table(p, &sec_sites, limit);
 	text_samples(p, limit);
 	text_traces(p, limit);
 
+	const struct heap_gc *gc = &p->heap.gc;
 	printf("\nGC: %" PRIu64 " cycles, peak heap %" PRIu64 " bytes, %" PRIu64
 	       " GC events\n",
-	       p->gc.cycles, p->gc.peak_heap, p->gc.events);
+	       gc->cycles, gc->peak_heap, gc->events);
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		printf("  %-12s %12.3f ms\n", decode_gc_phase_name(i),
-		       ms(p, p->gc.phase[i]));
+		       (double)profile_ns(p, gc->phase[i]) / 1e6);
 
-	printf("\nVMs: %zu\n", p->nvm);
-	printf("%6s %9s %11s %9s %6s %13s %13s %13s %13s\n", "id", "thread",
-	       "events", "samples", "coros", "heap@attach", "heap@detach",
-	       "heap live", "peak");
-	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
-		char det[24];
-		if (v->has_detach)
-			snprintf(det, sizeof det, "%" PRIu64, v->heap_detach);
-		else
-			snprintf(det, sizeof det, "-");
-		printf("%6u %9" PRIu64 " %11" PRIu64 " %9" PRIu64 " %6" PRIu64
-		       " %13" PRIu64 " %13s %13" PRId64 " %13" PRId64 "\n",
-		       v->id, v->thread, v->events, v->samples, v->coroutines,
-		       v->heap_attach, det, v->live, v->peak);
-	}
+	text_table(p, &sec_vms, 0);
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
-	       p->nvm, p->coroutines, p->events, t.calls, p->samples);
-	if (p->unmatched_exits)
+	       p->nvm, p->coroutines, p->events, t.calls, p->smp.samples);
+	if (p->calls.unmatched_exits)
 		printf("  %" PRIu64 " returns from frames entered before the "
 		       "profiler attached\n",
-		       p->unmatched_exits);
+		       p->calls.unmatched_exits);
 	printf("  heap: %" PRIu64 " at attach + %" PRIu64 " allocated (%" PRIu64
 	       " allocs) - %" PRIu64 " freed (%" PRIu64 " frees) = %" PRId64
 	       " live, peak %" PRId64 "\n",
@@ -342,11 +674,52 @@ static void text(const struct profile *p, const char *path, int rc,
 
 /* -- JSON ---------------------------------------------------------------------- */
 
+/* Main thread. A section as a JSON array of objects, every row. */
+static void json_table(struct json *j, const struct profile *p,
+		       const struct section *sec)
+{
+	struct cell c = {0};
+	size_t nrow;
+	uint32_t *ix = sec->rows(p, &nrow);
+	json_arr(j, sec->key);
+	for (size_t i = 0; ix && i < nrow; i++) {
+		json_obj(j, NULL);
+		for (size_t k = 0; k < sec->ncol; k++) {
+			const struct column *col = &sec->cols[k];
+			if (!col->key)
+				continue;
+			cell_get(p, sec, col, ix[i], &c);
+			switch (col->type) {
+			case COL_I64: json_i64(j, col->key, c.i); break;
+			case COL_TIME:
+				json_u64(j, col->key, profile_ns(p, c.u));
+				break;
+			case COL_STR:
+			case COL_QSTR: json_cstr(j, col->key, c.s); break;
+			case COL_OPT:
+				if (c.none)
+					json_null(j, col->key);
+				else
+					json_u64(j, col->key, c.u);
+				break;
+			case COL_BOOL: json_bool(j, col->key, c.u != 0); break;
+			default: json_u64(j, col->key, c.u); break;
+			}
+		}
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+	free(ix);
+	free(c.buf);
+}
+
 /* Main thread. The JSON report: one object. */
-static void json(const struct profile *p, int rc, const char *err)
+static void json_report(const struct profile *p, int rc, const char *err)
 {
 	struct json j;
 	struct totals t;
+	const struct samples *s = &p->smp;
+	const struct heap_gc *gc = &p->heap.gc;
 	sum(p, &t);
 	json_init(&j, stdout, 1);
 	json_obj(&j, NULL);
@@ -367,15 +740,15 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "coroutines", p->coroutines);
 	json_u64(&j, "events", p->events);
 	json_u64(&j, "calls", t.calls);
-	json_u64(&j, "unmatched_exits", p->unmatched_exits);
-	json_u64(&j, "samples", p->samples);
-	json_u64(&j, "samples_dropped", p->samples_dropped);
-	json_u64(&j, "signals", p->signals);
+	json_u64(&j, "unmatched_exits", p->calls.unmatched_exits);
+	json_u64(&j, "samples", s->samples);
+	json_u64(&j, "samples_dropped", s->samples_dropped);
+	json_u64(&j, "signals", s->signals);
 	json_obj(&j, "states");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		json_u64(&j, decode_state_name(i), p->state[i]);
+		json_u64(&j, decode_state_name(i), s->state[i]);
 	json_close(&j, '}');
-	json_u64(&j, "trace_flushes", p->trace_flushes);
+	json_u64(&j, "trace_flushes", s->trace_flushes);
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);
@@ -388,129 +761,22 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, '}');
 
 	json_obj(&j, "gc");
-	json_u64(&j, "cycles", p->gc.cycles);
+	json_u64(&j, "cycles", gc->cycles);
 	json_obj(&j, "phase_ns");
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 		json_u64(&j, decode_gc_phase_name(i),
-			 profile_ns(p, p->gc.phase[i]));
+			 profile_ns(p, gc->phase[i]));
 	json_close(&j, '}');
-	json_u64(&j, "peak_heap", p->gc.peak_heap);
-	json_u64(&j, "events", p->gc.events);
+	json_u64(&j, "peak_heap", gc->peak_heap);
+	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
 
-	uint32_t *ix = profile_sorted_fns(p);
-	json_arr(&j, "functions");
-	for (size_t i = 0; ix && i < p->nfn; i++) {
-		const struct profile_fn *f = &p->fns[ix[i]];
-		json_obj(&j, NULL);
-		json_cstr(&j, "name", f->name);
-		json_cstr(&j, "kind", profile_kind_name(f->kind));
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", f->line);
-		json_u64(&j, "calls", f->calls);
-		json_u64(&j, "total_ns", profile_ns(p, f->total));
-		json_u64(&j, "self_ns", profile_ns(p, f->self));
-		json_u64(&j, "alloc_count", f->alloc_count);
-		json_u64(&j, "alloc_bytes", f->alloc_bytes);
-		json_u64(&j, "free_count", f->free_count);
-		json_u64(&j, "free_bytes", f->free_bytes);
-		json_u64(&j, "samples", f->samples);
-		json_u64(&j, "samples_total", f->samples_total);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = profile_sorted_lines(p);
-	json_arr(&j, "samples_by_line");
-	for (size_t i = 0; ix && i < p->nline; i++) {
-		const struct profile_line *l = &p->lines[ix[i]];
-		const struct profile_fn *f = &p->fns[l->fn];
-		json_obj(&j, NULL);
-		json_cstr(&j, "name", f->name);
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", l->line);
-		json_u64(&j, "samples", l->samples);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = profile_sorted_traces(p);
-	json_arr(&j, "traces");
-	for (size_t i = 0; ix && i < p->ntrace; i++) {
-		const struct profile_trace *t = &p->traces[ix[i]];
-		const char *file = p->fns[t->fn].file;
-		size_t len = strlen(file) + 32;
-		char *name = malloc(len);
-		if (name)
-			snprintf(name, len, "%s:%" PRIu64, file, t->line);
-		json_obj(&j, NULL);
-		json_u64(&j, "traceno", t->traceno);
-		json_cstr(&j, "name", name ? name : file);
-		free(name);
-		json_u64(&j, "root", t->root);
-		json_u64(&j, "samples", t->samples);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = profile_sorted_aborts(p);
-	json_arr(&j, "trace_aborts");
-	for (size_t i = 0; ix && i < p->nabort; i++) {
-		const struct profile_abort *a = &p->aborts[ix[i]];
-		json_obj(&j, NULL);
-		json_u64(&j, "reason", a->reason);
-		json_cstr(&j, "message", a->message);
-		json_u64(&j, "count", a->count);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	ix = profile_sorted_sites(p);
-	json_arr(&j, "alloc_sites");
-	for (size_t i = 0; ix && i < p->nsite; i++) {
-		const struct profile_site *s = &p->sites[ix[i]];
-		const struct profile_fn *f = &p->fns[s->fn];
-		json_obj(&j, NULL);
-		json_cstr(&j, "function", f->name);
-		json_cstr(&j, "kind", profile_kind_name(f->kind));
-		json_cstr(&j, "file", f->file);
-		json_u64(&j, "line", s->line);
-		json_u64(&j, "alloc_count", s->alloc_count);
-		json_u64(&j, "alloc_bytes", s->alloc_bytes);
-		json_u64(&j, "free_count", s->free_count);
-		json_u64(&j, "free_bytes", s->free_bytes);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
-	free(ix);
-
-	json_arr(&j, "vm_list");
-	for (size_t i = 0; i < p->nvm; i++) {
-		const struct profile_vm *v = p->vms[i];
-		json_obj(&j, NULL);
-		json_u64(&j, "id", v->id);
-		json_u64(&j, "thread", v->thread);
-		json_u64(&j, "events", v->events);
-		json_u64(&j, "samples", v->samples);
-		json_u64(&j, "coroutines", v->coroutines);
-		json_u64(&j, "heap_attach", v->heap_attach);
-		if (v->has_detach)
-			json_u64(&j, "heap_detach", v->heap_detach);
-		else
-			json_null(&j, "heap_detach");
-		json_i64(&j, "heap_live", v->live);
-		json_i64(&j, "heap_peak", v->peak);
-		json_u64(&j, "alloc_bytes", v->alloc_bytes);
-		json_u64(&j, "free_bytes", v->free_bytes);
-		json_u64(&j, "gc_peak_heap", v->gc_peak);
-		json_bool(&j, "jit_off", (v->flags & FORMAT_VM_JIT_OFF) != 0);
-		json_close(&j, '}');
-	}
-	json_close(&j, ']');
+	json_table(&j, p, &sec_fns);
+	json_table(&j, p, &sec_lines);
+	json_table(&j, p, &sec_traces);
+	json_table(&j, p, &sec_aborts);
+	json_table(&j, p, &sec_sites);
+	json_table(&j, p, &sec_vms);
 
 	json_arr(&j, "warnings");
 	for (size_t i = 0; i < p->nwarn; i++)
@@ -519,34 +785,7 @@ static void json(const struct profile *p, int rc, const char *err)
 	json_close(&j, '}');
 }
 
-/* -- Commands ------------------------------------------------------------------- */
-
-/* Main thread. Load path into a profile, warn on stderr; exit status or -1
-** to go on. */
-static int load(const char *cmd, const char *path, unsigned flags,
-		struct profile **p, int *rc, char *err, size_t errlen,
-		int quiet_warnings)
-{
-	*rc = profile_load(path, flags, p, err, errlen);
-	if (!*p) {
-		cli_err(cmd, "%s", err);
-		return CLI_USAGE;
-	}
-	if (*rc == -ENODATA)
-		cli_err(cmd,
-			"warning: log truncated, reporting what is there: %s",
-			err);
-	else if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
-		cli_err(cmd, "%s", err);
-		profile_free(*p);
-		return CLI_USAGE;
-	} else if (*rc != 0)
-		cli_err(cmd, "corrupt log, reporting the part before: %s", err);
-	if (!quiet_warnings)
-		for (size_t i = 0; i < (*p)->nwarn; i++)
-			cli_err(cmd, "warning: %s", (*p)->warnings[i]);
-	return -1;
-}
+/* -- Command ------------------------------------------------------------------- */
 
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
@@ -588,337 +827,13 @@ int cli_report(int argc, char **argv)
 		return CLI_USAGE;
 	struct profile *p;
 	char err[512];
-	int rc, st = load("report", path, 0, &p, &rc, err, sizeof err, 0);
+	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (as_json)
-		json(p, rc, err);
+		json_report(p, rc, err);
 	else
-		text(p, path, rc, err, limit);
-	profile_free(p);
-	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
-}
-
-/* -- Folded ------------------------------------------------------------------------ */
-
-/* Function names and files as folded prints them: ';', ' ' and newlines
-** as '_' (made once, copied per frame). */
-struct names {
-	char **name, **file;
-	size_t *nlen, *flen;
-	size_t n;
-};
-
-/* Main thread. A copy of s with ';', ' ' and newlines as '_'. */
-static char *clean(const char *s, size_t *len)
-{
-	char *c = strdup(s);
-	if (!c)
-		return NULL;
-	for (char *q = c; *q; q++)
-		if (*q == ';' || *q == ' ' || *q == '\n')
-			*q = '_';
-	*len = strlen(c);
-	return c;
-}
-
-/* Main thread. Free the names. */
-static void names_free(struct names *nm)
-{
-	for (size_t i = 0; i < nm->n; i++) {
-		free(nm->name[i]);
-		free(nm->file[i]);
-	}
-	free(nm->name);
-	free(nm->file);
-	free(nm->nlen);
-	free(nm->flen);
-}
-
-/* Main thread. The cleaned names of p's functions; 0 or -ENOMEM. */
-static int names_init(struct names *nm, const struct profile *p)
-{
-	size_t n = p->nfn ? p->nfn : 1;
-	nm->n = 0;
-	nm->name = calloc(n, sizeof *nm->name);
-	nm->file = calloc(n, sizeof *nm->file);
-	nm->nlen = calloc(n, sizeof *nm->nlen);
-	nm->flen = calloc(n, sizeof *nm->flen);
-	if (!nm->name || !nm->file || !nm->nlen || !nm->flen) {
-		names_free(nm);
-		return -ENOMEM;
-	}
-	for (; nm->n < p->nfn; nm->n++) {
-		size_t i = nm->n;
-		nm->name[i] = clean(p->fns[i].name, &nm->nlen[i]);
-		nm->file[i] = clean(p->fns[i].file, &nm->flen[i]);
-		if (!nm->name[i] || !nm->file[i]) {
-			nm->n++;
-			names_free(nm);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-/* Main thread. Print the call path of node n, outermost first; stack holds
-** room for the path. */
-static void path(const struct profile *p, const struct names *nm, uint32_t n,
-		 uint32_t *stack)
-{
-	size_t depth = 0;
-	for (; n != 0; n = p->nodes[n].parent)
-		stack[depth++] = n;
-	while (depth--) {
-		uint32_t fn = p->nodes[stack[depth]].fn;
-		fwrite(nm->name[fn], 1, nm->nlen[fn], stdout);
-		if (depth)
-			putchar(';');
-	}
-}
-
-/* Main thread. Call stacks with self time (--calls); 0 or -ENOMEM. */
-static int folded_calls(const struct profile *p)
-{
-	struct names nm;
-	if (names_init(&nm, p) < 0)
-		return -ENOMEM;
-	uint32_t *stack = malloc(p->nnode * sizeof *stack);
-	for (uint32_t n = 1; stack && n < p->nnode; n++) {
-		uint64_t ns = profile_ns(p, p->nodes[n].self);
-		if (!ns)
-			continue;
-		path(p, &nm, n, stack);
-		printf(" %" PRIu64 "\n", ns);
-	}
-	free(stack);
-	names_free(&nm);
-	return 0;
-}
-
-/* A growing string. */
-struct sbuf {
-	char *b;
-	size_t len, cap;
-};
-
-/* Main thread. Append s[0..n); 0 or -ENOMEM. */
-static int sb_put(struct sbuf *sb, const char *s, size_t n)
-{
-	if (sb->len + n > sb->cap) {
-		size_t cap = sb->cap ? sb->cap * 2 : 4096;
-		while (cap < sb->len + n)
-			cap *= 2;
-		char *b = realloc(sb->b, cap);
-		if (!b)
-			return -ENOMEM;
-		sb->b = b;
-		sb->cap = cap;
-	}
-	memcpy(sb->b + sb->len, s, n);
-	sb->len += n;
-	return 0;
-}
-
-/* Distinct printed stacks: samples that differ only in what the view
-** leaves out print the same line, counted once. */
-struct line {
-	char *s;
-	size_t len;
-	uint64_t hash, count;
-};
-
-struct lines {
-	struct line *v; /* in first-seen order */
-	size_t n, cap;
-	uint32_t *slot; /* hash slots: index + 1, 0 empty */
-	size_t nslot;
-};
-
-/* Main thread. Add count to the line s[0..len) (copied when new); 0 or
-** -ENOMEM. */
-static int lines_add(struct lines *t, const char *s, size_t len, uint64_t count)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	if ((t->n + 1) * 2 > t->nslot) {
-		size_t ns = t->nslot ? t->nslot * 2 : 1024;
-		uint32_t *sl = calloc(ns, sizeof *sl);
-		if (!sl)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t k = t->v[i].hash & (ns - 1);
-			while (sl[k])
-				k = (k + 1) & (ns - 1);
-			sl[k] = (uint32_t)i + 1;
-		}
-		free(t->slot);
-		t->slot = sl;
-		t->nslot = ns;
-	}
-	size_t k = h & (t->nslot - 1);
-	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
-		struct line *l = &t->v[t->slot[k] - 1];
-		if (l->hash == h && l->len == len && !memcmp(l->s, s, len)) {
-			l->count += count;
-			return 0;
-		}
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct line *v = realloc(t->v, cap * sizeof *v);
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
-	struct line *l = &t->v[t->n];
-	if (!(l->s = malloc(len ? len : 1)))
-		return -ENOMEM;
-	memcpy(l->s, s, len);
-	l->len = len;
-	l->hash = h;
-	l->count = count;
-	t->slot[k] = (uint32_t)++t->n;
-	return 0;
-}
-
-/* Main thread. Sampled stacks in view (PROFILE_ST_* flags); 0 or -ENOMEM. */
-static int folded_samples(const struct profile *p, unsigned view,
-			  unsigned flags)
-{
-	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
-	struct lines t = {0};
-	struct sbuf sb = {0};
-	struct names nm;
-	int rc = -ENOMEM;
-	if (names_init(&nm, p) < 0) {
-		free(fr);
-		return -ENOMEM;
-	}
-	if (!fr)
-		goto out;
-	for (uint32_t n = 1; n < p->nsnode; n++) {
-		uint64_t c = p->snodes[n].samples;
-		if (!c)
-			continue;
-		size_t nf = profile_stack(p, n, view, flags, fr);
-		sb.len = 0;
-		for (size_t i = 0; i < nf; i++) {
-			const struct profile_frame *f = &fr[i];
-			char name[64];
-			int e = i ? sb_put(&sb, ";", 1) : 0;
-			switch (f->kind) {
-			case PROFILE_FR_FN:
-				e |=
-				    sb_put(&sb, nm.name[f->fn], nm.nlen[f->fn]);
-				break;
-			case PROFILE_FR_LINE:
-				e |=
-				    sb_put(&sb, nm.file[f->fn], nm.flen[f->fn]);
-				snprintf(name, sizeof name, ":%" PRIu64,
-					 f->line);
-				e |= sb_put(&sb, name, strlen(name));
-				break;
-			default:
-				profile_frame_name(p, f, name, sizeof name);
-				e |= sb_put(&sb, name, strlen(name));
-				break;
-			}
-			if (e)
-				goto out;
-		}
-		if (lines_add(&t, sb.b, sb.len, c) < 0)
-			goto out;
-	}
-	for (size_t i = 0; i < t.n; i++) {
-		fwrite(t.v[i].s, 1, t.v[i].len, stdout);
-		printf(" %" PRIu64 "\n", t.v[i].count);
-	}
-	rc = 0;
-out:
-	for (size_t i = 0; i < t.n; i++)
-		free(t.v[i].s);
-	free(t.v);
-	free(t.slot);
-	free(sb.b);
-	free(fr);
-	names_free(&nm);
-	return rc;
-}
-
-/* Main thread. 'ljlog folded'. */
-int cli_folded(int argc, char **argv)
-{
-	enum { O_CALLS = 256, O_LUA, O_HOST, O_LINES, O_NOTRACES };
-	static const struct option lo[] = {
-	    {"calls", no_argument, NULL, O_CALLS},
-	    {"lua", no_argument, NULL, O_LUA},
-	    {"host", no_argument, NULL, O_HOST},
-	    {"lines", no_argument, NULL, O_LINES},
-	    {"no-traces", no_argument, NULL, O_NOTRACES},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int calls = 0, view = -1, o;
-	unsigned flags = 0;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
-		switch (o) {
-		case O_CALLS: calls = 1; break;
-		case O_LUA:
-		case O_HOST: {
-			int v =
-			    o == O_LUA ? PROFILE_VIEW_LUA : PROFILE_VIEW_HOST;
-			if (view >= 0 && view != v) {
-				cli_err("folded", "--lua and --host exclude "
-						  "each other");
-				return CLI_USAGE;
-			}
-			view = v;
-			break;
-		}
-		case O_LINES: flags |= PROFILE_ST_LINES; break;
-		case O_NOTRACES: flags |= PROFILE_ST_NOTRACE; break;
-		case 'h': fputs(folded_usage, stdout); return CLI_OK;
-		default:
-			cli_err("folded", "unknown option '%s'",
-				argv[optind - 1]);
-			fputs(folded_usage, stderr);
-			return CLI_USAGE;
-		}
-	}
-	if (calls && (view >= 0 || flags)) {
-		cli_err("folded", "--calls takes no sample option (--lua, "
-				  "--host, --lines, --no-traces)");
-		return CLI_USAGE;
-	}
-	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
-	if (!path)
-		return CLI_USAGE;
-	/* The call tree is only needed for --calls, or for the default on a
-	** log that turns out to have no samples. */
-	int sampling = view >= 0 || flags;
-	struct profile *p;
-	char err[512];
-	int rc, st = load("folded", path, sampling ? 0 : PROFILE_CALLTREE, &p,
-			  &rc, err, sizeof err, 1);
-	if (st >= 0)
-		return st;
-	int e = 0;
-	if (calls || (!sampling && !p->samples))
-		e = folded_calls(p);
-	else if (!p->samples)
-		cli_err("folded", "no samples in %s (try --calls)", path);
-	else
-		e = folded_samples(
-		    p, view >= 0 ? (unsigned)view : PROFILE_VIEW_MERGED, flags);
-	if (e < 0) {
-		cli_err("folded", "out of memory");
-		profile_free(p);
-		return CLI_USAGE;
-	}
+		text_report(p, path, rc, err, limit);
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }

@@ -109,7 +109,7 @@ Test(profile, nested_calls)
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "t.lua:1", 1, 40, 20);
 	expect(p, "t.lua:10", 1, 20, 20);
-	cr_assert_eq(p->unmatched_exits, 0);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
 	profile_free(p);
 }
 
@@ -147,9 +147,9 @@ Test(profile, error_unwinding_through_pcall)
 	expect(p, "pcall", 1, 15, 5);
 	expect(p, "t.lua:10", 1, 10, 2);
 	expect(p, "stdin:20", 1, 8, 8);
-	cr_assert_eq(fn(p, "pcall")->kind, PROFILE_FN_C);
+	cr_assert_eq(fn(p, "pcall")->kind, FNID_C);
 	cr_assert_str_eq(fn(p, "pcall")->file, "/usr/bin/luajit");
-	cr_assert_eq(fn(p, "stdin:20")->kind, PROFILE_FN_LUA);
+	cr_assert_eq(fn(p, "stdin:20")->kind, FNID_LUA);
 	cr_assert_str_eq(fn(p, "stdin:20")->file, "stdin");
 	cr_assert_eq(fn(p, "stdin:20")->line, 20);
 	profile_free(p);
@@ -172,7 +172,7 @@ Test(profile, fast_function_closed_by_next_call)
 	expect(p, "coroutine.resume", 2, 8, 8);
 	expect(p, "t.lua:1", 1, 20, 8);
 	expect(p, "t.lua:10", 1, 4, 4);
-	cr_assert_eq(fn(p, "coroutine.resume")->kind, PROFILE_FN_FAST);
+	cr_assert_eq(fn(p, "coroutine.resume")->kind, FNID_FAST);
 	profile_free(p);
 }
 
@@ -211,8 +211,8 @@ Test(profile, frames_closed_at_detach_and_eof)
 	struct profile *p = load(&l, 1, 0);
 	expect(p, "t.lua:1", 1, 40, 10);
 	expect(p, "t.lua:10", 1, 30, 30);
-	cr_assert(p->vms[0]->has_detach);
-	cr_assert_eq(p->vms[0]->heap_detach, 1234);
+	cr_assert(p->vms[0].has_detach);
+	cr_assert_eq(p->vms[0].heap_detach, 1234);
 	profile_free(p);
 
 	/* A truncated log: closed at the last timestamp seen. */
@@ -225,7 +225,7 @@ Test(profile, frames_closed_at_detach_and_eof)
 	p = load(&l, 0, -ENODATA);
 	expect(p, "t.lua:1", 1, 35, 10);
 	expect(p, "t.lua:10", 1, 25, 25);
-	cr_assert_not(p->vms[0]->has_detach);
+	cr_assert_not(p->vms[0].has_detach);
 	cr_assert_not(p->have_end);
 	profile_free(p);
 }
@@ -274,7 +274,7 @@ Test(profile, coroutine_switches)
 	expect(p, "t.lua:10", 1, 19, 8);
 	expect(p, "coroutine.yield", 1, 11, 11);
 	cr_assert_eq(p->coroutines, 2);
-	cr_assert_eq(p->vms[0]->coroutines, 2);
+	cr_assert_eq(p->vms[0].coroutines, 2);
 	profile_free(p);
 }
 
@@ -297,7 +297,7 @@ Test(profile, noexit_ends_when_its_callee_returns)
 	expect(p, "t.lua:10", 1, 10, 10);
 	expect(p, "stdin:20", 1, 5, 5);
 	expect(p, "t.lua:1", 1, 50, 25);
-	cr_assert_eq(p->unmatched_exits, 0);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
 	profile_free(p);
 }
 
@@ -326,7 +326,7 @@ Test(profile, noexit_yield_and_resume_end_on_switch)
 	expect(p, "asm.resume", 1, 11, 2);
 	expect(p, "t.lua:10", 1, 19, 18);
 	expect(p, "asm.yield", 1, 1, 1);
-	cr_assert_eq(p->unmatched_exits, 0);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
 	profile_free(p);
 }
 
@@ -361,7 +361,7 @@ Test(profile, unmatched_exit_counted)
 	ev_exit(&e, 1, 5);
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
-	cr_assert_eq(p->unmatched_exits, 1);
+	cr_assert_eq(p->calls.unmatched_exits, 1);
 	expect(p, "t.lua:1", 1, 5, 5);
 	profile_free(p);
 }
@@ -382,14 +382,14 @@ Test(profile, call_tree_nodes)
 	ev_exit(&e, 1, 5);
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
-	cr_assert_eq(p->nnode, 4, "root, A, A>B, A>C");
-	for (size_t i = 1; i < p->nnode; i++) {
-		const struct profile_node *n = &p->nodes[i];
+	cr_assert_eq(p->calls.nnode, 4, "root, A, A>B, A>C");
+	for (size_t i = 1; i < p->calls.nnode; i++) {
+		const struct calls_node *n = &p->calls.nodes[i];
 		const char *name = p->fns[n->fn].name;
 		if (!strcmp(name, "t.lua:10")) {
 			cr_assert_eq(n->calls, 2);
 			cr_assert_eq(profile_ns(p, n->self), 10);
-			cr_assert_str_eq(p->fns[p->nodes[n->parent].fn].name,
+			cr_assert_str_eq(p->fns[p->calls.nodes[n->parent].fn].name,
 					 "t.lua:1");
 		} else if (!strcmp(name, "t.lua:1")) {
 			cr_assert_eq(n->parent, 0);
@@ -436,12 +436,12 @@ Test(profile, free_attributed_to_allocating_site)
 	f = fn(p, "(before attach)");
 	cr_assert_eq(f->free_count, 1);
 	cr_assert_eq(f->free_bytes, 10);
-	cr_assert_eq(f->kind, PROFILE_FN_INTERNAL);
+	cr_assert_eq(f->kind, FNID_INTERNAL);
 	cr_assert_eq(fn(p, "(gc)")->alloc_bytes, 16);
 	cr_assert_eq(fn(p, "(trace)")->alloc_bytes, 8);
 	cr_assert_eq(fn(p, "stdin:20")->alloc_bytes, 4, "a trace with a PROTO");
 
-	const struct profile_vm *v = p->vms[0];
+	const struct profile_vm *v = &p->vms[0];
 	cr_assert_eq(v->heap_attach, 1000,
 		     "the ATTACH event, not the VM record");
 	cr_assert_eq(v->alloc_bytes, 100 + 50 + 80 + 16 + 8 + 4);
@@ -452,8 +452,8 @@ Test(profile, free_attributed_to_allocating_site)
 
 	/* Sites keep the line. */
 	int found = 0;
-	for (size_t i = 0; i < p->nsite; i++) {
-		const struct profile_site *s = &p->sites[i];
+	for (size_t i = 0; i < p->heap.nsite; i++) {
+		const struct heap_site *s = &p->heap.sites[i];
 		if (!strcmp(p->fns[s->fn].name, "t.lua:10")) {
 			cr_assert_eq(s->line, 12);
 			cr_assert_eq(s->alloc_bytes, 80);
@@ -473,8 +473,8 @@ Test(profile, heap_attach_from_vm_record)
 	ev_alloc(&e, FORMAT_SITE_INTERNAL, 0, 0, 10, 0x10, 1);
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
-	cr_assert_eq(p->vms[0]->heap_attach, 900);
-	cr_assert_eq(p->vms[0]->live, 910);
+	cr_assert_eq(p->vms[0].heap_attach, 900);
+	cr_assert_eq(p->vms[0].live, 910);
 	cr_assert_eq(fn(p, "(internal)")->alloc_bytes, 10);
 	profile_free(p);
 }
@@ -499,15 +499,15 @@ Test(profile, gc_cycles_and_phases)
 	ev_vm(&e, FORMAT_VM_DETACH, 110, 50);	  /* t 200 */
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
-	cr_assert_eq(p->gc.cycles, 2);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_PAUSE]), 10 + 55 + 50);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_PROPAGATE]), 10 + 50);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_ATOMIC]), 5);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_SWEEPSTRING]), 5);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_SWEEP]), 10);
-	cr_assert_eq(profile_ns(p, p->gc.phase[FORMAT_GC_FINALIZE]), 5);
-	cr_assert_eq(p->gc.peak_heap, 500);
-	cr_assert_eq(p->gc.events, 9);
+	cr_assert_eq(p->heap.gc.cycles, 2);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PAUSE]), 10 + 55 + 50);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PROPAGATE]), 10 + 50);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_ATOMIC]), 5);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_SWEEPSTRING]), 5);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_SWEEP]), 10);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_FINALIZE]), 5);
+	cr_assert_eq(p->heap.gc.peak_heap, 500);
+	cr_assert_eq(p->heap.gc.events, 9);
 	profile_free(p);
 }
 
@@ -537,10 +537,10 @@ Test(profile, counts_and_two_vms)
 	cr_assert_eq(p->nvm, 2);
 	cr_assert_eq(p->events, 5);
 	cr_assert_eq(p->coroutines, 3);
-	cr_assert_eq(p->vms[0]->events, 2);
-	cr_assert_eq(p->vms[1]->events, 3);
-	cr_assert_eq(p->vms[1]->thread, 556);
-	cr_assert_eq(p->vms[1]->coroutines, 1);
+	cr_assert_eq(p->vms[0].events, 2);
+	cr_assert_eq(p->vms[1].events, 3);
+	cr_assert_eq(p->vms[1].thread, 556);
+	cr_assert_eq(p->vms[1].coroutines, 1);
 	expect(p, "t.lua:1", 2, 17, 17);
 	cr_assert(p->have_end);
 	cr_assert_eq(p->pid, 99);

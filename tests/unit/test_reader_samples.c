@@ -730,7 +730,7 @@ static void expect(const struct profile *p, const char *name, unsigned kind,
 {
 	const struct profile_fn *f = fn(p, name);
 	cr_assert_eq(f->kind, kind, "%s kind %s", name,
-		     profile_kind_name(f->kind));
+		     fnid_kind_name(f->kind));
 	cr_assert_eq(f->samples, self, "%s self %llu, want %llu", name,
 		     (unsigned long long)f->samples, (unsigned long long)self);
 	cr_assert_eq(f->samples_total, total, "%s total %llu, want %llu", name,
@@ -742,10 +742,10 @@ static void expect(const struct profile *p, const char *name, unsigned kind,
 static uint64_t at_line(const struct profile *p, const char *file,
 			uint64_t line)
 {
-	for (size_t i = 0; i < p->nline; i++)
-		if (p->lines[i].line == line &&
-		    !strcmp(p->fns[p->lines[i].fn].file, file))
-			return p->lines[i].samples;
+	for (size_t i = 0; i < p->smp.nline; i++)
+		if (p->smp.lines[i].line == line &&
+		    !strcmp(p->fns[p->smp.lines[i].fn].file, file))
+			return p->smp.lines[i].samples;
 	return 0;
 }
 
@@ -755,34 +755,34 @@ Test(samples, counts_by_function_line_and_state)
 	begin(&l);
 	std_samples(&l);
 	struct profile *p = load(&l, 0);
-	cr_assert_eq(p->samples, 10);
-	cr_assert_eq(p->samples_dropped, 2);
-	cr_assert_eq(p->signals, 12);
-	cr_assert_eq(p->state[FORMAT_STATE_INTERP], 4);
-	cr_assert_eq(p->state[FORMAT_STATE_C], 2);
-	cr_assert_eq(p->state[FORMAT_STATE_TRACE], 2);
-	cr_assert_eq(p->state[FORMAT_STATE_IDLE], 1);
-	cr_assert_eq(p->state[FORMAT_STATE_GC], 1);
-	cr_assert_eq(p->vms[0]->samples, 10);
+	cr_assert_eq(p->smp.samples, 10);
+	cr_assert_eq(p->smp.samples_dropped, 2);
+	cr_assert_eq(p->smp.signals, 12);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_INTERP], 4);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_C], 2);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_TRACE], 2);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_IDLE], 1);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_GC], 1);
+	cr_assert_eq(p->vms[0].samples, 10);
 
 	/* Self: the innermost Lua frame (samples 0, 2, 8, 9 in F; 7 too). */
-	expect(p, "app.lua:10", PROFILE_FN_LUA, 5, 8);
-	expect(p, "app.lua:0", PROFILE_FN_LUA, 0, 7);
-	expect(p, "lib.lua:5", PROFILE_FN_LUA, 1, 1);
-	expect(p, "string.rep", PROFILE_FN_FAST, 1, 1);
+	expect(p, "app.lua:10", FNID_LUA, 5, 8);
+	expect(p, "app.lua:0", FNID_LUA, 0, 7);
+	expect(p, "lib.lua:5", FNID_LUA, 1, 1);
+	expect(p, "string.rep", FNID_FAST, 1, 1);
 	/* io.write: innermost in sample 1, outermost Lua frame in 7; its
 	** HOSTSYM (l_write, same address) is the same function. */
-	expect(p, "io.write", PROFILE_FN_C, 1, 2);
+	expect(p, "io.write", FNID_C, 1, 2);
 	for (size_t i = 0; i < p->nfn; i++)
 		cr_assert_str_neq(p->fns[i].name, "l_write");
 	/* Host functions: total wherever they are in the merged stack; self
 	** only in a sample without Lua frames (4: the interpreter stands for
 	** the unreadable Lua stack). */
-	expect(p, "main", PROFILE_FN_HOST, 0, 7);
-	expect(p, "lua_pcall", PROFILE_FN_HOST, 0, 6);
-	expect(p, "memcpy", PROFILE_FN_HOST, 0, 2);
-	expect(p, "[libfoo.so]", PROFILE_FN_HOST, 0, 2);
-	expect(p, "(luajit interpreter)", PROFILE_FN_HOST, 1, 1);
+	expect(p, "main", FNID_HOST, 0, 7);
+	expect(p, "lua_pcall", FNID_HOST, 0, 6);
+	expect(p, "memcpy", FNID_HOST, 0, 2);
+	expect(p, "[libfoo.so]", FNID_HOST, 0, 2);
+	expect(p, "(luajit interpreter)", FNID_HOST, 1, 1);
 	cr_assert_str_eq(fn(p, "[libfoo.so]")->file, "/usr/lib/libfoo.so");
 
 	/* By line: the innermost PROTO frame (F under io.write at 13, under
@@ -791,13 +791,13 @@ Test(samples, counts_by_function_line_and_state)
 	cr_assert_eq(at_line(p, "app.lua", 13), 1);
 	cr_assert_eq(at_line(p, "app.lua", 11), 1);
 	cr_assert_eq(at_line(p, "lib.lua", 7), 1);
-	cr_assert_eq(p->nline, 4);
-	uint32_t *ix = profile_sorted_lines(p);
-	cr_assert_eq(p->lines[ix[0]].line, 12);
+	cr_assert_eq(p->smp.nline, 4);
+	uint32_t *ix = samples_sorted_lines(&p->smp);
+	cr_assert_eq(p->smp.lines[ix[0]].line, 12);
 	free(ix);
 
 	size_t n;
-	ix = profile_sorted_fns_samples(p, &n);
+	ix = samples_sorted_fns(&p->smp, &n);
 	cr_assert_eq(n, 10);
 	cr_assert_str_eq(p->fns[ix[0]].name, "app.lua:10");
 	free(ix);
@@ -824,7 +824,7 @@ Test(samples, cfunc_before_hostsym_also_merges)
 	sam_add(&s, 1, FORMAT_STATE_C, 0, 0, NULL, 1, host);
 	lblog_samples(&l, VM, 0, 1, 0, &s);
 	struct profile *p = load(&l, 0);
-	expect(p, "io.write", PROFILE_FN_C, 2, 2);
+	expect(p, "io.write", FNID_C, 2, 2);
 	cr_assert_eq(p->nfn, 2, "io.write and the interpreter");
 	profile_free(p);
 }
@@ -842,33 +842,33 @@ Test(samples, traces_aborts_and_flushes)
 	sam_add(&s, 1, FORMAT_STATE_TRACE, 0, 2, L_F, 0, NULL);
 	lblog_samples(&l, VM, 200, 1, 0, &s);
 	struct profile *p = load(&l, 0);
-	cr_assert_eq(p->ntrace, 2);
-	cr_assert_eq(p->trace_starts, 1);
-	cr_assert_eq(p->trace_stops, 1);
-	cr_assert_eq(p->trace_aborts, 3);
-	cr_assert_eq(p->trace_flushes, 1);
-	uint32_t *ix = profile_sorted_traces(p);
-	const struct profile_trace *t = &p->traces[ix[0]];
+	cr_assert_eq(p->smp.ntrace, 2);
+	cr_assert_eq(p->smp.trace_starts, 1);
+	cr_assert_eq(p->smp.trace_stops, 1);
+	cr_assert_eq(p->smp.trace_aborts, 3);
+	cr_assert_eq(p->smp.trace_flushes, 1);
+	uint32_t *ix = samples_sorted_traces(&p->smp);
+	const struct samples_trace *t = &p->smp.traces[ix[0]];
 	cr_assert_eq(t->traceno, 2);
 	cr_assert_eq(t->samples, 3);
 	cr_assert_eq(t->root, 1);
 	cr_assert_eq(t->line, 14);
 	cr_assert_str_eq(p->fns[t->fn].file, "app.lua");
 	cr_assert_eq(t->stopped, 0);
-	t = &p->traces[ix[1]];
+	t = &p->smp.traces[ix[1]];
 	cr_assert_eq(t->traceno, 1);
 	cr_assert_eq(t->samples, 2);
 	cr_assert_eq(t->stopped, 1);
 	free(ix);
-	cr_assert_eq(p->nabort, 2);
-	ix = profile_sorted_aborts(p);
-	cr_assert_eq(p->aborts[ix[0]].count, 2);
-	cr_assert_eq(p->aborts[ix[0]].reason, 7);
-	cr_assert_str_eq(p->aborts[ix[0]].message, "NYI: bytecode 72");
-	cr_assert_eq(p->aborts[ix[1]].count, 1);
-	cr_assert_str_eq(p->aborts[ix[1]].message, "loop unroll limit reached");
+	cr_assert_eq(p->smp.nabort, 2);
+	ix = samples_sorted_aborts(&p->smp);
+	cr_assert_eq(p->smp.aborts[ix[0]].count, 2);
+	cr_assert_eq(p->smp.aborts[ix[0]].reason, 7);
+	cr_assert_str_eq(p->smp.aborts[ix[0]].message, "NYI: bytecode 72");
+	cr_assert_eq(p->smp.aborts[ix[1]].count, 1);
+	cr_assert_str_eq(p->smp.aborts[ix[1]].message, "loop unroll limit reached");
 	free(ix);
-	cr_assert_eq(p->state[FORMAT_STATE_TRACE], 6);
+	cr_assert_eq(p->smp.state[FORMAT_STATE_TRACE], 6);
 	profile_free(p);
 }
 
@@ -879,8 +879,8 @@ Test(samples, dropped_only_in_end_counted)
 	std_samples(&l);
 	l.samples_dropped = 7; /* 5 more than the blocks say */
 	struct profile *p = load(&l, 0);
-	cr_assert_eq(p->samples_dropped, 7);
-	cr_assert_eq(p->signals, 17);
+	cr_assert_eq(p->smp.samples_dropped, 7);
+	cr_assert_eq(p->smp.signals, 17);
 	profile_free(p);
 }
 
@@ -890,22 +890,22 @@ Test(samples, dropped_only_in_end_counted)
 ** joined with newlines, in node order. */
 static char *stacks(const struct profile *p, unsigned view, unsigned flags)
 {
-	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	char *out = calloc(1, 1 << 16);
 	size_t len = 0;
-	for (uint32_t n = 1; n < p->nsnode; n++) {
-		if (!p->snodes[n].samples)
+	for (uint32_t n = 1; n < p->smp.nnode; n++) {
+		if (!p->smp.nodes[n].samples)
 			continue;
-		size_t nf = profile_stack(p, n, view, flags, fr);
+		size_t nf = samples_stack(&p->smp, n, view, flags, fr);
 		for (size_t i = 0; i < nf; i++) {
 			char name[256];
-			profile_frame_name(p, &fr[i], name, sizeof name);
+			samples_frame_name(&p->smp, &fr[i], name, sizeof name);
 			len += (size_t)snprintf(out + len, (1 << 16) - len,
 						"%s%s", i ? ";" : "", name);
 		}
 		len +=
 		    (size_t)snprintf(out + len, (1 << 16) - len, " %llu\n",
-				     (unsigned long long)p->snodes[n].samples);
+				     (unsigned long long)p->smp.nodes[n].samples);
 	}
 	free(fr);
 	return out;
@@ -927,7 +927,7 @@ Test(samples, merged_stacks)
 	begin(&l);
 	std_samples(&l);
 	struct profile *p = load(&l, 0);
-	char *s = stacks(p, PROFILE_VIEW_MERGED, 0);
+	char *s = stacks(p, SAMPLES_VIEW_MERGED, 0);
 	/* Host frames outside the interpreter, then Lua, outermost first. */
 	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10 1");
 	/* io.write once (CFUNC and HOSTSYM), then the C code it calls. */
@@ -949,20 +949,20 @@ Test(samples, merged_stacks)
 	cr_assert_null(strstr(s, "l_write"), "%s", s);
 	free(s);
 
-	s = stacks(p, PROFILE_VIEW_MERGED, PROFILE_ST_NOTRACE);
+	s = stacks(p, SAMPLES_VIEW_MERGED, SAMPLES_ST_NOTRACE);
 	has_line(s, "app.lua:0;app.lua:10 1");
 	has_line(s, "app.lua:0;app.lua:10;[libfoo.so];memcpy 1");
 	cr_assert_null(strstr(s, "trace"), "%s", s);
 	free(s);
 
-	s = stacks(p, PROFILE_VIEW_MERGED, PROFILE_ST_LINES);
+	s = stacks(p, SAMPLES_VIEW_MERGED, SAMPLES_ST_LINES);
 	has_line(s, "main;lua_pcall;app.lua:30;app.lua:12 1");
 	has_line(s, "main;lua_pcall;app.lua:30;app.lua:13;io.write;memcpy 1");
 	has_line(s, "app.lua:30;app.lua:12;trace 1 1");
 	has_line(s, "main;lua_pcall;app.lua:30;app.lua:12;lib.lua:7 1");
 	free(s);
 
-	s = stacks(p, PROFILE_VIEW_LUA, 0);
+	s = stacks(p, SAMPLES_VIEW_LUA, 0);
 	has_line(s, "app.lua:0;app.lua:10 1");
 	has_line(s, "app.lua:0;app.lua:10;io.write 1");
 	has_line(s, "app.lua:0;app.lua:10;trace 1 1");
@@ -972,7 +972,7 @@ Test(samples, merged_stacks)
 	cr_assert_null(strstr(s, "main"), "%s", s);
 	free(s);
 
-	s = stacks(p, PROFILE_VIEW_HOST, 0);
+	s = stacks(p, SAMPLES_VIEW_HOST, 0);
 	has_line(s, "main;lua_pcall;(luajit interpreter) 1");
 	has_line(s, "main;lua_pcall;(luajit interpreter);io.write;memcpy 1");
 	has_line(s, "(trace) 1");
@@ -1000,9 +1000,9 @@ Test(samples, stack_tree_shares_prefixes)
 	/* root; main, lua_pcall (outside the interpreter); the main chunk;
 	** F at 12; then the interpreter and the state under F (100) and
 	** under G at 7 (50). */
-	cr_assert_eq(p->nsnode, 10);
-	expect(p, "app.lua:10", PROFILE_FN_LUA, 100, 150);
-	expect(p, "lib.lua:5", PROFILE_FN_LUA, 50, 50);
+	cr_assert_eq(p->smp.nnode, 10);
+	expect(p, "app.lua:10", FNID_LUA, 100, 150);
+	expect(p, "lib.lua:5", FNID_LUA, 50, 50);
 	profile_free(p);
 }
 
@@ -1026,7 +1026,7 @@ Test(samples, mutated_sample_logs_never_crash)
 	std_samples(&l);
 	std_samples(&l);
 	lblog_end(&l);
-	struct profile_frame *fr = malloc(PROFILE_STACK_MAX * sizeof *fr);
+	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	for (int it = 0; it < 2000; it++) {
 		struct lblog t = l;
 		t.file.buf = malloc(l.file.len);
@@ -1053,10 +1053,10 @@ Test(samples, mutated_sample_logs_never_crash)
 		cr_assert(rc == 0 || rc == -ENODATA || rc == -EBADMSG ||
 			      rc == -ENOTSUP,
 			  "iteration %d: rc %d (%s)", it, rc, err);
-		for (uint32_t n = 1; n < p->nsnode; n++)
+		for (uint32_t n = 1; n < p->smp.nnode; n++)
 			for (unsigned v = 0; v < 3; v++)
-				cr_assert_leq(profile_stack(p, n, v, v, fr),
-					      PROFILE_STACK_MAX);
+				cr_assert_leq(samples_stack(&p->smp, n, v, v, fr),
+					      SAMPLES_STACK_MAX);
 		profile_free(p);
 		unlink(path);
 		free(t.file.buf);

@@ -1,0 +1,138 @@
+/*
+** ljlog CLI: 'ljlog folded', stacks for flamegraph.pl (the lines are made
+** by reader/proc/stacks.c).
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "proc/stacks.h"
+#include "profile.h"
+
+static const char folded_usage[] =
+    "usage: ljlog folded [--calls | --lua | --host] [--lines] [--no-traces]\n"
+    "                    FILE\n"
+    "\n"
+    "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
+    "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
+    "samples); a log without gives call stacks (COUNT: self time in ns).\n"
+    "\n"
+    "Sampled stacks merge each sample's host (C) and Lua stacks: the host\n"
+    "frames outside the outermost LuaJIT interpreter frame, then the Lua\n"
+    "frames, then the host frames inside the innermost interpreter frame\n"
+    "(C code called from Lua). Interpreter frames stand for the Lua frames\n"
+    "and are left out (a sample whose Lua stack could not be read keeps\n"
+    "one). A C function seen both as a Lua frame and as the host frame next\n"
+    "to it is printed once. A sample running compiled code gets a 'trace N'\n"
+    "frame on top of its Lua frames. A sample with Lua frames but no\n"
+    "interpreter frame prints its host frames on top of its Lua frames (and\n"
+    "trace): they are C code called from compiled code, unwound up to it\n"
+    "(compiled code has no unwind information). A sample with no frame at\n"
+    "all is '(STATE)', its state: (idle), (gc), ...\n"
+    "\n"
+    "  --calls       call stacks with self time from calls events (the\n"
+    "                default for a log without samples)\n"
+    "  --lua         Lua frames only (and the trace)\n"
+    "  --host        host frames only, as unwound (interpreter included)\n"
+    "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
+    "                not the function's first line\n"
+    "  --no-traces   no 'trace N' frames\n"
+    "  -h, --help    this help\n"
+    "\n"
+    "Characters ';', ' ' and newline in function names print as '_'.\n"
+    "Exit status as for 'ljlog report'.\n";
+
+/* Main thread. Print a sampled stack and its samples. */
+static int print_line(void *ud, const char *line, size_t len, uint64_t n)
+{
+	fwrite(line, 1, len, stdout);
+	printf(" %" PRIu64 "\n", n);
+	return 0;
+}
+
+/* Main thread. Print a call path and its self time in ns (none when that
+** rounds to 0). */
+static int print_calls(void *ud, const char *line, size_t len, uint64_t ticks)
+{
+	uint64_t ns = profile_ns(ud, ticks);
+	return ns ? print_line(NULL, line, len, ns) : 0;
+}
+
+/* Main thread. 'ljlog folded'. */
+int cli_folded(int argc, char **argv)
+{
+	enum { O_CALLS = 256, O_LUA, O_HOST, O_LINES, O_NOTRACES };
+	static const struct option lo[] = {
+	    {"calls", no_argument, NULL, O_CALLS},
+	    {"lua", no_argument, NULL, O_LUA},
+	    {"host", no_argument, NULL, O_HOST},
+	    {"lines", no_argument, NULL, O_LINES},
+	    {"no-traces", no_argument, NULL, O_NOTRACES},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int calls = 0, view = -1, o;
+	unsigned flags = 0;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		switch (o) {
+		case O_CALLS: calls = 1; break;
+		case O_LUA:
+		case O_HOST: {
+			int v =
+			    o == O_LUA ? SAMPLES_VIEW_LUA : SAMPLES_VIEW_HOST;
+			if (view >= 0 && view != v) {
+				cli_err("folded", "--lua and --host exclude "
+						  "each other");
+				return CLI_USAGE;
+			}
+			view = v;
+			break;
+		}
+		case O_LINES: flags |= SAMPLES_ST_LINES; break;
+		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
+		case 'h': fputs(folded_usage, stdout); return CLI_OK;
+		default:
+			cli_err("folded", "unknown option '%s'",
+				argv[optind - 1]);
+			fputs(folded_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (calls && (view >= 0 || flags)) {
+		cli_err("folded", "--calls takes no sample option (--lua, "
+				  "--host, --lines, --no-traces)");
+		return CLI_USAGE;
+	}
+	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
+	if (!path)
+		return CLI_USAGE;
+	/* The call tree is only needed for --calls, or for the default on a
+	** log that turns out to have no samples. */
+	int sampling = view >= 0 || flags;
+	struct profile *p;
+	char err[512];
+	int rc, st = cli_load("folded", path, sampling ? 0 : PROFILE_CALLTREE,
+			      &p, &rc, err, sizeof err, 1);
+	if (st >= 0)
+		return st;
+	int e = 0;
+	if (calls || (!sampling && !p->smp.samples))
+		e = stacks_calls(&p->calls, &p->fnid, print_calls, p);
+	else if (!p->smp.samples)
+		cli_err("folded", "no samples in %s (try --calls)", path);
+	else
+		e = stacks_samples(
+		    &p->smp, view >= 0 ? (unsigned)view : SAMPLES_VIEW_MERGED,
+		    flags, print_line, NULL);
+	if (e < 0) {
+		cli_err("folded", "out of memory");
+		profile_free(p);
+		return CLI_USAGE;
+	}
+	profile_free(p);
+	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}

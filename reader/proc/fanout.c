@@ -1,0 +1,142 @@
+/*
+** ljlog reader processors: the fan-out sink.
+*/
+#include "fanout.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Any thread. An empty fan-out. */
+void fanout_init(struct fanout *f)
+{
+	memset(f, 0, sizeof *f);
+}
+
+/* Any thread. Add a sink. */
+int fanout_add(struct fanout *f, const struct decode_sink *s)
+{
+	if (f->n == FANOUT_MAX)
+		return -ENOSPC;
+	f->sinks[f->n++] = *s;
+	return 0;
+}
+
+/* Forward callback cb with arguments to every sink that has it; stop at
+** the first non-zero return. */
+#define FORWARD(cb, ...)                                                       \
+	do {                                                                   \
+		const struct fanout *fo_ = ud;                                 \
+		for (unsigned fo_i = 0; fo_i < fo_->n; fo_i++) {               \
+			const struct decode_sink *fo_s = &fo_->sinks[fo_i];    \
+			int fo_rc;                                             \
+			if (fo_s->cb &&                                        \
+			    (fo_rc = fo_s->cb(fo_s->ud, __VA_ARGS__)))         \
+				return fo_rc;                                  \
+		}                                                              \
+		return 0;                                                      \
+	} while (0)
+
+/* Any thread. Decoder callbacks, forwarded. */
+static int on_intro(void *ud, const struct decode_intro *in)
+{
+	FORWARD(intro, in);
+}
+
+/* Any thread. END block, forwarded. */
+static int on_end(void *ud, const struct decode_end *e)
+{
+	FORWARD(end, e);
+}
+
+/* Any thread. MAPPING block, forwarded. */
+static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
+{
+	FORWARD(mapping, vm, b);
+}
+
+/* Any thread. MAPPING record, forwarded. */
+static int on_record(void *ud, struct decode_obj *o)
+{
+	FORWARD(record, o);
+}
+
+/* Any thread. EVENTS block header, forwarded. */
+static int on_events(void *ud, const struct decode_events *h)
+{
+	FORWARD(events, h);
+}
+
+/* Any thread. One event, forwarded (hot path). */
+static int on_event(void *ud, const struct decode_event *ev)
+{
+	FORWARD(event, ev);
+}
+
+/* Any thread. EVENTS block end, forwarded. */
+static int on_events_done(void *ud, const struct decode_events *h)
+{
+	FORWARD(events_done, h);
+}
+
+/* Any thread. SAMPLES block header, forwarded. */
+static int on_samples(void *ud, const struct decode_samples *h)
+{
+	FORWARD(samples, h);
+}
+
+/* Any thread. One sample, forwarded. */
+static int on_sample(void *ud, const struct decode_sample *s)
+{
+	FORWARD(sample, s);
+}
+
+/* Any thread. SAMPLES block end, forwarded. */
+static int on_samples_done(void *ud, const struct decode_samples *h)
+{
+	FORWARD(samples_done, h);
+}
+
+/* Any thread. A block the decoder does not know, forwarded. */
+static int on_unknown(void *ud, const struct reader_block *b)
+{
+	FORWARD(unknown, b);
+}
+
+/* Any thread. A decoder warning, to every sink. */
+static void on_warn(void *ud, const char *msg)
+{
+	const struct fanout *f = ud;
+	for (unsigned i = 0; i < f->n; i++)
+		if (f->sinks[i].warn)
+			f->sinks[i].warn(f->sinks[i].ud, msg);
+}
+
+/* Install forwarder fn as member cb of sink when some sink of f has cb
+** (the decoder skips what no sink wants). */
+#define INSTALL(cb, fn)                                                        \
+	do {                                                                   \
+		for (unsigned i = 0; i < f->n; i++)                            \
+			if (f->sinks[i].cb) {                                  \
+				sink->cb = fn;                                 \
+				break;                                         \
+			}                                                      \
+	} while (0)
+
+/* Any thread. Fill sink so that a decoder feeds every sink of f. */
+void fanout_sink(struct fanout *f, struct decode_sink *sink)
+{
+	memset(sink, 0, sizeof *sink);
+	sink->ud = f;
+	INSTALL(intro, on_intro);
+	INSTALL(end, on_end);
+	INSTALL(mapping, on_mapping);
+	INSTALL(record, on_record);
+	INSTALL(events, on_events);
+	INSTALL(event, on_event);
+	INSTALL(events_done, on_events_done);
+	INSTALL(samples, on_samples);
+	INSTALL(sample, on_sample);
+	INSTALL(samples_done, on_samples_done);
+	INSTALL(unknown, on_unknown);
+	INSTALL(warn, on_warn);
+}

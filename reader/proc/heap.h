@@ -1,0 +1,101 @@
+/*
+** ljlog reader processors: the heap.
+** Allocation sites (a function and a line), allocations and frees per
+** function, site and VM, the live heap (each free charged to the site that
+** allocated the block), and the GC timeline (phases, cycles, peak heap).
+*/
+#ifndef LJLOG_READER_PROC_HEAP_H
+#define LJLOG_READER_PROC_HEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "proc/fnid.h"
+#include "util/hmap.h"
+#include "util/intern.h"
+
+/* Allocations and frees of one function. */
+struct heap_fn {
+	uint64_t alloc_count, alloc_bytes;
+	uint64_t free_count, free_bytes;
+};
+
+/* One allocation site: a function and a line. */
+struct heap_site {
+	uint32_t fn; /* function index */
+	uint64_t line;
+	uint64_t alloc_count, alloc_bytes;
+	uint64_t free_count, free_bytes;
+};
+
+/* GC timeline, over all VMs. */
+struct heap_gc {
+	uint64_t events;
+	uint64_t cycles;
+	uint64_t phase[FORMAT_GC__MAX]; /* ts units */
+	uint64_t peak_heap;
+};
+
+/* One VM. */
+struct heap_vm {
+	uint32_t id;
+	uint64_t heap_attach; /* ATTACH event, else VM record */
+	uint64_t heap_detach; /* DETACH event (has_detach) */
+	int has_detach;
+	uint64_t alloc_count, alloc_bytes;
+	uint64_t free_count, free_bytes;
+	int64_t live;	  /* heap_attach + alloc_bytes - free_bytes (finish) */
+	int64_t peak;	  /* highest live seen (finish) */
+	uint64_t gc_peak; /* highest heap in GC events */
+	/* Processor state. */
+	int has_attach_event;
+	int gc_phase; /* -1: none seen */
+	uint64_t gc_since;
+	int64_t net, peak_net; /* alloc - free so far, and its peak */
+	uint64_t last_ts;      /* last event (has_ts) */
+	int has_ts;
+	struct hmap blocks; /* live block address -> site + 1 */
+};
+
+struct heap {
+	struct fnid *fnid;   /* the functions (pseudo-functions are added) */
+	struct heap_fn *fns; /* by function index; fns past nfn are zero */
+	size_t nfn;
+	struct heap_site *sites;
+	size_t nsite, sitecap;
+	struct intern sitekeys; /* (fn, line) -> site index */
+	uint32_t last_fn; /* the last site looked up: fn, line, site + 1 */
+	uint64_t last_line;
+	uint32_t last_site;
+	struct heap_vm **vms; /* in order of first record or event */
+	size_t nvm;
+	struct hmap vmmap; /* VM ID -> index in vms + 1 */
+	struct heap_vm *last_vm;
+	struct heap_gc gc;
+};
+
+/* Any thread. Start h over the functions of fnid. */
+void heap_init(struct heap *h, struct fnid *fnid);
+
+/* Any thread. Free everything. */
+void heap_free(struct heap *h);
+
+/* Any thread. Fill sink so that a decoder's VM records and events feed h. */
+void heap_sink(struct heap *h, struct decode_sink *sink);
+
+/* Any thread. End of input: close the GC phases still open at each VM's
+** last event, compute live and peak. */
+void heap_finish(struct heap *h);
+
+/* Any thread. The allocations of function fn (zero when none). */
+const struct heap_fn *heap_fn_get(const struct heap *h, uint32_t fn);
+
+/* Any thread. VM id, or NULL when h saw nothing of it. */
+const struct heap_vm *heap_vm_get(const struct heap *h, uint32_t id);
+
+/* Any thread. Site indices sorted by alloc bytes, then count, then function
+** name, then line; caller frees. NULL when out of memory. */
+uint32_t *heap_sorted_sites(const struct heap *h);
+
+#endif
