@@ -211,8 +211,28 @@ const struct decode_intro *decode_intro(const struct decode *d);
 /* Any thread. The END block, NULL before it. */
 const struct decode_end *decode_end(const struct decode *d);
 
-/* Any thread. 1 when decode_block needs this kind's payload. */
-int decode_wants_payload(unsigned kind);
+/* -- Block kinds -------------------------------------------------------------- */
+/* One row per block kind this reader knows; decode_block, `ljlog dump` and
+** `ljlog check` all go through it. A kind without a row is unknown (skipped
+** by length, with a warning), never taken for another kind. */
+#define DECODE_KIND_ONCE   1u /* at most one per log */
+#define DECODE_KIND_FIRST  2u /* may (must) come before INTRO: INTRO itself */
+#define DECODE_KIND_HEADER 4u /* `dump --headers` still decodes it */
+
+struct decode_cur; /* a cursor over one payload (decode_int.h) */
+
+struct decode_kind {
+	unsigned kind;	/* FORMAT_KIND_*; its name is format_kind_name() */
+	unsigned flags; /* DECODE_KIND_* */
+	int (*decode)(struct decode *d, const struct reader_block *b,
+		      struct decode_cur *c);
+};
+
+/* Any thread. The row of a block kind, NULL when this reader lacks it. */
+const struct decode_kind *decode_kind(unsigned kind);
+
+/* Any thread. The i-th row of the kind table, NULL past the last. */
+const struct decode_kind *decode_kind_at(size_t i);
 
 /* Any thread. Totals so far: events decoded, VM records, samples decoded,
 ** samples dropped (SAMPLES dropped fields), SAMPLES blocks. */
@@ -230,27 +250,10 @@ uint64_t decode_samples_blocks(const struct decode *d);
 int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen);
 
 /* -- Names ------------------------------------------------------------------- */
+/* Enum names are format_*_name() in blocks/format.h. */
 
 /* Any thread. Chunk name as Lua shows it: "@app.lua" -> "app.lua",
 ** "=stdin" -> "stdin", source text -> [string "first line..."]. */
 void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len);
-
-/* Any thread. Site kind name: "unknown", "lua", "c", "trace", "gc", ... */
-const char *decode_site_name(unsigned site);
-
-/* Any thread. GC phase name: "pause", "propagate", ... */
-const char *decode_gc_phase_name(unsigned phase);
-
-/* Any thread. Event op name: "ENTER", "EXIT", ... */
-const char *decode_op_name(unsigned op);
-
-/* Any thread. MAPPING record kind name: "VM", "PROTO", ... */
-const char *decode_rec_name(unsigned kind);
-
-/* Any thread. Sample state name: "interp", "c", "gc", ... ("?" if unknown). */
-const char *decode_state_name(unsigned state);
-
-/* Any thread. VM event sub-kind name: "ATTACH", ..., "TRACE_FLUSH". */
-const char *decode_vm_sub_name(unsigned sub);
 
 #endif

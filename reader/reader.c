@@ -58,7 +58,7 @@ static int fail(struct reader *r, int code, const char *fmt, ...)
 /* Any thread. "EVENTS", or "kind 9" for a kind this reader does not know. */
 static const char *kind_str(unsigned kind, char *buf, size_t len)
 {
-	const char *n = blocks_kind_name(kind);
+	const char *n = format_kind_name(kind);
 	if (strcmp(n, "?") != 0)
 		return n;
 	snprintf(buf, len, "kind %u", kind);

@@ -126,7 +126,7 @@ static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
 /* Main thread. One MAPPING record. */
 static int on_record(void *ud, struct decode_obj *o)
 {
-	printf("  %s %u", decode_rec_name(o->kind), o->id);
+	printf("  %s %u", format_rec_name(o->kind), o->id);
 	switch (o->kind) {
 	case FORMAT_REC_VM:
 		printf(" thread %" PRIu64 " heap %" PRIu64 " flags 0x%" PRIx64
@@ -187,7 +187,7 @@ static int on_events(void *ud, const struct decode_events *h)
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	printf("    ts %" PRIu64 " co %u %s", ev->ts, ev->co,
-	       decode_op_name(ev->op));
+	       format_op_name(ev->op));
 	switch (ev->op) {
 	case FORMAT_OP_ENTER:
 		printf(" slot %" PRId64 " func %u", ev->slot, ev->id);
@@ -196,7 +196,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	case FORMAT_OP_EXIT: printf(" slot %" PRId64, ev->slot); break;
 	case FORMAT_OP_ALLOC:
 	case FORMAT_OP_REALLOC:
-		printf(" site %s %u", decode_site_name(ev->lo), ev->id);
+		printf(" site %s %u", format_site_name(ev->lo), ev->id);
 		obj_name(ev->obj);
 		printf(" line %" PRIu64, ev->line);
 		if (ev->op == FORMAT_OP_ALLOC)
@@ -211,12 +211,12 @@ static int on_event(void *ud, const struct decode_event *ev)
 		printf(" addr 0x%" PRIx64 " size %" PRIu64, ev->addr, ev->size);
 		break;
 	case FORMAT_OP_GC:
-		printf(" %s heap %" PRIu64, decode_gc_phase_name(ev->lo),
+		printf(" %s heap %" PRIu64, format_gc_phase_name(ev->lo),
 		       ev->heap);
 		break;
 	case FORMAT_OP_SWITCH: printf(" coroutine %u", ev->id); break;
 	default:
-		printf(" %s", decode_vm_sub_name(ev->lo));
+		printf(" %s", format_vm_name(ev->lo));
 		switch (ev->lo) {
 		case FORMAT_VM_ATTACH:
 		case FORMAT_VM_DETACH:
@@ -279,7 +279,7 @@ static void lua_frame(const struct decode_lua_frame *f)
 static int on_sample(void *ud, const struct decode_sample *s)
 {
 	printf("    ts %" PRIu64 " state %s", s->ts,
-	       decode_state_name(s->state));
+	       format_state_name(s->state));
 	if (s->trace)
 		printf(" trace %u (traceno %" PRIu64 ")", s->trace->id,
 		       s->trace->u.trace.traceno);
@@ -389,23 +389,24 @@ int cli_dump(int argc, char **argv)
 	err[0] = '\0';
 	int first = 1;
 	while ((rc = reader_next(r, &b)) > 0) {
-		char kb[24];
-		const char *kn = blocks_kind_name(b.h.kind);
+		const struct decode_kind *k = decode_kind(b.h.kind);
 		if (first) {
 			printf("offset 0: file magic, %d bytes\n",
 			       FORMAT_MAGIC_LEN);
 			first = 0;
 		}
-		if (!strcmp(kn, "?")) {
-			snprintf(kb, sizeof kb, "kind %u (unknown)", b.h.kind);
-			kn = kb;
-		}
-		printf("block %" PRIu64 " at offset %" PRIu64
-		       ": %s, %u bytes\n",
-		       b.index, b.offset, kn, b.h.length);
-		if (headers && b.h.kind != FORMAT_KIND_INTRO)
+		if (k)
+			printf("block %" PRIu64 " at offset %" PRIu64
+			       ": %s, %u bytes\n",
+			       b.index, b.offset, format_kind_name(k->kind),
+			       b.h.length);
+		else
+			printf("block %" PRIu64 " at offset %" PRIu64
+			       ": kind %u (unknown), %u bytes\n",
+			       b.index, b.offset, b.h.kind, b.h.length);
+		if (headers && !(k && (k->flags & DECODE_KIND_HEADER)))
 			continue; /* skipped by length, payload unread */
-		if (!decode_wants_payload(b.h.kind)) {
+		if (!k) {
 			printf("  skipped: kind unknown to this reader\n");
 			continue;
 		}

@@ -600,7 +600,7 @@ static void text_samples(const struct profile *p, size_t limit)
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		if (s->state[i])
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
-			       decode_state_name(i), s->state[i],
+			       format_state_name(i), s->state[i],
 			       pct(s->state[i], s->samples));
 	text_table(p, &sec_fn_samples, limit);
 	text_table(p, &sec_lines, limit);
@@ -653,7 +653,7 @@ static void text_report(const struct profile *p, const char *path, int rc,
 	       " GC events\n",
 	       gc->cycles, gc->peak_heap, gc->events);
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
-		printf("  %-12s %12.3f ms\n", decode_gc_phase_name(i),
+		printf("  %-12s %12.3f ms\n", format_gc_phase_name(i),
 		       (double)profile_ns(p, gc->phase[i]) / 1e6);
 
 	text_table(p, &sec_vms, 0);
@@ -746,7 +746,7 @@ static void json_report(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "signals", s->signals);
 	json_obj(&j, "states");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
-		json_u64(&j, decode_state_name(i), s->state[i]);
+		json_u64(&j, format_state_name(i), s->state[i]);
 	json_close(&j, '}');
 	json_u64(&j, "trace_flushes", s->trace_flushes);
 
@@ -764,7 +764,7 @@ static void json_report(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "cycles", gc->cycles);
 	json_obj(&j, "phase_ns");
 	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
-		json_u64(&j, decode_gc_phase_name(i),
+		json_u64(&j, format_gc_phase_name(i),
 			 profile_ns(p, gc->phase[i]));
 	json_close(&j, '}');
 	json_u64(&j, "peak_heap", gc->peak_heap);

@@ -707,6 +707,6 @@ void samples_frame_name(const struct samples *s, const struct samples_frame *f,
 		snprintf(buf, len, "trace %llu",
 			 (unsigned long long)s->traces[f->idx].traceno);
 		break;
-	default: snprintf(buf, len, "(%s)", decode_state_name(f->idx)); break;
+	default: snprintf(buf, len, "(%s)", format_state_name(f->idx)); break;
 	}
 }

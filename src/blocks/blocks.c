@@ -67,6 +67,7 @@ uint8_t *blocks_str_put(uint8_t *p, const char *s, size_t len)
 
 /* -- Block headers ------------------------------------------------------------ */
 
+/* Any context. Store v little-endian at p. */
 static void put_u32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
@@ -75,6 +76,7 @@ static void put_u32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
+/* Any context. Load a little-endian u32 from p. */
 static uint32_t get_u32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
@@ -114,17 +116,4 @@ int blocks_header_parse(const uint8_t *hdr, struct blocks_header *out)
 int blocks_payload_ok(const struct blocks_header *h, const void *payload)
 {
 	return XXH32(payload, h->length, 0) == h->checksum;
-}
-
-/* Any context. Name of a block kind ("?" when unknown). */
-const char *blocks_kind_name(unsigned kind)
-{
-	switch (kind) {
-	case FORMAT_KIND_INTRO: return "INTRO";
-	case FORMAT_KIND_END: return "END";
-	case FORMAT_KIND_MAPPING: return "MAPPING";
-	case FORMAT_KIND_EVENTS: return "EVENTS";
-	case FORMAT_KIND_SAMPLES: return "SAMPLES";
-	}
-	return "?";
 }

@@ -78,7 +78,4 @@ int blocks_header_parse(const uint8_t *hdr, struct blocks_header *out);
 /* Any context. 1 when the payload matches the header's checksum. */
 int blocks_payload_ok(const struct blocks_header *h, const void *payload);
 
-/* Any context. Name of a block kind ("?" when unknown). */
-const char *blocks_kind_name(unsigned kind);
-
 #endif

@@ -112,4 +112,15 @@ enum format_gc_phase {
 	FORMAT_GC__MAX
 };
 
+/* -- Names (format.c) ------------------------------------------------------ */
+/* One table per enum, indexed by value; "?" for a value the table lacks. */
+const char *format_kind_name(unsigned kind);
+const char *format_counter_name(unsigned counter);
+const char *format_rec_name(unsigned kind);
+const char *format_op_name(unsigned op);
+const char *format_vm_name(unsigned sub);
+const char *format_state_name(unsigned state);
+const char *format_site_name(unsigned site);
+const char *format_gc_phase_name(unsigned phase);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "blocks/blocks.h"
+#include "util/util.h"
 
 /* Growable byte buffer for building blocks. */
 struct wbuf {
@@ -22,7 +23,7 @@ struct wbuf {
 static inline uint8_t *wbuf_room(struct wbuf *b, size_t n)
 {
 	extern uint8_t *wbuf_grow(struct wbuf * b, size_t n);
-	if (__builtin_expect(b->len + n > b->cap, 0))
+	if (UTIL_UNLIKELY(b->len + n > b->cap))
 		return wbuf_grow(b, n);
 	return b->p + b->len;
 }

@@ -154,8 +154,8 @@ Test(blocks, header_pack_parse)
 	cr_assert_eq(h.flags, 0);
 	cr_assert_eq(h.length, sizeof payload);
 	cr_assert(blocks_payload_ok(&h, payload));
-	cr_assert_str_eq(blocks_kind_name(FORMAT_KIND_MAPPING), "MAPPING");
-	cr_assert_str_eq(blocks_kind_name(99), "?");
+	cr_assert_str_eq(format_kind_name(FORMAT_KIND_MAPPING), "MAPPING");
+	cr_assert_str_eq(format_kind_name(99), "?");
 }
 
 Test(blocks, header_any_flipped_bit_rejected)

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "blocks/blocks.h"
+#include "reader/decode.h"
 
 #ifndef SRCDIR
 #define SRCDIR "."
@@ -148,6 +150,30 @@ static long value_of(const struct table *t, const char *name)
 	return -1;
 }
 
+/* Test thread. The name table behind fn holds exactly the doc's pairs:
+** every value 0..255 the doc lists has its name (compared without case),
+** every other value is "?". */
+static void walk(const char *what, const struct table *doc,
+		 const char *(*fn)(unsigned))
+{
+	cr_assert_gt(doc->n, 0, "%s: nothing parsed from format.txt", what);
+	for (unsigned v = 0; v < 256; v++) {
+		const char *n = fn(v);
+		int listed = 0;
+		for (int i = 0; i < doc->n; i++)
+			if (doc->p[i].value == (long)v) {
+				cr_assert(!strcasecmp(n, doc->p[i].name),
+					  "%s %u: format.txt says %s, the name "
+					  "table %s",
+					  what, v, doc->p[i].name, n);
+				listed = 1;
+			}
+		if (!listed)
+			cr_assert_str_eq(n, "?", "%s %u is not in format.txt",
+					 what, v);
+	}
+}
+
 /* -- Tests -------------------------------------------------------------------------- */
 
 Test(format, magic_bytes)
@@ -231,18 +257,21 @@ Test(format, block_kinds)
 	cr_assert_eq(value_of(&hd, "MAPPING"), FORMAT_KIND_MAPPING);
 	cr_assert_eq(value_of(&hd, "EVENTS"), FORMAT_KIND_EVENTS);
 	cr_assert_eq(value_of(&hd, "SAMPLES"), FORMAT_KIND_SAMPLES);
-	/* The codec's name table knows exactly these kinds. */
-	for (unsigned k = 0; k < 256; k++) {
-		const char *n = blocks_kind_name(k);
-		int listed = 0;
-		for (int i = 0; i < d.n; i++)
-			if (d.p[i].value == (long)k) {
-				cr_assert_str_eq(n, d.p[i].name);
-				listed = 1;
-			}
-		if (!listed)
-			cr_assert_str_eq(n, "?", "kind %u", k);
+	/* The name table knows exactly these kinds, and so does the
+	** reader's kind table: a row for each, none for anything else. */
+	walk("block kind", &d, format_kind_name);
+	size_t rows = 0;
+	for (const struct decode_kind *k; (k = decode_kind_at(rows)); rows++) {
+		cr_assert_neq(strcmp(format_kind_name(k->kind), "?"), 0,
+			      "kind table row %u is not in format.txt",
+			      k->kind);
+		cr_assert_eq(decode_kind(k->kind), k);
+		cr_assert_not_null(k->decode);
 	}
+	cr_assert_eq(rows, (size_t)d.n, "%zu rows for %d kinds", rows, d.n);
+	for (unsigned k = 0; k < 256; k++)
+		if (!strcmp(format_kind_name(k), "?"))
+			cr_assert_null(decode_kind(k), "kind %u", k);
 	free(sec);
 	free(h);
 	free(doc);
@@ -272,6 +301,7 @@ Test(format, event_ops)
 	cr_assert_not_null(strstr(doc, buf), "%s", buf);
 	snprintf(buf, sizeof buf, "lo == %u means", FORMAT_SLOT_ESCAPE);
 	cr_assert_not_null(strstr(doc, buf), "%s", buf);
+	walk("event op", &d, format_op_name);
 	free(sec);
 	free(h);
 	free(doc);
@@ -302,6 +332,7 @@ Test(format, record_kinds)
 	cr_assert_eq(FORMAT_FF_NOEXIT, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0 VM: LuaJIT's interpreter"));
 	cr_assert_eq(FORMAT_HOST_VM, 1u);
+	walk("record kind", &d, format_rec_name);
 	free(sec);
 
 	/* TRACE and HOSTSYM fields, in order. */
@@ -346,6 +377,7 @@ Test(format, site_kinds)
 	cr_assert_eq(value_of(&hd, "GC"), FORMAT_SITE_GC);
 	cr_assert_eq(value_of(&hd, "JIT"), FORMAT_SITE_JIT);
 	cr_assert_eq(value_of(&hd, "INTERNAL"), FORMAT_SITE_INTERNAL);
+	walk("site kind", &d, format_site_name);
 	free(sec);
 	free(h);
 	free(doc);
@@ -367,6 +399,7 @@ Test(format, gc_phases)
 	cr_assert_eq(value_of(&hd, "SWEEPSTRING"), FORMAT_GC_SWEEPSTRING);
 	cr_assert_eq(value_of(&hd, "SWEEP"), FORMAT_GC_SWEEP);
 	cr_assert_eq(value_of(&hd, "FINALIZE"), FORMAT_GC_FINALIZE);
+	walk("GC phase", &d, format_gc_phase_name);
 	free(sec);
 	free(h);
 	free(doc);
@@ -391,6 +424,7 @@ Test(format, sample_states)
 	cr_assert_eq(value_of(&hd, "ASM"), FORMAT_STATE_ASM);
 	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_STATE_TRACE);
 	cr_assert_eq(value_of(&hd, "IDLE"), FORMAT_STATE_IDLE);
+	walk("sample state", &d, format_state_name);
 	free(sec);
 	/* The payload names state 7 as the one with a trace. */
 	sec = section(doc, "SAMPLES payload (version 2)", "Sample states");
@@ -418,6 +452,7 @@ Test(format, vm_subs_and_counters)
 	collect(line, "^ +([0-9]+) ([A-Z_]+) ", 2, 1, 0, &d);
 	header_enum(h, "FORMAT_VM_", &hd);
 	same("VM event", &d, &hd);
+	walk("VM event", &d, format_vm_name);
 	cr_assert_eq(value_of(&hd, "ATTACH"), FORMAT_VM_ATTACH);
 	cr_assert_eq(value_of(&hd, "DETACH"), FORMAT_VM_DETACH);
 	cr_assert_eq(value_of(&hd, "TRACE_START"), FORMAT_VM_TRACE_START);
@@ -439,6 +474,11 @@ Test(format, vm_subs_and_counters)
 	cr_assert_eq(value_of(&d, "CLOCK_MONOTONIC"), value_of(&hd, "MONO_NS"));
 	cr_assert_eq(value_of(&hd, "TSC"), FORMAT_COUNTER_TSC);
 	cr_assert_eq(value_of(&hd, "MONO_NS"), FORMAT_COUNTER_MONO_NS);
+	cr_assert_str_eq(format_counter_name(FORMAT_COUNTER_TSC), "tsc");
+	cr_assert_str_eq(format_counter_name(FORMAT_COUNTER_MONO_NS),
+			 "monotonic ns");
+	cr_assert_str_eq(format_counter_name(0), "?");
+	cr_assert_str_eq(format_counter_name(3), "?");
 	free(line);
 	free(h);
 	free(doc);

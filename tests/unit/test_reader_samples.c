@@ -288,8 +288,8 @@ Test(samples, records_decode_field_by_field)
 	cr_assert_str_eq(s.object[hi], "/usr/lib/libluajit.so");
 	cr_assert_eq(h->u.host.flags, FORMAT_HOST_VM);
 	cr_assert_eq(v->u.host.name.len, 0);
-	cr_assert_str_eq(decode_rec_name(FORMAT_REC_TRACE), "TRACE");
-	cr_assert_str_eq(decode_rec_name(FORMAT_REC_HOSTSYM), "HOSTSYM");
+	cr_assert_str_eq(format_rec_name(FORMAT_REC_TRACE), "TRACE");
+	cr_assert_str_eq(format_rec_name(FORMAT_REC_HOSTSYM), "HOSTSYM");
 	lblog_free(&l);
 }
 
@@ -382,7 +382,7 @@ Test(samples, trace_events_decode_field_by_field)
 	cr_assert_str_eq(s.msg[4], "loop unroll limit reached");
 	cr_assert_eq(ev[5].lo, FORMAT_VM_TRACE_FLUSH);
 	cr_assert_eq(ev[5].ts, 6);
-	cr_assert_str_eq(decode_vm_sub_name(FORMAT_VM_TRACE_ABORT),
+	cr_assert_str_eq(format_vm_name(FORMAT_VM_TRACE_ABORT),
 			 "TRACE_ABORT");
 	lblog_free(&l);
 }
@@ -690,12 +690,12 @@ Test(samples, state_names_follow_the_document)
 		char name[32];
 		if (sscanf(line, "  %u %31s", &v, name) != 2)
 			break;
-		cr_assert_str_eq(decode_state_name(v), name, "state %u", v);
+		cr_assert_str_eq(format_state_name(v), name, "state %u", v);
 		n++;
 	}
 	fclose(f);
 	cr_assert_eq(n, FORMAT_STATE__MAX);
-	cr_assert_str_eq(decode_state_name(FORMAT_STATE__MAX), "?");
+	cr_assert_str_eq(format_state_name(FORMAT_STATE__MAX), "?");
 }
 
 /* -- Processors --------------------------------------------------------------------- */

@@ -1,0 +1,118 @@
+/*
+** ljlog reader library: the decoder's inside, shared by decode.c (arena, ID
+** table, INTRO, END, the kind table), decode_map.c (MAPPING),
+** decode_events.c (EVENTS) and decode_samples.c (SAMPLES). Not for users
+** of the library: they see decode.h.
+*/
+#ifndef LJLOG_READER_DECODE_INT_H
+#define LJLOG_READER_DECODE_INT_H
+
+#include "decode.h"
+#include "util/util.h"
+
+#define PAGE_BITS   12
+#define PAGE_SIZE   (1u << PAGE_BITS)
+#define ARENA_CHUNK (64u << 10)
+#define ERR_MAX	    400
+
+/* Arena chunk: objects and strings live until decode_free. */
+struct chunk {
+	struct chunk *next;
+	size_t used, size;
+	uint8_t mem[];
+};
+
+struct decode {
+	struct decode_sink sink;    /* where data goes */
+	struct decode_obj ***pages; /* ID table: pages of PAGE_SIZE entries */
+	size_t npages;		    /* entries at pages */
+	struct chunk *arena;	    /* newest chunk first */
+	struct decode_intro intro;  /* copy of the INTRO block */
+	struct decode_end end;	    /* copy of the END block */
+	int have_intro, have_end;
+	unsigned seen_once;	      /* bit per kind seen (kinds < 32) */
+	uint64_t events;	      /* events in EVENTS blocks so far */
+	uint64_t vms;		      /* VM records so far */
+	uint64_t samples;	      /* samples in SAMPLES blocks so far */
+	uint64_t dropped;	      /* their dropped fields, summed */
+	uint64_t sblocks;	      /* SAMPLES blocks so far */
+	struct decode_lua_frame *lua; /* a sample's frames, reused */
+	struct decode_obj **host;     /* (DECODE_MAX_FRAMES each) */
+	char *msg;		      /* TRACE_ABORT message, NUL-terminated */
+	size_t msgcap;
+	char err[ERR_MAX]; /* last error */
+};
+/* Cursor over one payload, for the cold block kinds. */
+struct decode_cur {
+	const uint8_t *p, *start, *end;
+	const char *field; /* the field that failed */
+};
+
+/* -- Hot-path field readers -------------------------------------------- */
+
+/* Hot-path field readers over locals p, end and field, jumping to bad_int
+** on a bad integer. Read a uleb into v: one-byte fast path, else the
+** shared codec. */
+#define ULEB(v, what)                                                          \
+	do {                                                                   \
+		if (UTIL_LIKELY(p < end && *p < 0x80)) {                       \
+			(v) = *p++;                                            \
+		} else {                                                       \
+			const uint8_t *q_ = p;                                 \
+			if (blocks_uleb_get(&q_, end, &(v)) < 0) {             \
+				field = (what);                                \
+				goto bad_int;                                  \
+			}                                                      \
+			p = q_;                                                \
+		}                                                              \
+	} while (0)
+
+#define SLEB(v, what)                                                          \
+	do {                                                                   \
+		uint64_t u_;                                                   \
+		ULEB(u_, what);                                                \
+		(v) = blocks_unzigzag(u_);                                     \
+	} while (0)
+
+/* -- decode.c ------------------------------------------------------------- */
+
+void *dec_alloc(struct decode *d, size_t n);
+int dec_str(struct decode *d, const char *s, size_t len,
+	    struct decode_str *out);
+int dec_insert(struct decode *d, struct decode_obj *obj);
+int dec_corrupt(struct decode *d, const struct reader_block *b, int code,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+void dec_warn(struct decode *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+int dec_get_u(struct decode_cur *c, const char *name, uint64_t *v);
+int dec_get_s(struct decode *d, struct decode_cur *c, const char *name,
+	      struct decode_str *out);
+int dec_get_clock(struct decode_cur *c, struct decode_clock *k);
+int dec_bad_field(struct decode *d, const struct reader_block *b,
+		  struct decode_cur *c, int rc);
+int dec_check_tail(struct decode *d, const struct reader_block *b,
+		   struct decode_cur *c, const char *what);
+
+/* Any thread. The object with this ID, NULL if undefined (hot path). */
+static inline struct decode_obj *dec_lookup(const struct decode *d, uint64_t id)
+{
+	uint64_t pg = id >> PAGE_BITS;
+	if (UTIL_UNLIKELY(pg >= d->npages) || !d->pages[pg])
+		return NULL;
+	return d->pages[pg][id & (PAGE_SIZE - 1)];
+}
+
+/* -- One decoder per block kind (rows of the kind table in decode.c) ------- */
+
+int dec_intro(struct decode *d, const struct reader_block *b,
+	      struct decode_cur *c);
+int dec_end(struct decode *d, const struct reader_block *b,
+	    struct decode_cur *c);
+int dec_mapping(struct decode *d, const struct reader_block *b,
+		struct decode_cur *c);
+int dec_events(struct decode *d, const struct reader_block *b,
+	       struct decode_cur *c);
+int dec_samples(struct decode *d, const struct reader_block *b,
+		struct decode_cur *c);
+
+#endif

@@ -1,0 +1,151 @@
+/*
+** ljlog reader library: MAPPING blocks, records up to the payload end.
+*/
+#include "decode_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -- MAPPING ----------------------------------------------------------------- */
+
+/* Any thread. Decode a MAPPING payload: records up to the end. */
+int dec_mapping(struct decode *d, const struct reader_block *b,
+		struct decode_cur *c)
+{
+	uint64_t vm, id, kind;
+	int rc;
+	if ((rc = dec_get_u(c, "vm", &vm)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if (vm == 0 || vm >= DECODE_MAX_ID)
+		return dec_corrupt(d, b, -EBADMSG, "MAPPING for VM ID %llu",
+				   (unsigned long long)vm);
+	if (d->sink.mapping &&
+	    (rc = d->sink.mapping(d->sink.ud, (uint32_t)vm, b)))
+		return rc;
+	while (c->p < c->end) {
+		size_t at = (size_t)(c->p - c->start);
+		kind = *c->p++;
+		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_HOSTSYM)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "unknown record kind %llu at payload "
+			    "offset %zu",
+			    (unsigned long long)kind, at);
+		if ((rc = dec_get_u(c, "record id", &id)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (id == 0 || id >= DECODE_MAX_ID)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "%s record at payload offset %zu: ID "
+			    "%llu out of range (1 to %u)",
+			    format_rec_name((unsigned)kind), at,
+			    (unsigned long long)id, DECODE_MAX_ID - 1);
+		struct decode_obj *old = dec_lookup(d, id);
+		if (old)
+			return dec_corrupt(d, b, -EBADMSG,
+					   "%s record at payload offset %zu "
+					   "redefines ID %llu (a %s defined in "
+					   "block %llu)",
+					   format_rec_name((unsigned)kind), at,
+					   (unsigned long long)id,
+					   format_rec_name(old->kind),
+					   (unsigned long long)old->block);
+		struct decode_obj *o = dec_alloc(d, sizeof *o);
+		if (!o)
+			return dec_corrupt(d, b, -ENOMEM, "out of memory");
+		o->id = (uint32_t)id;
+		o->vm = (uint32_t)vm;
+		o->kind = (unsigned)kind;
+		o->block = b->index;
+		switch (kind) {
+		case FORMAT_REC_VM:
+			if ((rc = dec_get_u(c, "VM thread", &o->u.vm.thread)) <
+				0 ||
+			    (rc = dec_get_u(c, "VM heap", &o->u.vm.heap)) < 0 ||
+			    (rc = dec_get_u(c, "VM flags", &o->u.vm.flags)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			d->vms++;
+			break;
+		case FORMAT_REC_PROTO:
+			if ((rc = dec_get_s(d, c, "PROTO chunk",
+					    &o->u.proto.chunk)) < 0 ||
+			    (rc = dec_get_u(c, "PROTO firstline",
+					    &o->u.proto.firstline)) < 0 ||
+			    (rc = dec_get_u(c, "PROTO numline",
+					    &o->u.proto.numline)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			break;
+		case FORMAT_REC_CFUNC:
+			if ((rc = dec_get_u(c, "CFUNC address",
+					    &o->u.cfunc.address)) < 0 ||
+			    (rc = dec_get_s(d, c, "CFUNC name",
+					    &o->u.cfunc.name)) < 0 ||
+			    (rc = dec_get_s(d, c, "CFUNC object",
+					    &o->u.cfunc.object)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			break;
+		case FORMAT_REC_FFUNC:
+			if ((rc = dec_get_u(c, "FFUNC ffid",
+					    &o->u.ffunc.ffid)) < 0 ||
+			    (rc = dec_get_s(d, c, "FFUNC name",
+					    &o->u.ffunc.name)) < 0 ||
+			    (rc = dec_get_u(c, "FFUNC flags",
+					    &o->u.ffunc.flags)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			break;
+		case FORMAT_REC_COROUTINE:
+			if ((rc = dec_get_u(c, "COROUTINE flags",
+					    &o->u.co.flags)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			break;
+		case FORMAT_REC_TRACE: {
+			uint64_t pid;
+			if ((rc = dec_get_u(c, "TRACE traceno",
+					    &o->u.trace.traceno)) < 0 ||
+			    (rc = dec_get_u(c, "TRACE proto", &pid)) < 0 ||
+			    (rc = dec_get_u(c, "TRACE line",
+					    &o->u.trace.line)) < 0 ||
+			    (rc = dec_get_u(c, "TRACE root",
+					    &o->u.trace.root)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			struct decode_obj *po =
+			    pid < DECODE_MAX_ID ? dec_lookup(d, pid) : NULL;
+			if (!po || po->kind != FORMAT_REC_PROTO)
+				return dec_corrupt(
+				    d, b, -EBADMSG,
+				    "TRACE record %llu at payload offset %zu: "
+				    "proto ID %llu is %s",
+				    (unsigned long long)id, at,
+				    (unsigned long long)pid,
+				    po ? "not a PROTO"
+				       : "not defined before use");
+			o->u.trace.proto = po;
+			break;
+		}
+		case FORMAT_REC_HOSTSYM:
+			if ((rc = dec_get_u(c, "HOSTSYM address",
+					    &o->u.host.address)) < 0 ||
+			    (rc = dec_get_s(d, c, "HOSTSYM name",
+					    &o->u.host.name)) < 0 ||
+			    (rc = dec_get_s(d, c, "HOSTSYM object",
+					    &o->u.host.object)) < 0 ||
+			    (rc = dec_get_u(c, "HOSTSYM flags",
+					    &o->u.host.flags)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			break;
+		}
+		if (dec_insert(d, o) < 0)
+			return dec_corrupt(d, b, -ENOMEM, "out of memory");
+		if (d->sink.record && (rc = d->sink.record(d->sink.ud, o)))
+			return rc;
+	}
+	struct decode_obj *v = dec_lookup(d, vm);
+	if (!v || v->kind != FORMAT_REC_VM)
+		return dec_corrupt(
+		    d, b, -EBADMSG, "MAPPING for VM ID %llu, which is %s",
+		    (unsigned long long)vm, v ? "not a VM" : "not defined");
+	return 0;
+}

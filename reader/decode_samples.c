@@ -1,0 +1,218 @@
+/*
+** ljlog reader library: SAMPLES blocks (hot), one sink call per sample.
+*/
+#include "decode_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* -- SAMPLES (hot) -------------------------------------------------------------- */
+
+/* Any thread. Decode a SAMPLES payload, one sink call per sample. */
+int dec_samples(struct decode *d, const struct reader_block *b,
+		struct decode_cur *c)
+{
+	struct decode_samples h;
+	uint64_t vm;
+	int rc;
+	memset(&h, 0, sizeof h);
+	h.block = b;
+	if ((rc = dec_get_u(c, "vm", &vm)) < 0 ||
+	    (rc = dec_get_u(c, "count", &h.count)) < 0 ||
+	    (rc = dec_get_u(c, "base_ts", &h.base_ts)) < 0 ||
+	    (rc = dec_get_clock(c, &h.clock)) < 0 ||
+	    (rc = dec_get_u(c, "thread", &h.thread)) < 0 ||
+	    (rc = dec_get_u(c, "signals", &h.signals)) < 0 ||
+	    (rc = dec_get_u(c, "dropped", &h.dropped)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	struct decode_obj *vo = vm < DECODE_MAX_ID ? dec_lookup(d, vm) : NULL;
+	if (!vo || vo->kind != FORMAT_REC_VM)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "samples of VM ID %llu, which is %s",
+				   (unsigned long long)vm,
+				   vo ? "not a VM" : "not defined before use");
+	if (h.count + h.dropped < h.count || h.signals != h.count + h.dropped)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "signals %llu is not count %llu + dropped %llu",
+		    (unsigned long long)h.signals, (unsigned long long)h.count,
+		    (unsigned long long)h.dropped);
+	if (h.count > (uint64_t)(c->end - c->p) / 5)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "count %llu samples cannot fit in the %zu bytes "
+		    "left (5 bytes at least each)",
+		    (unsigned long long)h.count, (size_t)(c->end - c->p));
+	if (h.base_ts < vo->last_sample_ts)
+		dec_warn(d,
+			 "block %llu (SAMPLES) at offset %llu: base_ts %llu is "
+			 "before the last sample time %llu of VM %llu",
+			 (unsigned long long)b->index,
+			 (unsigned long long)b->offset,
+			 (unsigned long long)h.base_ts,
+			 (unsigned long long)vo->last_sample_ts,
+			 (unsigned long long)vm);
+	if (!d->lua) {
+		d->lua = malloc(DECODE_MAX_FRAMES * sizeof *d->lua);
+		d->host = malloc(DECODE_MAX_FRAMES * sizeof *d->host);
+		if (!d->lua || !d->host) {
+			free(d->lua);
+			free(d->host);
+			d->lua = NULL;
+			d->host = NULL;
+			return dec_corrupt(d, b, -ENOMEM, "out of memory");
+		}
+	}
+	h.vm = (uint32_t)vm;
+	h.vmobj = vo;
+	if (d->sink.samples && (rc = d->sink.samples(d->sink.ud, &h)))
+		return rc;
+
+	int (*const fn)(void *, const struct decode_sample *) = d->sink.sample;
+	void *const ud = d->sink.ud;
+	struct decode_lua_frame *const lua = d->lua;
+	struct decode_obj **const host = d->host;
+	const uint8_t *p = c->p, *const end = c->end, *sp = p;
+	const char *field = NULL, *why = NULL;
+	uint64_t t = h.base_ts, i, n = h.count, v, dt, bad_v = 0;
+	uint32_t j = 0;
+	struct decode_sample sm;
+	memset(&sm, 0, sizeof sm);
+	sm.vm = h.vm;
+	sm.vmobj = vo;
+	sm.lua = lua;
+	sm.host = host;
+
+	for (i = 0; i < n; i++) {
+		sp = p;
+		sm.index = i;
+		sm.nlua = sm.nhost = 0;
+		ULEB(dt, "dt");
+		if (UTIL_UNLIKELY(t + dt < t)) {
+			why = "time overflows 64 bits";
+			goto bad;
+		}
+		t += dt;
+		sm.ts = t;
+		if (UTIL_UNLIKELY(p >= end)) {
+			field = "state";
+			goto bad_int;
+		}
+		sm.state = *p++;
+		if (UTIL_UNLIKELY(sm.state >= FORMAT_STATE__MAX)) {
+			why = "unknown state";
+			goto bad;
+		}
+		ULEB(v, "trace");
+		sm.trace = NULL;
+		if (v) {
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+			bad_v = v;
+			if (UTIL_UNLIKELY(!o || o->kind != FORMAT_REC_TRACE)) {
+				why = o ? "trace is not a TRACE"
+					: "trace ID used before definition";
+				goto bad_id;
+			}
+			if (UTIL_UNLIKELY(sm.state != FORMAT_STATE_TRACE)) {
+				why = "a trace ID outside state 7 (trace)";
+				goto bad_id;
+			}
+			sm.trace = o;
+		}
+		ULEB(v, "nlua");
+		if (UTIL_UNLIKELY(v > DECODE_MAX_FRAMES)) {
+			bad_v = v;
+			why = "more Lua frames than the reader accepts";
+			goto bad_count;
+		}
+		sm.nlua = (uint32_t)v;
+		for (j = 0; j < sm.nlua; j++) {
+			ULEB(v, "Lua frame func");
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+			if (UTIL_UNLIKELY(!o ||
+					  (o->kind != FORMAT_REC_PROTO &&
+					   o->kind != FORMAT_REC_CFUNC &&
+					   o->kind != FORMAT_REC_FFUNC))) {
+				bad_v = v;
+				why = o ? "Lua frame func is not a function"
+					: "Lua frame func ID used before "
+					  "definition";
+				goto bad_id;
+			}
+			lua[j].func = o;
+			ULEB(lua[j].line, "Lua frame line");
+		}
+		ULEB(v, "nhost");
+		if (UTIL_UNLIKELY(v > DECODE_MAX_FRAMES)) {
+			bad_v = v;
+			why = "more host frames than the reader accepts";
+			goto bad_count;
+		}
+		sm.nhost = (uint32_t)v;
+		for (j = 0; j < sm.nhost; j++) {
+			ULEB(v, "host frame sym");
+			struct decode_obj *o =
+			    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+			if (UTIL_UNLIKELY(!o ||
+					  o->kind != FORMAT_REC_HOSTSYM)) {
+				bad_v = v;
+				why = o ? "host frame sym is not a HOSTSYM"
+					: "host frame sym ID used before "
+					  "definition";
+				goto bad_id;
+			}
+			host[j] = o;
+		}
+		if (fn && (rc = fn(ud, &sm)) != 0)
+			return rc;
+	}
+	if (p != end)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "%zu bytes left after the %llu samples the count "
+		    "announces",
+		    (size_t)(end - p), (unsigned long long)n);
+	vo->last_sample_ts = t;
+	vo->samples += n;
+	d->samples += n;
+	d->dropped += h.dropped;
+	d->sblocks++;
+	if (d->sink.samples_done && (rc = d->sink.samples_done(d->sink.ud, &h)))
+		return rc;
+	return 0;
+
+bad_int:
+	return dec_corrupt(
+	    d, b, -EBADMSG,
+	    "sample %llu of %llu at payload offset %zu: field '%s' "
+	    "runs past the payload end or is not a valid integer",
+	    (unsigned long long)i, (unsigned long long)n,
+	    (size_t)(sp - c->start), field);
+bad_id:
+	return dec_corrupt(d, b, -EBADMSG,
+			   "sample %llu of %llu at payload offset %zu: %s (ID "
+			   "%llu)",
+			   (unsigned long long)i, (unsigned long long)n,
+			   (size_t)(sp - c->start), why,
+			   (unsigned long long)bad_v);
+bad_count:
+	return dec_corrupt(
+	    d, b, -EBADMSG,
+	    "sample %llu of %llu at payload offset %zu: %s (%llu, "
+	    "at most %u)",
+	    (unsigned long long)i, (unsigned long long)n,
+	    (size_t)(sp - c->start), why, (unsigned long long)bad_v,
+	    DECODE_MAX_FRAMES);
+bad:
+	return dec_corrupt(
+	    d, b, -EBADMSG,
+	    "sample %llu of %llu (state %u) at payload offset %zu: "
+	    "%s",
+	    (unsigned long long)i, (unsigned long long)n, sm.state,
+	    (size_t)(sp - c->start), why);
+}
