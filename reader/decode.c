@@ -199,7 +199,8 @@ int dec_intro(struct decode *d, const struct reader_block *b,
 	memset(in, 0, sizeof *in);
 	if ((rc = dec_get_u(c, "version", &in->version)) < 0)
 		return dec_bad_field(d, b, c, rc);
-	/* Version 2 only adds to version 1: both read the same way. */
+	/* Each version only adds to the one before: older logs read as written
+	** (version 3 fields are read where intro.version says so). */
 	if (in->version < 1 || in->version > FORMAT_VERSION)
 		return dec_corrupt(d, b, -ENOTSUP,
 				   "format version %llu is not supported (this "

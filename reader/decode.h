@@ -53,6 +53,8 @@ struct decode_end {
 	struct decode_clock clock;
 };
 
+struct decode_tsnap;
+
 /* One ID, defined by a MAPPING record; pointers stay valid until decode_free. */
 struct decode_obj {
 	uint32_t id;
@@ -83,7 +85,9 @@ struct decode_obj {
 			uint64_t traceno;	  /* LuaJIT's number (reused) */
 			struct decode_obj *proto; /* PROTO where it starts */
 			uint64_t line;		  /* its first line */
-			uint64_t root; /* traceno of its root trace, or 0 */
+			uint64_t root;	/* traceno of its root trace, or 0 */
+			uint32_t nsnap; /* snapshots (version 3), each: */
+			struct decode_tsnap *snap;
 		} trace;
 		struct {
 			uint64_t address;
@@ -154,12 +158,22 @@ struct decode_lua_frame {
 	uint64_t line;		 /* line being executed (PROTO) */
 };
 
+/* A trace's snapshot (TRACE record, version 3): where its machine code
+** starts and the Lua frames it stands for, outermost first. */
+struct decode_tsnap {
+	uint64_t mcofs;
+	uint32_t nframes;
+	struct decode_lua_frame *f;
+};
+
 /* One sample. The frame arrays belong to the decoder and are reused by the
 ** next sample: a sink copies what it keeps. */
 struct decode_sample {
 	uint64_t ts;		  /* absolute: base_ts + the dts so far */
 	unsigned state;		  /* FORMAT_STATE_* */
 	struct decode_obj *trace; /* TRACE (state 7), else NULL */
+	uint64_t pcofs;	  /* state 7: 1 + offset into the trace's code, or 0 */
+	uint32_t inlined; /* innermost Lua frames from the trace's snapshot */
 	uint32_t nlua, nhost;
 	const struct decode_lua_frame *lua; /* innermost first */
 	struct decode_obj *const *host;	    /* HOSTSYMs, innermost first */

@@ -11,6 +11,69 @@
 
 /* -- MAPPING ----------------------------------------------------------------- */
 
+/* Any thread. A TRACE record's snapshots (version 3) into o. */
+static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
+			   struct decode_cur *c, struct decode_obj *o)
+{
+	uint64_t ns, nf, pid;
+	int rc;
+	if ((rc = dec_get_u(c, "TRACE nsnap", &ns)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if (ns > (uint64_t)(c->end - c->p) / 2)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "TRACE record %u: %llu snapshots cannot fit "
+				   "in the payload",
+				   o->id, (unsigned long long)ns);
+	struct decode_tsnap *sn = dec_alloc(d, (size_t)ns * sizeof *sn + 1);
+	if (!sn)
+		return dec_corrupt(d, b, -ENOMEM, "out of memory");
+	for (uint64_t k = 0; k < ns; k++) {
+		if ((rc = dec_get_u(c, "TRACE snapshot mcofs", &sn[k].mcofs)) <
+			0 ||
+		    (rc = dec_get_u(c, "TRACE snapshot nframes", &nf)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (nf > DECODE_MAX_FRAMES)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "TRACE record %u snapshot %llu: %llu "
+			    "frames, more than the reader accepts",
+			    o->id, (unsigned long long)k,
+			    (unsigned long long)nf);
+		if (k && sn[k].mcofs < sn[k - 1].mcofs)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "TRACE record %u snapshot %llu: mcofs "
+			    "goes back",
+			    o->id, (unsigned long long)k);
+		sn[k].nframes = (uint32_t)nf;
+		sn[k].f = dec_alloc(d, (size_t)nf * sizeof *sn[k].f + 1);
+		if (!sn[k].f)
+			return dec_corrupt(d, b, -ENOMEM, "out of memory");
+		for (uint64_t j = 0; j < nf; j++) {
+			if ((rc = dec_get_u(c, "TRACE frame proto", &pid)) <
+				0 ||
+			    (rc = dec_get_u(c, "TRACE frame line",
+					    &sn[k].f[j].line)) < 0)
+				return dec_bad_field(d, b, c, rc);
+			struct decode_obj *po =
+			    pid < DECODE_MAX_ID ? dec_lookup(d, pid) : NULL;
+			if (!po || po->kind != FORMAT_REC_PROTO)
+				return dec_corrupt(
+				    d, b, -EBADMSG,
+				    "TRACE record %u snapshot %llu: frame "
+				    "proto ID %llu is %s",
+				    o->id, (unsigned long long)k,
+				    (unsigned long long)pid,
+				    po ? "not a PROTO"
+				       : "not defined before use");
+			sn[k].f[j].func = po;
+		}
+	}
+	o->u.trace.nsnap = (uint32_t)ns;
+	o->u.trace.snap = sn;
+	return 0;
+}
+
 /* Any thread. Decode a MAPPING payload: records up to the end. */
 int dec_mapping(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
@@ -123,6 +186,9 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 				    po ? "not a PROTO"
 				       : "not defined before use");
 			o->u.trace.proto = po;
+			if (d->intro.version >= 3 &&
+			    (rc = dec_trace_snaps(d, b, c, o)) != 0)
+				return rc;
 			break;
 		}
 		case FORMAT_REC_HOSTSYM:

@@ -11,6 +11,45 @@
 
 /* -- SAMPLES (hot) -------------------------------------------------------------- */
 
+/* Any thread. A sample in a trace (state 7): compiled code keeps the Lua
+** functions it inlined, and the line it runs, only in the trace's
+** snapshots; take them from the snapshot at or before the sampled offset
+** (the rightmost one starting there, as LuaJIT's unwinder does). They
+** replace the innermost frame read from memory, the function the trace
+** started in, whose line is unknown there (0). Callers below stay; at
+** DECODE_MAX_FRAMES the outermost go. */
+static void inline_frames(struct decode_sample *sm,
+			  struct decode_lua_frame *lua)
+{
+	const struct decode_obj *t = sm->trace;
+	uint64_t ofs = sm->pcofs - 1;
+	uint32_t lo = 0, hi = t->u.trace.nsnap;
+	if (!hi)
+		return;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ofs < t->u.trace.snap[mid].mcofs)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	const struct decode_tsnap *sn = &t->u.trace.snap[lo ? lo - 1 : 0];
+	uint32_t m = sn->nframes, from = 0;
+	if (!m)
+		return;
+	if (sm->nlua && lua[0].func->kind == FORMAT_REC_PROTO &&
+	    (lua[0].func == sn->f[0].func || lua[0].line == 0))
+		from = 1;
+	uint32_t rest = sm->nlua - from;
+	if (m + rest > DECODE_MAX_FRAMES)
+		rest = DECODE_MAX_FRAMES - m;
+	memmove(lua + m, lua + from, rest * sizeof *lua);
+	for (uint32_t j = 0; j < m; j++)
+		lua[j] = sn->f[m - 1 - j];
+	sm->nlua = m + rest;
+	sm->inlined = m;
+}
+
 /* Any thread. Decode a SAMPLES payload, one sink call per sample. */
 int dec_samples(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
@@ -123,6 +162,10 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			}
 			sm.trace = o;
 		}
+		sm.pcofs = 0;
+		sm.inlined = 0;
+		if (sm.state == FORMAT_STATE_TRACE && d->intro.version >= 3)
+			ULEB(sm.pcofs, "pcofs");
 		ULEB(v, "nlua");
 		if (UTIL_UNLIKELY(v > DECODE_MAX_FRAMES)) {
 			bad_v = v;
@@ -168,6 +211,8 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			}
 			host[j] = o;
 		}
+		if (sm.trace && sm.pcofs)
+			inline_frames(&sm, lua);
 		if (fn && (rc = fn(ud, &sm)) != 0)
 			return rc;
 	}

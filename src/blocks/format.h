@@ -7,8 +7,9 @@
 
 /* -- Version changelog ---------------------------------------------------- */
 /* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
-** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events. */
-#define FORMAT_VERSION 2
+** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
+** 3: TRACE snapshots' frames; pcofs in state 7 samples. */
+#define FORMAT_VERSION 3
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

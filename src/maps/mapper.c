@@ -4,9 +4,11 @@
 ** sampler's drainer on the helper thread.
 */
 #include "maps/mapper.h"
+#include "maps/tsnap.h"
 
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/util.h"
@@ -96,6 +98,64 @@ static inline size_t cache_slot(uintptr_t key)
 	       (MAPPER_CACHE - 1);
 }
 
+/* Caller holds m's lock, T alive. A TRACE record: its PROTOs first (the
+** start and every snapshot's frames), then the record. */
+static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
+		     unsigned traceno)
+{
+	GCproto *pt = gcref(T->startpt) ? &gcref(T->startpt)->pt : NULL;
+	uint64_t pid = pt ? mapper_ref(m, MAPPER_PROTO, (uintptr_t)pt, 0) : 0;
+	uint32_t line = 0;
+	if (pt && !pid)
+		return -ENOMEM;
+	if (pt)
+		line = ljwin_proto_line(
+		    pt, proto_bcpos(pt, mref(T->startpc, const BCIns)));
+	unsigned nsnap = T->nsnap;
+	size_t cap = (size_t)nsnap * 4 + 16, nf = 0;
+	uint32_t *mcofs = malloc(nsnap * sizeof *mcofs + 1);
+	uint8_t *nfr = malloc(nsnap + 1);
+	uint64_t *ids = malloc(cap * sizeof *ids);
+	uint32_t *lines = malloc(cap * sizeof *lines);
+	int rc = -ENOMEM;
+	if (!mcofs || !nfr || !ids || !lines)
+		goto out;
+	for (SnapNo k = 0; k < nsnap; k++) {
+		struct tsnap_frame fr[TSNAP_MAX_FRAMES];
+		int n = tsnap_frames(T, k, fr, TSNAP_MAX_FRAMES);
+		if (nf + (size_t)n > cap) {
+			size_t nc = (nf + (size_t)n) * 2;
+			uint64_t *ni = realloc(ids, nc * sizeof *ids);
+			if (ni)
+				ids = ni;
+			uint32_t *nl =
+			    ni ? realloc(lines, nc * sizeof *lines) : NULL;
+			if (!nl)
+				goto out;
+			lines = nl;
+			cap = nc;
+		}
+		mcofs[k] = T->snap[k].mcofs;
+		nfr[k] = (uint8_t)n;
+		for (int j = 0; j < n; j++, nf++) {
+			ids[nf] =
+			    mapper_ref(m, MAPPER_PROTO, (uintptr_t)fr[j].pt, 0);
+			if (!ids[nf])
+				goto out;
+			lines[nf] = fr[j].line;
+		}
+	}
+	struct names_snaps sn = {nsnap, mcofs, nfr, ids, lines};
+	rc = names_put_trace(m->out, id, traceno ? traceno : T->traceno, pid,
+			     line, T->root, &sn);
+out:
+	free(mcofs);
+	free(nfr);
+	free(ids);
+	free(lines);
+	return rc;
+}
+
 /* Caller holds m's lock. The record of a new ID for key, into m->out. */
 static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
 		      uint64_t id, unsigned traceno)
@@ -108,21 +168,7 @@ static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
 		return names_put_ffunc(b, id, &m->names, (unsigned)key & 0xff,
 				       key & MAPPER_FF_ASM ? FORMAT_FF_NOEXIT
 							   : 0);
-	case MAPPER_TRACE: {
-		/* Its PROTO first: the TRACE record names it. */
-		GCtrace *T = (GCtrace *)key;
-		GCproto *pt = gcref(T->startpt) ? &gcref(T->startpt)->pt : NULL;
-		uint64_t pid =
-		    pt ? mapper_ref(m, MAPPER_PROTO, (uintptr_t)pt, 0) : 0;
-		uint32_t line = 0;
-		if (pt && !pid)
-			return -ENOMEM;
-		if (pt)
-			line = ljwin_proto_line(
-			    pt, proto_bcpos(pt, mref(T->startpc, const BCIns)));
-		return names_put_trace(b, id, traceno ? traceno : T->traceno,
-				       pid, line, T->root);
-	}
+	case MAPPER_TRACE: return put_trace(m, id, (GCtrace *)key, traceno);
 	case MAPPER_COROUTINE:
 		return names_put_coroutine(
 		    b, id,

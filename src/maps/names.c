@@ -247,11 +247,17 @@ int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
 	return 0;
 }
 
-/* Caller owns b. A TRACE record. */
+/* Caller owns b. A TRACE record with its snapshots' frames. */
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
-		    uint64_t proto, uint32_t line, unsigned root)
+		    uint64_t proto, uint32_t line, unsigned root,
+		    const struct names_snaps *sn)
 {
-	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX);
+	size_t nf = 0;
+	for (unsigned k = 0; k < sn->nsnap; k++)
+		nf += sn->nfr[k];
+	uint8_t *p = wbuf_room(b, 1 + 6 * BLOCKS_ULEB_MAX +
+				      (size_t)sn->nsnap * 2 * BLOCKS_ULEB_MAX +
+				      nf * 2 * BLOCKS_ULEB_MAX);
 	if (!p)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_TRACE;
@@ -260,6 +266,15 @@ int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 	p = blocks_uleb_put(p, proto);
 	p = blocks_uleb_put(p, line);
 	p = blocks_uleb_put(p, root);
+	p = blocks_uleb_put(p, sn->nsnap);
+	for (unsigned k = 0, f = 0; k < sn->nsnap; k++) {
+		p = blocks_uleb_put(p, sn->mcofs[k]);
+		p = blocks_uleb_put(p, sn->nfr[k]);
+		for (unsigned j = 0; j < sn->nfr[k]; j++, f++) {
+			p = blocks_uleb_put(p, sn->ids[f]);
+			p = blocks_uleb_put(p, sn->lines[f]);
+		}
+	}
 	b->len = (size_t)(p - b->p);
 	return 0;
 }

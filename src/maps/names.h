@@ -51,8 +51,19 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags);
 int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags);
+/* A TRACE record's snapshots: for snapshot k, its machine-code offset
+** mcofs[k] and nfr[k] frames, outermost first, taken in turn from ids (PROTO
+** IDs, defined before) and lines. */
+struct names_snaps {
+	unsigned nsnap;
+	const uint32_t *mcofs;
+	const uint8_t *nfr;
+	const uint64_t *ids;
+	const uint32_t *lines;
+};
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
-		    uint64_t proto, uint32_t line, unsigned root);
+		    uint64_t proto, uint32_t line, unsigned root,
+		    const struct names_snaps *sn);
 int names_put_hostsym(struct wbuf *b, uint64_t id, uintptr_t address,
 		      const char *name, const char *object, unsigned flags);
 

@@ -65,14 +65,19 @@ void sample_map_locked(struct sample_vm *s)
 			bad |= !id;
 			e->lua[k].key = (uintptr_t)id;
 		}
+		e->mc_lo = 0;
+		e->mc_len = 0;
 		if (e->trace && !bad) {
+			GCtrace *T = (GCtrace *)e->trace;
+			e->mc_lo = (uintptr_t)T->mcode;
+			e->mc_len = (uint32_t)T->szmcode;
 			uint64_t id =
 			    mapper_ref(m, MAPPER_TRACE, e->trace, e->traceno);
 			bad |= !id;
 			e->trace = (uintptr_t)id;
 		}
 		if (bad)
-			e->nlua = 0, e->trace = 0;
+			e->nlua = 0, e->trace = 0, e->mc_len = 0;
 	}
 	s->mapped = head;
 	if (mapper_end(m) > 0) {
@@ -83,15 +88,37 @@ void sample_map_locked(struct sample_vm *s)
 	}
 }
 
+/* Any thread. 1 when ip lies in e's trace's machine code. */
+static int in_trace(const struct sample_entry *e, uintptr_t ip)
+{
+	return e->mc_len && ip >= e->mc_lo && ip - e->mc_lo < e->mc_len;
+}
+
 /* Caller holds s->hostlock. One sample's host frames as HOSTSYM IDs,
-** their new records appended to b; the count. */
+** their new records appended to b; the count. In state TRACE, *pcofs is
+** one more than the offset into the trace's code of the interrupted
+** instruction, or of the call into the C code that was interrupted (the
+** first return address into the trace, where the host frames stop: the
+** trace's code has no unwind information); 0 when unknown. */
 static int host_frames(struct sample_vm *s, struct sample_entry *e,
-		       struct wbuf *b, uint64_t *hid)
+		       struct wbuf *b, uint64_t *hid, uint64_t *pcofs)
 {
 	uintptr_t ips[SAMPLE_HOST_MAX];
-	int nh = 0, k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
+	int nh = 0, k = 0;
+	*pcofs = 0;
+	if (in_trace(e, e->pc)) {
+		*pcofs = e->pc - e->mc_lo + 1;
+		return 0;
+	}
+	if (s->host)
+		k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
 	for (int j = 0; j < k; j++) {
-		uint64_t id = host_id(s, b, j ? ips[j] - 1 : ips[j]);
+		uintptr_t ip = j ? ips[j] - 1 : ips[j];
+		if (in_trace(e, ip)) {
+			*pcofs = ip - e->mc_lo + 1;
+			break;
+		}
+		uint64_t id = host_id(s, b, ip);
 		if (!id)
 			break;
 		/* consecutive interpreter frames are one */
@@ -133,7 +160,8 @@ void sample_drain(struct sample_vm *s)
 	for (uint32_t i = 0; i < n; i++) {
 		struct sample_entry *e = sample_entry_at(s, tail + i);
 		uint64_t hid[SAMPLE_HOST_MAX];
-		int nh = s->host ? host_frames(s, e, b, hid) : 0;
+		uint64_t pcofs;
+		int nh = host_frames(s, e, b, hid, &pcofs);
 		uint64_t ts = e->ts >> CLOCK_TS_SHIFT;
 		if (i == 0) {
 			base = ts < s->t_prev ? s->t_prev : ts;
@@ -141,7 +169,7 @@ void sample_drain(struct sample_vm *s)
 		}
 		uint64_t dt = ts > t ? ts - t : 0;
 		t += dt;
-		q = wbuf_room(sb, 4 * BLOCKS_ULEB_MAX +
+		q = wbuf_room(sb, 5 * BLOCKS_ULEB_MAX +
 				      (size_t)e->nlua * 2 * BLOCKS_ULEB_MAX +
 				      (size_t)nh * BLOCKS_ULEB_MAX);
 		if (!q)
@@ -149,6 +177,8 @@ void sample_drain(struct sample_vm *s)
 		q = blocks_uleb_put(q, dt);
 		*q++ = e->state;
 		q = blocks_uleb_put(q, e->trace);
+		if (e->state == FORMAT_STATE_TRACE)
+			q = blocks_uleb_put(q, pcofs);
 		q = blocks_uleb_put(q, e->nlua);
 		for (unsigned k = 0; k < e->nlua; k++) {
 			q = blocks_uleb_put(q, e->lua[k].key);

@@ -28,6 +28,9 @@ struct sample_entry {
 	uint16_t nlua;
 	uint8_t state;	  /* FORMAT_STATE_* */
 	uint32_t traceno; /* number of the trace when sampled */
+	uint32_t mc_len;  /* state TRACE, once mapped: its machine code's */
+	uintptr_t mc_lo;  /* start and length (0: unknown) */
+	uintptr_t pc;	  /* state TRACE: the interrupted instruction */
 	struct sample_frame lua[SAMPLE_LUA_MAX];
 	struct unwind_ctx host[]; /* 0 or 1 */
 };

@@ -176,6 +176,7 @@ static void capture(struct sample_vm *s, struct sample_entry *e,
 	e->ts = clock_now();
 	e->state = (uint8_t)state_of(st);
 	e->trace = 0;
+	e->pc = 0;
 	e->nlua = 0;
 	/* The VM runs on this thread only if its C frame is on this thread's
 	** stack: a VM that moved to another thread is not read from here. */
@@ -190,6 +191,7 @@ static void capture(struct sample_vm *s, struct sample_entry *e,
 		if ((MSize)st < J->sizetrace && gcref(J->trace[st])) {
 			e->trace = (uintptr_t)gcref(J->trace[st]);
 			e->traceno = (uint32_t)st;
+			e->pc = rip; /* in its code, or in C it called */
 		}
 		base = (uintptr_t)mref(g->jit_base, TValue);
 	} else if (e->state == FORMAT_STATE_C && !cf) {

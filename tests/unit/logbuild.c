@@ -229,6 +229,30 @@ void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
 	lb_uleb(&m->p, proto);
 	lb_uleb(&m->p, line);
 	lb_uleb(&m->p, root);
+	lb_uleb(&m->p, 0); /* nsnap */
+}
+
+/* Test thread. TRACE record with snapshots: snaps holds, per snapshot,
+** mcofs, nframes, then nframes (proto, line) pairs, outermost first. */
+void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
+		     uint64_t proto, uint64_t line, uint64_t root,
+		     uint64_t nsnap, const uint64_t *snaps)
+{
+	lb_u8(&m->p, FORMAT_REC_TRACE);
+	lb_uleb(&m->p, id);
+	lb_uleb(&m->p, traceno);
+	lb_uleb(&m->p, proto);
+	lb_uleb(&m->p, line);
+	lb_uleb(&m->p, root);
+	lb_uleb(&m->p, nsnap);
+	for (uint64_t k = 0; k < nsnap; k++) {
+		uint64_t nf = snaps[1];
+		lb_uleb(&m->p, snaps[0]);
+		lb_uleb(&m->p, nf);
+		for (uint64_t j = 0; j < 2 * nf; j++)
+			lb_uleb(&m->p, snaps[2 + j]);
+		snaps += 2 + 2 * nf;
+	}
 }
 
 /* Test thread. HOSTSYM record. */
@@ -431,14 +455,24 @@ void sam_begin(struct lbsam *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Test thread. One sample. */
+/* Test thread. One sample (pcofs 0 in state 7). */
 void sam_add(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 	     uint64_t nlua, const uint64_t *lua, uint64_t nhost,
 	     const uint64_t *host)
 {
+	sam_add_pc(s, dt, state, trace, 0, nlua, lua, nhost, host);
+}
+
+/* Test thread. One sample with pcofs (written in state 7 only). */
+void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
+		uint64_t pcofs, uint64_t nlua, const uint64_t *lua,
+		uint64_t nhost, const uint64_t *host)
+{
 	lb_uleb(&s->p, dt);
 	lb_u8(&s->p, state);
 	lb_uleb(&s->p, trace);
+	if (state == FORMAT_STATE_TRACE)
+		lb_uleb(&s->p, pcofs);
 	lb_uleb(&s->p, nlua);
 	for (uint64_t i = 0; i < nlua; i++) {
 		lb_uleb(&s->p, lua[2 * i]);

@@ -88,6 +88,10 @@ void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
 void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
 	       uint64_t line, uint64_t root);
+/* snaps: per snapshot mcofs, nframes, then (proto, line) pairs. */
+void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
+		     uint64_t proto, uint64_t line, uint64_t root,
+		     uint64_t nsnap, const uint64_t *snaps);
 void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 		 const char *object, uint64_t flags);
 void lblog_mapping(struct lblog *l, struct lbmap *m);
@@ -123,6 +127,9 @@ void sam_begin(struct lbsam *s);
 void sam_add(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 	     uint64_t nlua, const uint64_t *lua, uint64_t nhost,
 	     const uint64_t *host);
+void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
+		uint64_t pcofs, uint64_t nlua, const uint64_t *lua,
+		uint64_t nhost, const uint64_t *host);
 
 /* Append a SAMPLES block: vm, count, base_ts, CLOCK, thread, signals
 ** (count + dropped), dropped, then the samples. */

@@ -1,0 +1,36 @@
+/*
+** ljlog trace snapshots: the Lua frames a trace's machine code stands for.
+** LuaJIT inlines the Lua functions a trace calls; the frames it would rebuild
+** on an exit, and the bytecode PC it would resume at, are kept per snapshot
+** (lj_snap.c). Each snapshot also records where its machine code starts
+** (SnapShot.mcofs), so an address in a trace maps to the snapshot at or
+** before it, as LuaJIT's own unwinder does (lj_trace.c, lj_trace_unwind).
+** Read only while the trace is surely alive: under the mapper's lock, before
+** the sweep that frees it (sample.h, "Locking").
+*/
+#ifndef LJLOG_MAPS_TSNAP_H
+#define LJLOG_MAPS_TSNAP_H
+
+#include <stdint.h>
+
+#include "maps/ljwin.h"
+
+#define TSNAP_MAX_FRAMES 32 /* frames per snapshot kept; deeper: outermost */
+
+/* One frame of a snapshot: the prototype and the line being executed. */
+struct tsnap_frame {
+	GCproto *pt;
+	uint32_t line;
+};
+
+/* Caller keeps T alive. The Lua frames of T's snapshot i, outermost first,
+** into out (at most max, the innermost kept); their count. A frame whose
+** prototype cannot be told (a PC in no prototype the trace references) is
+** left out. */
+int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max);
+
+/* Caller keeps T alive. The snapshot whose machine code holds byte offset
+** ofs of T's code: the last one starting at or before it. */
+SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
+
+#endif
