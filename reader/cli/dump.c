@@ -123,6 +123,26 @@ static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
 	return 0;
 }
 
+/* Main thread. A Lua frame as 'chunk:line' or the function's name. */
+static void lua_frame(const struct decode_lua_frame *f)
+{
+	const struct decode_obj *o = f->func;
+	char buf[256];
+	switch (o->kind) {
+	case FORMAT_REC_PROTO:
+		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
+		printf("%s:%" PRIu64, buf, f->line);
+		break;
+	case FORMAT_REC_CFUNC:
+		if (o->u.cfunc.name.len)
+			printf("%s", o->u.cfunc.name.s);
+		else
+			printf("0x%" PRIx64, o->u.cfunc.address);
+		break;
+	default: printf("%s", o->u.ffunc.name.s); break;
+	}
+}
+
 /* Main thread. One MAPPING record. */
 static int on_record(void *ud, struct decode_obj *o)
 {
@@ -160,6 +180,16 @@ static int on_record(void *ud, struct decode_obj *o)
 		obj_name(o->u.trace.proto);
 		printf(" line %" PRIu64 " root %" PRIu64, o->u.trace.line,
 		       o->u.trace.root);
+		if (o->u.trace.nsnap)
+			printf(" snapshots %u", o->u.trace.nsnap);
+		for (uint32_t k = 0; k < o->u.trace.nsnap; k++) {
+			const struct decode_tsnap *sn = &o->u.trace.snap[k];
+			printf("\n    snapshot %u at +%" PRIu64 ":", k, sn->mcofs);
+			for (uint32_t j = 0; j < sn->nframes; j++) {
+				fputs(j ? " > " : " ", stdout);
+				lua_frame(&sn->f[j]);
+			}
+		}
 		break;
 	case FORMAT_REC_HOSTSYM:
 		printf(" address 0x%" PRIx64 " name ", o->u.host.address);
@@ -255,25 +285,6 @@ static int on_samples(void *ud, const struct decode_samples *h)
 	return 0;
 }
 
-/* Main thread. A Lua frame as 'chunk:line' or the function's name. */
-static void lua_frame(const struct decode_lua_frame *f)
-{
-	const struct decode_obj *o = f->func;
-	char buf[256];
-	switch (o->kind) {
-	case FORMAT_REC_PROTO:
-		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
-		printf("%s:%" PRIu64, buf, f->line);
-		break;
-	case FORMAT_REC_CFUNC:
-		if (o->u.cfunc.name.len)
-			printf("%s", o->u.cfunc.name.s);
-		else
-			printf("0x%" PRIx64, o->u.cfunc.address);
-		break;
-	default: printf("%s", o->u.ffunc.name.s); break;
-	}
-}
 
 /* Main thread. One sample (-v). */
 static int on_sample(void *ud, const struct decode_sample *s)
@@ -283,6 +294,9 @@ static int on_sample(void *ud, const struct decode_sample *s)
 	if (s->trace)
 		printf(" trace %u (traceno %" PRIu64 ")", s->trace->id,
 		       s->trace->u.trace.traceno);
+	if (s->pcofs)
+		printf(" at +%" PRIu64 ", %u inlined", s->pcofs - 1,
+		       s->inlined);
 	printf(" lua %u [", s->nlua);
 	for (uint32_t i = 0; i < s->nlua; i++) {
 		if (i)

@@ -15,6 +15,13 @@ int jitev_start(lua_State *L, char *err, size_t errlen);
 /* VM thread only, Lua API context. Detach it again. */
 void jitev_stop(lua_State *L);
 
+/* VM thread only, Lua API context. A snapshot per line in the traces
+** recorded from now on (LuaJIT's -jp=l recording); 1 when set here. */
+int jitev_lines_on(lua_State *L);
+
+/* VM thread only. Undo jitev_lines_on (if still ljlog's). */
+void jitev_lines_off(lua_State *L);
+
 /* Any thread. The message of LuaJIT trace error number reason (TraceError)
 ** with its info (a number, or -1), into buf. */
 const char *jitev_message(unsigned reason, int64_t info, const char *ffname,

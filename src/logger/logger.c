@@ -360,6 +360,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
 				 o.wall, serr, sizeof serr) < 0)
 			fprintf(stderr, "ljlog: %s\n", serr);
+		else
+			vm->jitlines = jitev_lines_on(L);
 	}
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	vm->gcstate = g->gc.state;
@@ -409,6 +411,8 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	if (vm->jitev)
 		jitev_stop(L);
 	sample_stop(&vm->s);
+	if (vm->jitlines)
+		jitev_lines_off(L);
 	record_vm_event(vm, BUF_DETACH);
 	logger_flush(vm);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */
