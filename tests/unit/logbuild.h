@@ -1,6 +1,12 @@
 /*
 ** Test-only ljlog log builder: writes logs byte by byte from the format
 ** document, with the shared block codec, so reader tests can make any log.
+** What the profiler itself writes is tested through the real encoder
+** (test_flush.c: raw buffer words, the real mapper and flush encoder, the
+** real decoder). This builder stays for what the real encoder never
+** writes: corrupt, truncated and hostile logs, other format versions,
+** exact IDs and addresses a reader test needs, and the synthetic logs of
+** mklog; and for the INTRO, VM and END framing around test_flush's blocks.
 */
 #ifndef LJLOG_TESTS_UNIT_LOGBUILD_H
 #define LJLOG_TESTS_UNIT_LOGBUILD_H
