@@ -219,17 +219,11 @@ void map_co(struct lbmap *m, uint64_t id, uint64_t flags)
 	lb_uleb(&m->p, flags);
 }
 
-/* Test thread. TRACE record. */
+/* Test thread. TRACE record without snapshots. */
 void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
 	       uint64_t line, uint64_t root)
 {
-	lb_u8(&m->p, FORMAT_REC_TRACE);
-	lb_uleb(&m->p, id);
-	lb_uleb(&m->p, traceno);
-	lb_uleb(&m->p, proto);
-	lb_uleb(&m->p, line);
-	lb_uleb(&m->p, root);
-	lb_uleb(&m->p, 0); /* nsnap */
+	map_trace_snaps(m, id, traceno, proto, line, root, 0, NULL);
 }
 
 /* Test thread. TRACE record with snapshots: snaps holds, per snapshot,

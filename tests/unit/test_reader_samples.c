@@ -382,8 +382,7 @@ Test(samples, trace_events_decode_field_by_field)
 	cr_assert_str_eq(s.msg[4], "loop unroll limit reached");
 	cr_assert_eq(ev[5].lo, FORMAT_VM_TRACE_FLUSH);
 	cr_assert_eq(ev[5].ts, 6);
-	cr_assert_str_eq(format_vm_name(FORMAT_VM_TRACE_ABORT),
-			 "TRACE_ABORT");
+	cr_assert_str_eq(format_vm_name(FORMAT_VM_TRACE_ABORT), "TRACE_ABORT");
 	lblog_free(&l);
 }
 
@@ -866,7 +865,8 @@ Test(samples, traces_aborts_and_flushes)
 	cr_assert_eq(p->smp.aborts[ix[0]].reason, 7);
 	cr_assert_str_eq(p->smp.aborts[ix[0]].message, "NYI: bytecode 72");
 	cr_assert_eq(p->smp.aborts[ix[1]].count, 1);
-	cr_assert_str_eq(p->smp.aborts[ix[1]].message, "loop unroll limit reached");
+	cr_assert_str_eq(p->smp.aborts[ix[1]].message,
+			 "loop unroll limit reached");
 	free(ix);
 	cr_assert_eq(p->smp.state[FORMAT_STATE_TRACE], 6);
 	profile_free(p);
@@ -903,9 +903,9 @@ static char *stacks(const struct profile *p, unsigned view, unsigned flags)
 			len += (size_t)snprintf(out + len, (1 << 16) - len,
 						"%s%s", i ? ";" : "", name);
 		}
-		len +=
-		    (size_t)snprintf(out + len, (1 << 16) - len, " %llu\n",
-				     (unsigned long long)p->smp.nodes[n].samples);
+		len += (size_t)snprintf(
+		    out + len, (1 << 16) - len, " %llu\n",
+		    (unsigned long long)p->smp.nodes[n].samples);
 	}
 	free(fr);
 	return out;
@@ -1055,12 +1055,62 @@ Test(samples, mutated_sample_logs_never_crash)
 			  "iteration %d: rc %d (%s)", it, rc, err);
 		for (uint32_t n = 1; n < p->smp.nnode; n++)
 			for (unsigned v = 0; v < 3; v++)
-				cr_assert_leq(samples_stack(&p->smp, n, v, v, fr),
-					      SAMPLES_STACK_MAX);
+				cr_assert_leq(
+				    samples_stack(&p->smp, n, v, v, fr),
+				    SAMPLES_STACK_MAX);
 		profile_free(p);
 		unlink(path);
 		free(t.file.buf);
 	}
 	free(fr);
+	lblog_free(&l);
+}
+
+/* A sample in a trace takes its innermost frames from the trace's snapshot
+** at or before its offset (pcofs - 1), in place of the line-0 frame read
+** from memory; without an offset the frames stay as read. */
+Test(samples, trace_snapshots_give_inlined_frames)
+{
+	static const uint64_t snaps[] = {0, 1, F, 11, 40, 2, F, 12, G, 6};
+	static const uint64_t mem[] = {F, 0, MAINCHUNK, 30};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	lblog_init(&l);
+	lblog_intro(&l, 7);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 100, 1000, 0);
+	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
+	map_proto(&m, F, "@app.lua", 10, 8);
+	map_proto(&m, G, "@lib.lua", 5, 4);
+	map_trace_snaps(&m, T1, 1, F, 11, 0, 2, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 50, 2, mem, 0, NULL);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 40, 2, mem, 0, NULL);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 39, 2, mem, 0, NULL);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 0, 2, mem, 0, NULL);
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, 4);
+	for (int i = 0; i < 2; i++) { /* snapshot 1: G:6 inside F:12 */
+		cr_assert_eq(s.s[i].nlua, 3, "sample %d", i);
+		cr_assert_eq(s.s[i].lua[0], G);
+		cr_assert_eq(s.s[i].line[0], 6);
+		cr_assert_eq(s.s[i].lua[1], F);
+		cr_assert_eq(s.s[i].line[1], 12);
+		cr_assert_eq(s.s[i].lua[2], MAINCHUNK);
+		cr_assert_eq(s.s[i].line[2], 30);
+	}
+	cr_assert_eq(s.s[2].nlua, 2); /* snapshot 0: F:11 */
+	cr_assert_eq(s.s[2].lua[0], F);
+	cr_assert_eq(s.s[2].line[0], 11);
+	cr_assert_eq(s.s[2].lua[1], MAINCHUNK);
+	cr_assert_eq(s.s[3].nlua, 2); /* no offset: as read */
+	cr_assert_eq(s.s[3].lua[0], F);
+	cr_assert_eq(s.s[3].line[0], 0);
 	lblog_free(&l);
 }
