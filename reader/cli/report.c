@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "logger/opts.h"
 #include "profile.h"
 
 static const char report_usage[] =
@@ -75,8 +76,10 @@ struct column {
 	const char *key;  /* JSON key, NULL: not in JSON */
 	unsigned type;	  /* COL_* */
 	void (*get)(const struct profile *p, uint32_t row, struct cell *c);
-	size_t off; /* get NULL: the uint64_t field (COL_I64: int64_t) at off
+	size_t off;   /* get NULL: the uint64_t field (COL_I64: int64_t) at off
 		       in the row */
+	unsigned fam; /* text: shown only when these OPTS_* families were
+			 recorded (0: always); JSON keeps every key */
 };
 
 /* One table: a row set and its columns. */
@@ -367,90 +370,110 @@ static void cell_get(const struct profile *p, const struct section *sec,
 
 #define NCOL(a) (sizeof(a) / sizeof(a)[0])
 
+/* A column family that is not an option: sample columns shown where calls
+** were not recorded. */
+#define FAM_SAMPLES_ONLY 0x10000u
+
 static const struct column fn_cols[] = {
-    {NULL, 0, 0, "name", COL_STR, fn_name, 0},
-    {NULL, 0, 0, "kind", COL_STR, fn_kind, 0},
-    {NULL, 0, 0, "file", COL_STR, fn_file, 0},
-    {NULL, 0, 0, "line", COL_U64, FIELD(struct profile_fn, line)},
-    {"calls", 10, 3, "calls", COL_U64, FIELD(struct profile_fn, calls)},
-    {"total ms", 12, 2, "total_ns", COL_TIME, FIELD(struct profile_fn, total)},
-    {"self ms", 12, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self)},
-    {"allocs", 9, 4, "alloc_count", COL_U64,
-     FIELD(struct profile_fn, alloc_count)},
-    {"alloc bytes", 13, 5, "alloc_bytes", COL_U64,
-     FIELD(struct profile_fn, alloc_bytes)},
-    {"frees", 9, 6, "free_count", COL_U64,
-     FIELD(struct profile_fn, free_count)},
-    {"free bytes", 13, 7, "free_bytes", COL_U64,
-     FIELD(struct profile_fn, free_bytes)},
-    {NULL, 0, 0, "samples", COL_U64, FIELD(struct profile_fn, samples)},
-    {NULL, 0, 0, "samples_total", COL_U64,
-     FIELD(struct profile_fn, samples_total)},
-    {"function", 0, 8, NULL, COL_STR, fn_label, 0},
+    {NULL, 0, 0, "name", COL_STR, fn_name, 0, 0},
+    {NULL, 0, 0, "kind", COL_STR, fn_kind, 0, 0},
+    {NULL, 0, 0, "file", COL_STR, fn_file, 0, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct profile_fn, line), 0},
+    {"calls", 10, 3, "calls", COL_U64, FIELD(struct profile_fn, calls),
+     OPTS_CALLS},
+    {"total ms", 12, 2, "total_ns", COL_TIME, FIELD(struct profile_fn, total),
+     OPTS_CALLS},
+    {"self ms", 12, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self),
+     OPTS_CALLS},
+    {"allocs", 9, 8, "alloc_count", COL_U64,
+     FIELD(struct profile_fn, alloc_count), OPTS_ALLOC},
+    {"alloc bytes", 13, 9, "alloc_bytes", COL_U64,
+     FIELD(struct profile_fn, alloc_bytes), OPTS_ALLOC},
+    {"frees", 9, 10, "free_count", COL_U64,
+     FIELD(struct profile_fn, free_count), OPTS_ALLOC},
+    {"free bytes", 13, 11, "free_bytes", COL_U64,
+     FIELD(struct profile_fn, free_bytes), OPTS_ALLOC},
+    /* Sample columns: in this table only without calls (with calls, the
+    ** samples part has its own table by function). */
+    {"self", 10, 4, "samples", COL_U64, FIELD(struct profile_fn, samples),
+     FAM_SAMPLES_ONLY},
+    {"self%", 7, 5, NULL, COL_PCT, fn_samples_pct, 0, FAM_SAMPLES_ONLY},
+    {"total", 10, 6, "samples_total", COL_U64,
+     FIELD(struct profile_fn, samples_total), FAM_SAMPLES_ONLY},
+    {"total%", 7, 7, NULL, COL_PCT, fn_total_pct, 0, FAM_SAMPLES_ONLY},
+    {"function", 0, 12, NULL, COL_STR, fn_label, 0, 0},
 };
 
 static const struct column fn_sample_cols[] = {
-    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples)},
-    {"self%", 7, 2, NULL, COL_PCT, fn_samples_pct, 0},
-    {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total)},
-    {"total%", 7, 4, NULL, COL_PCT, fn_total_pct, 0},
-    {"function", 0, 5, NULL, COL_STR, fn_label, 0},
+    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples), 0},
+    {"self%", 7, 2, NULL, COL_PCT, fn_samples_pct, 0, 0},
+    {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total), 0},
+    {"total%", 7, 4, NULL, COL_PCT, fn_total_pct, 0, 0},
+    {"function", 0, 5, NULL, COL_STR, fn_label, 0, 0},
 };
 
 static const struct column line_cols[] = {
-    {NULL, 0, 0, "name", COL_STR, line_fn, 0},
-    {NULL, 0, 0, "file", COL_STR, line_file, 0},
-    {NULL, 0, 0, "line", COL_U64, FIELD(struct samples_line, line)},
-    {"samples", 10, 1, "samples", COL_U64, FIELD(struct samples_line, samples)},
-    {"%", 7, 2, NULL, COL_PCT, line_pct, 0},
-    {"line", 0, 3, NULL, COL_STR, line_label, 0},
+    {NULL, 0, 0, "name", COL_STR, line_fn, 0, 0},
+    {NULL, 0, 0, "file", COL_STR, line_file, 0, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct samples_line, line), 0},
+    {"samples", 10, 1, "samples", COL_U64, FIELD(struct samples_line, samples),
+     0},
+    {"%", 7, 2, NULL, COL_PCT, line_pct, 0, 0},
+    {"line", 0, 3, NULL, COL_STR, line_label, 0, 0},
 };
 
 static const struct column trace_cols[] = {
-    {"traceno", 8, 1, "traceno", COL_U64, FIELD(struct samples_trace, traceno)},
-    {"start", 0, 4, "name", COL_STR, trace_start, 0},
-    {"root", 8, 2, "root", COL_U64, FIELD(struct samples_trace, root)},
-    {"samples", 10, 3, "samples", COL_U64,
-     FIELD(struct samples_trace, samples)},
+    {"traceno", 8, 1, "traceno", COL_U64, FIELD(struct samples_trace, traceno),
+     0},
+    {"start", 0, 4, "name", COL_STR, trace_start, 0, 0},
+    {"root", 8, 2, "root", COL_U64, FIELD(struct samples_trace, root), 0},
+    {"samples", 10, 3, "samples", COL_U64, FIELD(struct samples_trace, samples),
+     0},
 };
 
 static const struct column abort_cols[] = {
-    {"reason", 8, 2, "reason", COL_U64, FIELD(struct samples_abort, reason)},
-    {"message", 0, 3, "message", COL_QSTR, abort_message, 0},
-    {"count", 8, 1, "count", COL_U64, FIELD(struct samples_abort, count)},
+    {"reason", 8, 2, "reason", COL_U64, FIELD(struct samples_abort, reason), 0},
+    {"message", 0, 3, "message", COL_QSTR, abort_message, 0, 0},
+    {"count", 8, 1, "count", COL_U64, FIELD(struct samples_abort, count), 0},
 };
 
 static const struct column site_cols[] = {
-    {NULL, 0, 0, "function", COL_STR, site_fn, 0},
-    {NULL, 0, 0, "kind", COL_STR, site_kind, 0},
-    {NULL, 0, 0, "file", COL_STR, site_file, 0},
-    {NULL, 0, 0, "line", COL_U64, FIELD(struct heap_site, line)},
+    {NULL, 0, 0, "function", COL_STR, site_fn, 0, 0},
+    {NULL, 0, 0, "kind", COL_STR, site_kind, 0, 0},
+    {NULL, 0, 0, "file", COL_STR, site_file, 0, 0},
+    {NULL, 0, 0, "line", COL_U64, FIELD(struct heap_site, line), 0},
     {"allocs", 9, 1, "alloc_count", COL_U64,
-     FIELD(struct heap_site, alloc_count)},
+     FIELD(struct heap_site, alloc_count), 0},
     {"alloc bytes", 13, 2, "alloc_bytes", COL_U64,
-     FIELD(struct heap_site, alloc_bytes)},
-    {"frees", 9, 3, "free_count", COL_U64, FIELD(struct heap_site, free_count)},
+     FIELD(struct heap_site, alloc_bytes), 0},
+    {"frees", 9, 3, "free_count", COL_U64, FIELD(struct heap_site, free_count),
+     0},
     {"free bytes", 13, 4, "free_bytes", COL_U64,
-     FIELD(struct heap_site, free_bytes)},
-    {"site", 0, 5, NULL, COL_STR, site_label, 0},
+     FIELD(struct heap_site, free_bytes), 0},
+    {"site", 0, 5, NULL, COL_STR, site_label, 0, 0},
 };
 
 static const struct column vm_cols[] = {
-    {"id", 6, 1, "id", COL_U64, vm_id, 0},
-    {"thread", 9, 2, "thread", COL_U64, FIELD(struct profile_vm, thread)},
-    {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events)},
-    {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples)},
-    {"coros", 6, 5, "coroutines", COL_U64,
-     FIELD(struct profile_vm, coroutines)},
+    {"id", 6, 1, "id", COL_U64, vm_id, 0, 0},
+    {"thread", 9, 2, "thread", COL_U64, FIELD(struct profile_vm, thread), 0},
+    {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events), 0},
+    {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples),
+     OPTS_SAMPLE},
+    {"coros", 6, 5, "coroutines", COL_U64, FIELD(struct profile_vm, coroutines),
+     0},
     {"heap@attach", 13, 6, "heap_attach", COL_U64,
-     FIELD(struct profile_vm, heap_attach)},
-    {"heap@detach", 13, 7, "heap_detach", COL_OPT, vm_detach, 0},
-    {"heap live", 13, 8, "heap_live", COL_I64, FIELD(struct profile_vm, live)},
-    {"peak", 13, 9, "heap_peak", COL_I64, FIELD(struct profile_vm, peak)},
-    {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes)},
-    {NULL, 0, 0, "free_bytes", COL_U64, FIELD(struct profile_vm, free_bytes)},
-    {NULL, 0, 0, "gc_peak_heap", COL_U64, FIELD(struct profile_vm, gc_peak)},
-    {NULL, 0, 0, "jit_off", COL_BOOL, vm_jit_off, 0},
+     FIELD(struct profile_vm, heap_attach), 0},
+    {"heap@detach", 13, 7, "heap_detach", COL_OPT, vm_detach, 0, 0},
+    {"heap live", 13, 8, "heap_live", COL_I64, FIELD(struct profile_vm, live),
+     OPTS_ALLOC},
+    {"peak", 13, 9, "heap_peak", COL_I64, FIELD(struct profile_vm, peak),
+     OPTS_ALLOC},
+    {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes),
+     0},
+    {NULL, 0, 0, "free_bytes", COL_U64, FIELD(struct profile_vm, free_bytes),
+     0},
+    {NULL, 0, 0, "gc_peak_heap", COL_U64, FIELD(struct profile_vm, gc_peak), 0},
+    {NULL, 0, 0, "jit_off", COL_BOOL, vm_jit_off, 0, 0},
 };
 
 #define SECTION(key, title, limited, rows, row, cols)                          \
@@ -462,6 +485,14 @@ static const struct section sec_fns =
     SECTION("functions",
 	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
 	    "bytes)\n",
+	    1, rows_fns, row_fn, fn_cols);
+static const struct section sec_fns_alloc =
+    SECTION("functions", "\nFunctions: %zu (sorted by alloc bytes)\n", 1,
+	    rows_fns, row_fn, fn_cols);
+static const struct section sec_fns_samples =
+    SECTION("functions",
+	    "\nFunctions: %zu (sorted by self samples; self: innermost Lua "
+	    "frame, total: anywhere in the stack)\n",
 	    1, rows_fns, row_fn, fn_cols);
 static const struct section sec_fn_samples =
     SECTION(NULL,
@@ -558,26 +589,40 @@ static void text_cell(const struct profile *p, const struct column *col,
 	printf("%*s", col->width, s);
 }
 
-/* Main thread. A section as a text table: title, heading, rows (at most
-** limit when the section is limited and limit is not 0). */
-static void text_table(const struct profile *p, const struct section *sec,
-		       size_t limit)
+/* Main thread. The text columns of sec that families fams show, in text
+** order; returns how many (at most cap). */
+static size_t text_cols(const struct section *sec, unsigned fams,
+			const struct column **out, size_t cap)
 {
 	const struct column *col;
+	size_t n = 0;
+	for (int pos = 1; (col = text_col(sec, pos)) && n < cap; pos++)
+		if (!col->fam || (col->fam & fams))
+			out[n++] = col;
+	return n;
+}
+
+/* Main thread. A section as a text table: title, heading, rows (at most
+** limit when the section is limited and limit is not 0), the columns of
+** the families in fams. */
+static void text_table(const struct profile *p, const struct section *sec,
+		       size_t limit, unsigned fams)
+{
+	const struct column *cols[32];
 	struct cell c = {0};
-	size_t nrow, n;
+	size_t nrow, n, nc = text_cols(sec, fams, cols, 32);
 	uint32_t *ix = sec->rows(p, &nrow);
 	n = sec->limited && limit && limit < nrow ? limit : nrow;
 	if (sec->title)
 		printf(sec->title, nrow);
-	for (int pos = 1; (col = text_col(sec, pos)); pos++)
-		printf("%s%*s", pos > 1 ? (col->width ? " " : "  ") : "",
-		       col->width, col->head);
+	for (size_t k = 0; k < nc; k++)
+		printf("%s%*s", k ? (cols[k]->width ? " " : "  ") : "",
+		       cols[k]->width, cols[k]->head);
 	putchar('\n');
 	for (size_t i = 0; ix && i < n; i++) {
-		for (int pos = 1; (col = text_col(sec, pos)); pos++) {
-			cell_get(p, sec, col, ix[i], &c);
-			text_cell(p, col, pos, &c);
+		for (size_t k = 0; k < nc; k++) {
+			cell_get(p, sec, cols[k], ix[i], &c);
+			text_cell(p, cols[k], (int)k + 1, &c);
 		}
 		putchar('\n');
 	}
@@ -587,8 +632,9 @@ static void text_table(const struct profile *p, const struct section *sec,
 	free(c.buf);
 }
 
-/* Main thread. The samples part: totals, states, functions, lines. */
-static void text_samples(const struct profile *p, size_t limit)
+/* Main thread. The samples part: totals, states, functions (when the
+** function table does not show them already), lines. */
+static void text_samples(const struct profile *p, size_t limit, unsigned fams)
 {
 	const struct samples *s = &p->smp;
 	if (!s->samples && !s->signals)
@@ -602,12 +648,13 @@ static void text_samples(const struct profile *p, size_t limit)
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
 			       format_state_name(i), s->state[i],
 			       pct(s->state[i], s->samples));
-	text_table(p, &sec_fn_samples, limit);
-	text_table(p, &sec_lines, limit);
+	if (!(fams & FAM_SAMPLES_ONLY))
+		text_table(p, &sec_fn_samples, limit, fams);
+	text_table(p, &sec_lines, limit, fams);
 }
 
 /* Main thread. The traces part: compiled traces, aborts, flushes. */
-static void text_traces(const struct profile *p, size_t limit)
+static void text_traces(const struct profile *p, size_t limit, unsigned fams)
 {
 	const struct samples *s = &p->smp;
 	if (!s->ntrace && !s->trace_starts && !s->trace_aborts &&
@@ -617,9 +664,54 @@ static void text_traces(const struct profile *p, size_t limit)
 	       " aborted, %" PRIu64 " flush%s\n",
 	       s->ntrace, s->trace_starts, s->trace_aborts, s->trace_flushes,
 	       s->trace_flushes == 1 ? "" : "es");
-	text_table(p, &sec_traces, limit);
+	text_table(p, &sec_traces, limit, fams);
 	if (s->nabort)
-		text_table(p, &sec_aborts, limit);
+		text_table(p, &sec_aborts, limit, fams);
+}
+
+/* Main thread. The families recorded: those the INTRO's options name
+** (parsed by the logger's own parser), and any whose events are in the
+** log (an option string this version cannot parse, an older log). */
+static unsigned recorded(const struct profile *p, const struct totals *t)
+{
+	struct opts o;
+	char err[256];
+	unsigned f = 0;
+	if (p->have_intro && opts_parse(p->options, &o, err, sizeof err) == 0)
+		f = o.events;
+	if (t->calls)
+		f |= OPTS_CALLS;
+	if (t->alloc_count || t->free_count)
+		f |= OPTS_ALLOC;
+	if (p->heap.gc.events)
+		f |= OPTS_GC;
+	if (p->smp.samples || p->smp.signals)
+		f |= OPTS_SAMPLE;
+	if (p->smp.trace_starts || p->smp.trace_aborts || p->smp.trace_flushes)
+		f |= OPTS_JIT;
+	return f;
+}
+
+/* The families a report knows, by option name. */
+static const struct {
+	unsigned bit;
+	const char *name;
+} families[] = {
+    {OPTS_CALLS, "calls"},   {OPTS_ALLOC, "alloc"}, {OPTS_GC, "gc"},
+    {OPTS_SAMPLE, "sample"}, {OPTS_JIT, "jit"},
+};
+#define NFAMILY (sizeof families / sizeof *families)
+
+/* Main thread. Time inside GC cycles in ns: the phases from propagate to
+** finalize, without LuaJIT's "pause" state, which is the idle time between
+** cycles. The GC is incremental: the program runs inside a cycle too. */
+static uint64_t gc_busy_ns(const struct profile *p)
+{
+	uint64_t ns = 0;
+	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
+		if (i != FORMAT_GC_PAUSE)
+			ns += profile_ns(p, p->heap.gc.phase[i]);
+	return ns;
 }
 
 /* Main thread. The text report. */
@@ -628,6 +720,9 @@ static void text_report(const struct profile *p, const char *path, int rc,
 {
 	struct totals t;
 	sum(p, &t);
+	unsigned fams = recorded(p, &t);
+	if ((fams & OPTS_SAMPLE) && !(fams & OPTS_CALLS))
+		fams |= FAM_SAMPLES_ONLY;
 	printf("ljlog report: %s\n", path);
 	if (p->have_intro) {
 		printf("  pid %" PRIu64 ", %s, %s, format version %" PRIu64
@@ -643,20 +738,54 @@ static void text_report(const struct profile *p, const char *path, int rc,
 	printf("  duration %.3f ms, time base: %s (%.4f ns per tick)\n",
 	       (double)p->duration_ns / 1e6, timebase_name(p->timebase),
 	       p->ns_per_tick);
-	text_table(p, &sec_fns, limit);
-	text_table(p, &sec_sites, limit);
-	text_samples(p, limit);
-	text_traces(p, limit);
+	printf("  recorded:");
+	int none = 1;
+	for (size_t i = 0; i < NFAMILY; i++)
+		if (fams & families[i].bit) {
+			printf(" %s", families[i].name);
+			none = 0;
+		}
+	printf("%s; not recorded:", none ? " nothing" : "");
+	none = 1;
+	for (size_t i = 0; i < NFAMILY; i++)
+		if (!(fams & families[i].bit)) {
+			printf(" %s", families[i].name);
+			none = 0;
+		}
+	printf("%s (their sections are left out)\n", none ? " nothing" : "");
+
+	if (fams & (OPTS_CALLS | OPTS_ALLOC | OPTS_SAMPLE))
+		text_table(p,
+			   fams & OPTS_CALLS	? &sec_fns
+			   : fams & OPTS_SAMPLE ? &sec_fns_samples
+						: &sec_fns_alloc,
+			   limit, fams);
+	if (fams & OPTS_ALLOC)
+		text_table(p, &sec_sites, limit, fams);
+	text_samples(p, limit, fams);
+	text_traces(p, limit, fams);
 
 	const struct heap_gc *gc = &p->heap.gc;
-	printf("\nGC: %" PRIu64 " cycles, peak heap %" PRIu64 " bytes, %" PRIu64
-	       " GC events\n",
-	       gc->cycles, gc->peak_heap, gc->events);
-	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
-		printf("  %-12s %12.3f ms\n", format_gc_phase_name(i),
-		       (double)profile_ns(p, gc->phase[i]) / 1e6);
+	if (fams & OPTS_GC) {
+		printf("\nGC: %" PRIu64 " cycles, %.3f ms inside cycles, peak "
+		       "heap %" PRIu64 " bytes, %" PRIu64 " GC events\n"
+		       "  (the GC is incremental: the program runs between its "
+		       "steps inside a cycle;\n"
+		       "  samples in state gc measure the collector itself)\n",
+		       gc->cycles, (double)gc_busy_ns(p) / 1e6, gc->peak_heap,
+		       gc->events);
+		for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
+			if (i != FORMAT_GC_PAUSE)
+				printf("  %-12s %12.3f ms\n",
+				       format_gc_phase_name(i),
+				       (double)profile_ns(p, gc->phase[i]) /
+					   1e6);
+		printf("  idle between cycles (LuaJIT's \"pause\" state) "
+		       "%.3f ms\n",
+		       (double)profile_ns(p, gc->phase[FORMAT_GC_PAUSE]) / 1e6);
+	}
 
-	text_table(p, &sec_vms, 0);
+	text_table(p, &sec_vms, 0, fams);
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
@@ -665,11 +794,13 @@ static void text_report(const struct profile *p, const char *path, int rc,
 		printf("  %" PRIu64 " returns from frames entered before the "
 		       "profiler attached\n",
 		       p->calls.unmatched_exits);
-	printf("  heap: %" PRIu64 " at attach + %" PRIu64 " allocated (%" PRIu64
-	       " allocs) - %" PRIu64 " freed (%" PRIu64 " frees) = %" PRId64
-	       " live, peak %" PRId64 "\n",
-	       t.attach, t.alloc_bytes, t.alloc_count, t.free_bytes,
-	       t.free_count, t.live, t.peak);
+	if (fams & OPTS_ALLOC)
+		printf("  heap: %" PRIu64 " at attach + %" PRIu64
+		       " allocated (%" PRIu64 " allocs) - %" PRIu64
+		       " freed (%" PRIu64 " frees) = %" PRId64
+		       " live, peak %" PRId64 "\n",
+		       t.attach, t.alloc_bytes, t.alloc_count, t.free_bytes,
+		       t.free_count, t.live, t.peak);
 }
 
 /* -- JSON ---------------------------------------------------------------------- */
@@ -749,6 +880,11 @@ static void json_report(const struct profile *p, int rc, const char *err)
 		json_u64(&j, format_state_name(i), s->state[i]);
 	json_close(&j, '}');
 	json_u64(&j, "trace_flushes", s->trace_flushes);
+	unsigned fams = recorded(p, &t);
+	json_obj(&j, "recorded");
+	for (size_t i = 0; i < NFAMILY; i++)
+		json_bool(&j, families[i].name, (fams & families[i].bit) != 0);
+	json_close(&j, '}');
 
 	json_obj(&j, "heap");
 	json_u64(&j, "attach", t.attach);
@@ -767,6 +903,8 @@ static void json_report(const struct profile *p, int rc, const char *err)
 		json_u64(&j, format_gc_phase_name(i),
 			 profile_ns(p, gc->phase[i]));
 	json_close(&j, '}');
+	json_u64(&j, "gc_ns", gc_busy_ns(p));
+	json_u64(&j, "idle_ns", profile_ns(p, gc->phase[FORMAT_GC_PAUSE]));
 	json_u64(&j, "peak_heap", gc->peak_heap);
 	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
