@@ -304,14 +304,17 @@ static void pop_noexit(struct calls *c, struct calls_vm *v, struct costack *s,
 
 /* Any thread. End the leaf fast function on top of running stack s (one
 ** that calls no Lua back: its frame ends at its coroutine's next ENTER,
-** EXIT or SWITCH; version 4, doc/format.txt "Frames"). */
+** EXIT or SWITCH; version 4, doc/format.txt "Frames"), and the pcall that
+** called it, which returns with it. */
 static inline void pop_leaf(struct calls *c, struct calls_vm *v,
 			    struct costack *s, uint64_t t)
 {
 	if (s->n) {
 		const struct fnid_fn *f = &c->fnid->fns[s->f[s->n - 1].fn];
-		if (f->noexit && !f->callback)
+		if (f->noexit && !f->callback) {
 			pop(c, v, s, t);
+			pop_noexit(c, v, s, t);
+		}
 	}
 }
 

@@ -120,7 +120,11 @@ local function protected()
 	local d = work(10)
 	pcall(sq, 4)
 	local e = id(5)
-	return a + b + c + d + e, ok1, ok2, e1, e2
+	local okt, ty = pcall(type, e)
+	local f = id(ty)
+	local oka, av = pcall(assert, f, "x")
+	local g = sq(#av)
+	return a + b + c + d + e + g, ok1, ok2, e1, e2, okt, oka
 end
 
 local function gen(n)

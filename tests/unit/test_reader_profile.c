@@ -444,6 +444,28 @@ Test(profile, leaf_fast_function_ends_at_switch_and_tail_call)
 	profile_free(p);
 }
 
+Test(profile, pcall_returns_with_its_leaf_callee)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	 /* t 0 */
+	ev_enter(&e, 2, PA, 10); /* t 10: pcall(type, x) */
+	ev_enter(&e, 4, LF, 2);	 /* t 12: type */
+	ev_enter(&e, 4, B, 3);	 /* t 15: A's next call, at type's slot */
+	ev_exit(&e, 4, 5);	 /* t 20 */
+	ev_exit(&e, 1, 10);	 /* t 30 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "asm.pcall", 1, 5, 2);
+	expect(p, "asm.leaf", 1, 3, 3);
+	cr_assert_eq(edge(p, "t.lua:1", "t.lua:10"), 1);
+	cr_assert_eq(edge(p, "asm.pcall", "t.lua:10"), 0);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
+	profile_free(p);
+}
+
 Test(profile, frames_before_first_switch_belong_to_main)
 {
 	struct lblog l;
