@@ -169,6 +169,10 @@ static int on_record(void *ud, struct decode_obj *o)
 	case FORMAT_REC_FFUNC:
 		printf(" ffid %" PRIu64 " name ", o->u.ffunc.ffid);
 		q(&o->u.ffunc.name);
+		printf(" flags 0x%" PRIx64 "%s%s", o->u.ffunc.flags,
+		       o->u.ffunc.flags & FORMAT_FF_NOEXIT ? " (noexit)" : "",
+		       o->u.ffunc.flags & FORMAT_FF_CALLBACK ? " (callback)"
+							     : "");
 		break;
 	case FORMAT_REC_COROUTINE:
 		printf(" flags 0x%" PRIx64 "%s", o->u.co.flags,

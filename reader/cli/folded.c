@@ -13,8 +13,8 @@
 #include "profile.h"
 
 static const char folded_usage[] =
-    "usage: ljlog folded [--calls | --lua | --host] [--lines] [--no-traces]\n"
-    "                    FILE\n"
+    "usage: ljlog folded [--calls [--count] | --lua | --host] [--lines]\n"
+    "                    [--no-traces] FILE\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
@@ -35,6 +35,8 @@ static const char folded_usage[] =
     "\n"
     "  --calls       call stacks with self time from calls events (the\n"
     "                default for a log without samples)\n"
+    "  --count       call stacks (implies --calls) with COUNT the number of\n"
+    "                calls of the innermost function by that path\n"
     "  --lua         Lua frames only (and the trace)\n"
     "  --host        host frames only, as unwound (interpreter included)\n"
     "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
@@ -64,9 +66,10 @@ static int print_calls(void *ud, const char *line, size_t len, uint64_t ticks)
 /* Main thread. 'ljlog folded'. */
 int cli_folded(int argc, char **argv)
 {
-	enum { O_CALLS = 256, O_LUA, O_HOST, O_LINES, O_NOTRACES };
+	enum { O_CALLS = 256, O_COUNT, O_LUA, O_HOST, O_LINES, O_NOTRACES };
 	static const struct option lo[] = {
 	    {"calls", no_argument, NULL, O_CALLS},
+	    {"count", no_argument, NULL, O_COUNT},
 	    {"lua", no_argument, NULL, O_LUA},
 	    {"host", no_argument, NULL, O_HOST},
 	    {"lines", no_argument, NULL, O_LINES},
@@ -74,12 +77,13 @@ int cli_folded(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int calls = 0, view = -1, o;
+	int calls = 0, count = 0, view = -1, o;
 	unsigned flags = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
 		switch (o) {
 		case O_CALLS: calls = 1; break;
+		case O_COUNT: count = 1; break;
 		case O_LUA:
 		case O_HOST: {
 			int v =
@@ -102,6 +106,14 @@ int cli_folded(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
+	if (count && (view >= 0 || flags)) {
+		cli_err("folded", "--count weighs call stacks: it takes no "
+				  "sample option (--lua, --host, --lines, "
+				  "--no-traces)");
+		return CLI_USAGE;
+	}
+	if (count)
+		calls = 1;
 	if (calls && (view >= 0 || flags)) {
 		cli_err("folded", "--calls takes no sample option (--lua, "
 				  "--host, --lines, --no-traces)");
@@ -121,7 +133,10 @@ int cli_folded(int argc, char **argv)
 		return st;
 	int e = 0;
 	if (calls || (!sampling && !p->smp.samples))
-		e = stacks_calls(&p->calls, &p->fnid, print_calls, p);
+		e = count ? stacks_calls(&p->calls, &p->fnid, STACKS_CALLS,
+					 print_line, NULL)
+			  : stacks_calls(&p->calls, &p->fnid, STACKS_SELF,
+					 print_calls, p);
 	else if (!p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else

@@ -302,6 +302,22 @@ static void pop_noexit(struct calls *c, struct calls_vm *v, struct costack *s,
 		pop(c, v, s, t);
 }
 
+/* Any thread. End the leaf fast function on top of running stack s (one
+** that calls no Lua back: its frame ends at its coroutine's next ENTER,
+** EXIT or SWITCH; version 4, doc/format.txt "Frames"), and the pcall that
+** called it, which returns with it. */
+static inline void pop_leaf(struct calls *c, struct calls_vm *v,
+			    struct costack *s, uint64_t t)
+{
+	if (s->n) {
+		const struct fnid_fn *f = &c->fnid->fns[s->f[s->n - 1].fn];
+		if (f->noexit && !f->callback) {
+			pop(c, v, s, t);
+			pop_noexit(c, v, s, t);
+		}
+	}
+}
+
 /* Any thread. Switch v to coroutine o at t (see the note in calls.h). */
 static int do_switch(struct calls *c, struct calls_vm *v,
 		     const struct decode_obj *o, uint64_t t)
@@ -448,6 +464,11 @@ static int on_event(void *ud, const struct decode_event *ev)
 	}
 	v->last_ts = t;
 
+	if (c->leaf_rule &&
+	    (ev->op == FORMAT_OP_ENTER || ev->op == FORMAT_OP_EXIT ||
+	     ev->op == FORMAT_OP_SWITCH))
+		pop_leaf(c, v, v->chain[v->nchain - 1], t);
+
 	switch (ev->op) {
 	case FORMAT_OP_ENTER: return enter(c, v, ev, t);
 	case FORMAT_OP_EXIT:
@@ -471,11 +492,20 @@ static int on_event(void *ud, const struct decode_event *ev)
 	return 0;
 }
 
-/* Any thread. Fill sink: events only. */
+/* Any thread. INTRO: the frame rule of the log's version. */
+static int on_intro(void *ud, const struct decode_intro *in)
+{
+	struct calls *c = ud;
+	c->leaf_rule = in->version >= 4;
+	return 0;
+}
+
+/* Any thread. Fill sink: INTRO and events. */
 void calls_sink(struct calls *c, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
 	sink->ud = c;
+	sink->intro = on_intro;
 	sink->event = on_event;
 }
 

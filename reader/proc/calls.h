@@ -40,8 +40,10 @@ struct calls_node {
 struct calls_vm;
 
 struct calls {
-	struct fnid *fnid;    /* the functions (noexit) */
-	int tree;	      /* build the call tree */
+	struct fnid *fnid; /* the functions (noexit, callback) */
+	int tree;	   /* build the call tree */
+	int leaf_rule; /* version 4: NOEXIT frames without CALLBACK end at the
+			  next ENTER, EXIT or SWITCH */
 	struct calls_fn *fns; /* by function index; fns past nfn are zero */
 	size_t nfn;
 	struct calls_node *nodes; /* the call tree (node 0 only without tree) */
@@ -67,7 +69,7 @@ int calls_init(struct calls *c, struct fnid *fnid, int tree,
 /* Any thread. Free everything. */
 void calls_free(struct calls *c);
 
-/* Any thread. Fill sink so that a decoder's events feed c. */
+/* Any thread. Fill sink so that a decoder's INTRO and events feed c. */
 void calls_sink(struct calls *c, struct decode_sink *sink);
 
 /* Any thread. End of input: close the frames still open at each VM's last

@@ -183,6 +183,8 @@ static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 		r = get(f, key, kl, name, "", 0, FNID_FAST);
 		if (r >= 0 && (o->u.ffunc.flags & FORMAT_FF_NOEXIT))
 			f->fns[r].noexit = 1;
+		if (r >= 0 && (o->u.ffunc.flags & FORMAT_FF_CALLBACK))
+			f->fns[r].callback = 1;
 		break;
 	}
 	free(key);

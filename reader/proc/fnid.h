@@ -47,6 +47,7 @@ struct fnid_fn {
 	uint64_t line; /* Lua: firstline; else 0 */
 	unsigned kind; /* FNID_* */
 	int noexit;    /* an assembler fast function: never an EXIT */
+	int callback;  /* noexit, and may call Lua in its frame (version 4) */
 };
 
 struct fnid {

@@ -183,9 +183,9 @@ out:
 	return rc;
 }
 
-/* Any thread. Call paths with their self time. */
+/* Any thread. Call paths with their self time or calls. */
 int stacks_calls(const struct calls *c, const struct fnid *fnid,
-		 stacks_emit emit, void *ud)
+		 unsigned weight, stacks_emit emit, void *ud)
 {
 	struct names nm;
 	struct sbuf sb = {0};
@@ -197,7 +197,9 @@ int stacks_calls(const struct calls *c, const struct fnid *fnid,
 		goto out;
 	rc = 0;
 	for (uint32_t n = 1; !rc && n < c->nnode; n++) {
-		if (!c->nodes[n].self)
+		uint64_t w = weight == STACKS_CALLS ? c->nodes[n].calls
+						    : c->nodes[n].self;
+		if (!w)
 			continue;
 		size_t depth = 0;
 		for (uint32_t m = n; m != 0; m = c->nodes[m].parent)
@@ -211,7 +213,7 @@ int stacks_calls(const struct calls *c, const struct fnid *fnid,
 				goto out;
 			}
 		}
-		rc = emit(ud, sb.b, sb.len, c->nodes[n].self);
+		rc = emit(ud, sb.b, sb.len, w);
 	}
 out:
 	free(path);

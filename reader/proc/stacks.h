@@ -26,10 +26,16 @@ typedef int (*stacks_emit)(void *ud, const char *line, size_t len,
 int stacks_samples(const struct samples *s, unsigned view, unsigned flags,
 		   stacks_emit emit, void *ud);
 
+/* stacks_calls weights. */
+enum stacks_weight {
+	STACKS_SELF,  /* self time (ts units) */
+	STACKS_CALLS, /* calls of the path's innermost function */
+};
+
 /* Any thread, after calls_finish. The call paths of c's call tree whose
-** self time is not 0, in node order, weighed by self time (ts units).
-** 0, -ENOMEM or emit's return. */
+** weight (STACKS_*) is not 0, in node order. 0, -ENOMEM or emit's
+** return. */
 int stacks_calls(const struct calls *c, const struct fnid *fnid,
-		 stacks_emit emit, void *ud);
+		 unsigned weight, stacks_emit emit, void *ud);
 
 #endif

@@ -8,8 +8,9 @@
 /* -- Version changelog ---------------------------------------------------- */
 /* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
 ** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
-** 3: TRACE snapshots' frames; pcofs in state 7 samples. */
-#define FORMAT_VERSION 3
+** 3: TRACE snapshots' frames; pcofs in state 7 samples.
+** 4: FFUNC flag CALLBACK; NOEXIT frames without it end at the next event. */
+#define FORMAT_VERSION 4
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -44,10 +45,11 @@ enum format_rec {
 	FORMAT_REC_HOSTSYM = 7,
 };
 
-#define FORMAT_VM_JIT_OFF 1u /* VM record flags, bit 0 */
-#define FORMAT_CO_MAIN	  1u /* COROUTINE record flags, bit 0 */
-#define FORMAT_FF_NOEXIT  1u /* FFUNC record flags, bit 0: no EXIT ever */
-#define FORMAT_HOST_VM    1u /* HOSTSYM record flags, bit 0: interpreter */
+#define FORMAT_VM_JIT_OFF  1u /* VM record flags, bit 0 */
+#define FORMAT_CO_MAIN	   1u /* COROUTINE record flags, bit 0 */
+#define FORMAT_FF_NOEXIT   1u /* FFUNC record flags, bit 0: no EXIT ever */
+#define FORMAT_FF_CALLBACK 2u /* FFUNC bit 1 (v4): NOEXIT, may call Lua */
+#define FORMAT_HOST_VM	   1u /* HOSTSYM record flags, bit 0: interpreter */
 
 /* -- Events ------------------------------------------------------------------ */
 /* First byte of an event: op in the high 3 bits, lo in the low 5. */

@@ -13,6 +13,31 @@
 
 /* -- Scanning package.loaded ------------------------------------------------- */
 
+/* LuaJIT's assembler fast functions that run Lua code inside their own
+** frame (lib_base.c): pcall and xpcall call their argument, the coroutine
+** ones switch coroutines. Every other one calls nothing back, or only as a
+** tail call that replaces its frame (tostring's __tostring, pairs' and
+** ipairs' metamethods: FFH_TAILCALL). The ffids are made by LuaJIT's build
+** (lj_ffdef.h, not installed), so they are known by the names they are
+** found under in package.loaded: any of them marks the ffid, whatever name
+** it is written with. */
+static const char *const callback_ff[] = {
+    "pcall",
+    "xpcall",
+    "coroutine.resume",
+    "coroutine.yield",
+    "coroutine.wrap (function)",
+};
+
+/* Any context. 1 when name is one of callback_ff. */
+static int is_callback(const char *name)
+{
+	for (size_t i = 0; i < sizeof callback_ff / sizeof *callback_ff; i++)
+		if (strcmp(name, callback_ff[i]) == 0)
+			return 1;
+	return 0;
+}
+
 /* Owner only. Free the names' memory. */
 void names_free(struct names *n)
 {
@@ -60,6 +85,7 @@ static void c_add(struct names *n, uintptr_t f, const char *name)
 void names_merge(struct names *dst, struct names *src)
 {
 	for (int i = 0; i < 256; i++) {
+		dst->cb[i] |= src->cb[i];
 		if (!dst->ff[i] && src->ff[i]) {
 			dst->ff[i] = src->ff[i];
 			src->ff[i] = NULL;
@@ -96,6 +122,8 @@ static void scan_table(struct names *n, lua_State *L, const char *mod)
 			if (fn->c.ffid > FF_C) {
 				if (!n->ff[fn->c.ffid])
 					n->ff[fn->c.ffid] = strdup(name);
+				if (is_callback(name))
+					n->cb[fn->c.ffid] = 1;
 			} else {
 				c_add(n, (uintptr_t)fn->c.f, name);
 				if (!mod && strcmp(key, "require") == 0)
@@ -198,14 +226,16 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 }
 
 /* LuaJIT's library functions that no table holds: each is defined just
-** before the function that hands it out (LJLIB_NOREG in lib_base.c and
-** lib_string.c), so it is named after that one. */
+** before the function that hands it out (LJLIB_NOREG, LJLIB_NOREGUV in
+** lib_base.c and lib_string.c), so it is named after that one. */
 static const char *const unregistered[][2] = {
     {"coroutine.wrap", "coroutine.wrap (function)"},
+    {"ipairs", "ipairs (iterator)"},
     {"string.gmatch", "string.gmatch (iterator)"},
 };
 
-/* Caller holds the mapper lock. An FFUNC record. */
+/* Caller holds the mapper lock. An FFUNC record; flags NOEXIT gets
+** CALLBACK added when the function may call Lua back. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags)
 {
@@ -217,6 +247,10 @@ int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 			if (strcmp(n->ff[ffid + 1], unregistered[i][0]) == 0)
 				name = unregistered[i][1];
 	}
+	/* Unknown: keep its frame open for callees (the version 3 rule). */
+	if ((flags & FORMAT_FF_NOEXIT) &&
+	    (!name || (ffid < 256 && n->cb[ffid]) || is_callback(name)))
+		flags |= FORMAT_FF_CALLBACK;
 	if (!name) {
 		snprintf(tmp, sizeof tmp, "ffid:%u", ffid);
 		name = tmp;

@@ -16,10 +16,11 @@
 /* Names found in package.loaded, per VM (inside its mapper: the mapper's
 ** lock guards them once the VM is attached). */
 struct names {
-	char *ff[256];		 /* library functions by ffid ("string.rep") */
-	struct hmap c;		 /* plain C function -> 1 + index in cname */
-	char **cname;		 /* their names ("mymod.fn") */
-	size_t nc, capc;	 /* in cname */
+	char *ff[256];	 /* library functions by ffid ("string.rep") */
+	uint8_t cb[256]; /* by ffid: found under a name of callback_ff */
+	struct hmap c;	 /* plain C function -> 1 + index in cname */
+	char **cname;	 /* their names ("mymod.fn") */
+	size_t nc, capc; /* in cname */
 	lua_CFunction require_f; /* `require`: rescan after it returns */
 };
 

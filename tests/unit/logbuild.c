@@ -104,8 +104,14 @@ static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
 /* Test thread. Append a standard INTRO. */
 void lblog_intro(struct lblog *l, uint64_t pid)
 {
+	lblog_intro_version(l, pid, FORMAT_VERSION);
+}
+
+/* Test thread. Append a standard INTRO saying format version. */
+void lblog_intro_version(struct lblog *l, uint64_t pid, uint64_t version)
+{
 	struct lb p = {0};
-	lb_uleb(&p, FORMAT_VERSION);
+	lb_uleb(&p, version);
 	lb_uleb(&p, 8);
 	lb_uleb(&p, pid);
 	lb_str(&p, "/usr/bin/luajit");
@@ -204,11 +210,18 @@ void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name)
 void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
 		   const char *name)
 {
+	map_ffunc_flags(m, id, ffid, name, FORMAT_FF_NOEXIT);
+}
+
+/* Test thread. FFUNC record with flags (FORMAT_FF_*). */
+void map_ffunc_flags(struct lbmap *m, uint64_t id, uint64_t ffid,
+		     const char *name, uint64_t flags)
+{
 	lb_u8(&m->p, FORMAT_REC_FFUNC);
 	lb_uleb(&m->p, id);
 	lb_uleb(&m->p, ffid);
 	lb_str(&m->p, name);
-	lb_uleb(&m->p, FORMAT_FF_NOEXIT);
+	lb_uleb(&m->p, flags);
 }
 
 /* Test thread. COROUTINE record. */

@@ -73,6 +73,8 @@ struct lbsam {
 
 /* Append a standard INTRO (FORMAT_VERSION, pid, counter in ns, CLOCK). */
 void lblog_intro(struct lblog *l, uint64_t pid);
+/* The same, saying another format version. */
+void lblog_intro_version(struct lblog *l, uint64_t pid, uint64_t version);
 
 /* Append an END with correct totals (samples_dropped: the SAMPLES blocks'). */
 void lblog_end(struct lblog *l);
@@ -90,6 +92,8 @@ void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	       const char *object);
 void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
 		   const char *name);
+void map_ffunc_flags(struct lbmap *m, uint64_t id, uint64_t ffid,
+		     const char *name, uint64_t flags);
 void map_ffunc(struct lbmap *m, uint64_t id, uint64_t ffid, const char *name);
 void map_co(struct lbmap *m, uint64_t id, uint64_t flags);
 void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,

@@ -330,6 +330,8 @@ Test(format, record_kinds)
 	cr_assert_eq(FORMAT_CO_MAIN, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0 NOEXIT: written in assembler"));
 	cr_assert_eq(FORMAT_FF_NOEXIT, 1u);
+	cr_assert_not_null(strstr(sec, "bit 1 CALLBACK (version 4"));
+	cr_assert_eq(FORMAT_FF_CALLBACK, 2u);
 	cr_assert_not_null(strstr(sec, "bit 0 VM: LuaJIT's interpreter"));
 	cr_assert_eq(FORMAT_HOST_VM, 1u);
 	walk("record kind", &d, format_rec_name);

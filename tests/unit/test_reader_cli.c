@@ -519,5 +519,14 @@ Test(cli, samples_folded)
 	out = out_of(LJLOG " folded --lua %s", p);
 	cr_assert_not_null(strstr(out, "no samples"), "%s", out);
 	free(out);
+	/* --count: calls by path instead of self time (implies --calls). */
+	out = out_of(LJLOG " folded --count %s", p);
+	cr_assert_str_eq(out, "app_\"x\".lua:3 1\n");
+	free(out);
+	out = out_of(LJLOG " folded --calls --count %s", p);
+	cr_assert_str_eq(out, "app_\"x\".lua:3 1\n");
+	free(out);
+	cr_assert_eq(sh(LJLOG " folded --count --lua %s 2>/dev/null", p), 2);
+	cr_assert_eq(sh(LJLOG " folded --help | grep -q -- --count"), 0);
 	unlink(p);
 }

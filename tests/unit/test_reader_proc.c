@@ -260,7 +260,10 @@ Test(stacks, calls_one_line_per_node_with_self_time)
 	c.nodes = nodes;
 	c.nnode = sizeof nodes / sizeof nodes[0];
 	struct out o = {"", 0};
-	cr_assert_eq(stacks_calls(&c, &f, collect, &o), 0);
+	cr_assert_eq(stacks_calls(&c, &f, STACKS_SELF, collect, &o), 0);
 	cr_assert_str_eq(o.buf, "a_b_c 10\na_b_c;x;a_b_c 7\n");
+	struct out oc = {"", 0};
+	cr_assert_eq(stacks_calls(&c, &f, STACKS_CALLS, collect, &oc), 0);
+	cr_assert_str_eq(oc.buf, "a_b_c 1\na_b_c;x 1\na_b_c;x;a_b_c 2\n");
 	fnid_free(&f);
 }

@@ -23,17 +23,21 @@ enum {
 	A2 = 10,
 	PA = 11,
 	RA = 12,
-	YA = 13
+	YA = 13,
+	LF = 14
 };
 
-/* Test thread. A log with the standard mapping: Lua functions A, B, C (and
-** A2, a second prototype of A's identity), fast functions F
-** (coroutine.resume) and Y (coroutine.yield), C function X (pcall). */
-static void begin(struct lblog *l)
+/* Test thread. A log of format version with the standard mapping: Lua
+** functions A, B, C (and A2, a second prototype of A's identity), fast
+** functions F (coroutine.resume) and Y (coroutine.yield), C function X
+** (pcall), assembler fast functions PA, RA, YA (CALLBACK) and LF (a leaf;
+** in version 3, CALLBACK is not known and LF reads as they do). */
+static void begin_version(struct lblog *l, uint64_t version)
 {
 	struct lbmap m;
+	const uint64_t cb = FORMAT_FF_NOEXIT | FORMAT_FF_CALLBACK;
 	lblog_init(l);
-	lblog_intro(l, 99);
+	lblog_intro_version(l, 99, version);
 	map_begin(&m, VM);
 	map_vm(&m, VM, 555, 900, 0);
 	map_proto(&m, A, "@t.lua", 1, 5);
@@ -46,10 +50,17 @@ static void begin(struct lblog *l)
 	map_ffunc(&m, Y, 41, "coroutine.yield");
 	map_proto(&m, A2, "@t.lua", 1, 5);
 	/* Assembler fast functions (NOEXIT): they never get an EXIT. */
-	map_ffunc_asm(&m, PA, 42, "asm.pcall");
-	map_ffunc_asm(&m, RA, 43, "asm.resume");
-	map_ffunc_asm(&m, YA, 44, "asm.yield");
+	map_ffunc_flags(&m, PA, 42, "asm.pcall", cb);
+	map_ffunc_flags(&m, RA, 43, "asm.resume", cb);
+	map_ffunc_flags(&m, YA, 44, "asm.yield", cb);
+	map_ffunc_asm(&m, LF, 45, "asm.leaf");
 	lblog_mapping(l, &m);
+}
+
+/* Test thread. begin_version, this reader's version. */
+static void begin(struct lblog *l)
+{
+	begin_version(l, FORMAT_VERSION);
 }
 
 /* Test thread. Finish l (with END unless cut), load it into a profile. */
@@ -326,6 +337,131 @@ Test(profile, noexit_yield_and_resume_end_on_switch)
 	expect(p, "asm.resume", 1, 11, 2);
 	expect(p, "t.lua:10", 1, 19, 18);
 	expect(p, "asm.yield", 1, 1, 1);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
+	profile_free(p);
+}
+
+/* Test thread. Index of the function named name (fails when missing). */
+static uint32_t fidx(const struct profile *p, const char *name)
+{
+	for (size_t i = 0; i < p->fnid.n; i++)
+		if (!strcmp(p->fnid.fns[i].name, name))
+			return (uint32_t)i;
+	cr_assert_fail("no function %s", name);
+	return 0;
+}
+
+/* Test thread. Calls of callee made from caller (call-tree nodes whose
+** parent is caller's). */
+static uint64_t edge(const struct profile *p, const char *caller,
+		     const char *callee)
+{
+	uint32_t a = fidx(p, caller), b = fidx(p, callee);
+	uint64_t n = 0;
+	for (size_t i = 1; i < p->calls.nnode; i++) {
+		const struct calls_node *nd = &p->calls.nodes[i];
+		if (nd->fn == b && nd->parent &&
+		    p->calls.nodes[nd->parent].fn == a)
+			n += nd->calls;
+	}
+	return n;
+}
+
+/* Test thread. A loop `for ... in iter do B() end` in A, iter a leaf fast
+** function LF, ending with LF called again and A returning. */
+static void leaf_loop(struct lbev *e)
+{
+	ev_begin(e);
+	ev_enter(e, 1, A, 0);	/* t 0 */
+	ev_enter(e, 3, LF, 10); /* t 10: the iterator */
+	ev_enter(e, 5, B, 5);	/* t 15: the loop body's call */
+	ev_exit(e, 5, 10);	/* t 25 */
+	ev_enter(e, 3, LF, 5);	/* t 30 */
+	ev_enter(e, 5, B, 2);	/* t 32 */
+	ev_exit(e, 5, 8);	/* t 40 */
+	ev_enter(e, 3, LF, 10); /* t 50: the loop ends */
+	ev_exit(e, 1, 10);	/* t 60 */
+}
+
+Test(profile, leaf_fast_function_ends_at_next_event)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	leaf_loop(&e);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "asm.leaf", 3, 17, 17);
+	expect(p, "t.lua:10", 2, 18, 18);
+	expect(p, "t.lua:1", 1, 60, 25);
+	cr_assert_eq(edge(p, "t.lua:1", "t.lua:10"), 2);
+	cr_assert_eq(edge(p, "asm.leaf", "t.lua:10"), 0);
+	cr_assert_eq(edge(p, "t.lua:1", "asm.leaf"), 3);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
+	profile_free(p);
+}
+
+Test(profile, leaf_rule_not_in_version_3)
+{
+	struct lblog l;
+	struct lbev e;
+	begin_version(&l, 3);
+	leaf_loop(&e);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	/* As read before version 4: B under the iterator, which returns with
+	** it (t 10..25, 30..40, 50..60). */
+	expect(p, "asm.leaf", 3, 35, 17);
+	expect(p, "t.lua:10", 2, 18, 18);
+	cr_assert_eq(edge(p, "asm.leaf", "t.lua:10"), 2);
+	cr_assert_eq(edge(p, "t.lua:1", "t.lua:10"), 0);
+	profile_free(p);
+}
+
+Test(profile, leaf_fast_function_ends_at_switch_and_tail_call)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_switch(&e, MAIN, 0);
+	ev_enter(&e, 1, A, 0);	 /* t 0 */
+	ev_enter(&e, 2, LF, 10); /* t 10 */
+	ev_switch(&e, CO, 3);	 /* t 13: LF ended */
+	ev_enter(&e, 1, C, 1);	 /* t 14, in CO */
+	ev_exit(&e, 1, 6);	 /* t 20 */
+	ev_switch(&e, MAIN, 0);	 /* t 20 */
+	ev_enter(&e, 2, LF, 10); /* t 30: tostring */
+	ev_enter(&e, 2, B, 4);	 /* t 34: its __tostring, a tail call */
+	ev_exit(&e, 2, 6);	 /* t 40 */
+	ev_exit(&e, 1, 10);	 /* t 50 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "asm.leaf", 2, 7, 7);
+	expect(p, "t.lua:10", 1, 6, 6);
+	cr_assert_eq(edge(p, "t.lua:1", "t.lua:10"), 1);
+	cr_assert_eq(p->calls.unmatched_exits, 0);
+	profile_free(p);
+}
+
+Test(profile, pcall_returns_with_its_leaf_callee)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	 /* t 0 */
+	ev_enter(&e, 2, PA, 10); /* t 10: pcall(type, x) */
+	ev_enter(&e, 4, LF, 2);	 /* t 12: type */
+	ev_enter(&e, 4, B, 3);	 /* t 15: A's next call, at type's slot */
+	ev_exit(&e, 4, 5);	 /* t 20 */
+	ev_exit(&e, 1, 10);	 /* t 30 */
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	expect(p, "asm.pcall", 1, 5, 2);
+	expect(p, "asm.leaf", 1, 3, 3);
+	cr_assert_eq(edge(p, "t.lua:1", "t.lua:10"), 1);
+	cr_assert_eq(edge(p, "asm.pcall", "t.lua:10"), 0);
 	cr_assert_eq(p->calls.unmatched_exits, 0);
 	profile_free(p);
 }
