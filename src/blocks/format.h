@@ -8,8 +8,9 @@
 /* -- Version changelog ---------------------------------------------------- */
 /* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
 ** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
-** 3: TRACE snapshots' frames; pcofs in state 7 samples. */
-#define FORMAT_VERSION 3
+** 3: TRACE snapshots' frames; pcofs in state 7 samples.
+** 4: Names: PROTO records end with the function's name. */
+#define FORMAT_VERSION 4
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

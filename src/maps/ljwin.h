@@ -10,6 +10,7 @@
 #include "lj_bc.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
+#include "lj_debug.h"
 #include "lj_gc.h"
 #include "lj_vmevent.h"
 #include "lauxlib.h"

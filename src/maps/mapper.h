@@ -47,6 +47,7 @@ struct mapper {
 	uint64_t pass_id0; /* IDs made in the pass are >= this */
 	uintptr_t ckey[MAPPER_CACHE]; /* ID cache: valid during one pass */
 	uint64_t cid[MAPPER_CACHE];
+	const char *pname; /* name for the PROTO being mapped, or NULL */
 #ifndef NDEBUG
 	pid_t owner; /* thread holding lock, 0 when free */
 #endif

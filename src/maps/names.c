@@ -4,6 +4,7 @@
 */
 #define _GNU_SOURCE
 #include "maps/names.h"
+#include "maps/protoname.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -151,20 +152,33 @@ int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 	return 0;
 }
 
-/* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name
-** and lines, copied now. */
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt)
+/* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name,
+** lines and name, copied now. A library function written in Lua (firstline
+** -1, chunk "remove") is named after its library, with no chunk or line. */
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt,
+		    const char *name)
 {
 	GCstr *s = proto_chunkname(pt);
+	const char *chunk = s ? strdata(s) : "";
 	size_t len = s ? s->len : 0;
-	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + len);
+	uint64_t first = (uint64_t)pt->firstline, num = pt->numline;
+	const char *lib = protoname_builtin(pt);
+	if (lib) {
+		name = lib;
+		chunk = NAMES_BUILTIN_CHUNK;
+		len = strlen(chunk);
+		first = num = 0;
+	}
+	size_t nl = strlen(name);
+	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX + len + nl);
 	if (!p)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_PROTO;
 	p = blocks_uleb_put(p, id);
-	p = blocks_str_put(p, s ? strdata(s) : "", len);
-	p = blocks_uleb_put(p, (uint64_t)pt->firstline);
-	p = blocks_uleb_put(p, (uint64_t)pt->numline);
+	p = blocks_str_put(p, chunk, len);
+	p = blocks_uleb_put(p, first);
+	p = blocks_uleb_put(p, num);
+	p = blocks_str_put(p, name, nl);
 	b->len = (size_t)(p - b->p);
 	return 0;
 }

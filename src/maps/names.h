@@ -13,6 +13,9 @@
 #include "maps/ljwin.h"
 #include "util/hmap.h"
 
+/* The chunk of a PROTO record for a library function written in Lua. */
+#define NAMES_BUILTIN_CHUNK "=[builtin]"
+
 /* Names found in package.loaded, per VM (inside its mapper: the mapper's
 ** lock guards them once the VM is attached). */
 struct names {
@@ -45,7 +48,8 @@ void names_add_c(struct names *n, lua_CFunction f, const char *name);
 ** drainer) and the objects are alive (mapped before the GC sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags);
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt);
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt,
+		    const char *name);
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f);
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
