@@ -298,6 +298,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			 o.buffer);
 		return -ENOMEM;
 	}
+	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
 	vm->buf_words = o.buffer / sizeof(uint64_t);

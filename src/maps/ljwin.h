@@ -13,6 +13,10 @@
 #include "lj_debug.h"
 #include "lj_gc.h"
 #include "lj_vmevent.h"
+#if LJ_HASFFI
+#include "lj_ctype.h"
+#include "lj_cdata.h"
+#endif
 #include "lauxlib.h"
 #include "luajit.h"
 
@@ -70,6 +74,36 @@ static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 	if (pt->numline < 65536)
 		return (uint32_t)(pt->firstline + ((const uint16_t *)li)[pos]);
 	return (uint32_t)(pt->firstline + ((const uint32_t *)li)[pos]);
+}
+
+/* VM thread only, in the C function wrapper of ffi's __call metamethod
+** (its first argument is the cdata called). The C function an FFI call
+** calls, or 0 when not a function cdata; *name is its declared name (a
+** function of ffi.C or an ffi.load library), or NULL. Reads only. */
+static inline uintptr_t ljwin_ffi_target(lua_State *L, GCstr **name)
+{
+	*name = NULL;
+#if LJ_HASFFI
+	CTState *cts = ctype_ctsG(G(L));
+	TValue *o = L->base;
+	if (!cts || o >= L->top || !tviscdata(o))
+		return 0;
+	GCcdata *cd = cdataV(o);
+	CType *ct = ctype_raw(cts, cd->ctypeid);
+	CTSize sz = CTSIZE_PTR;
+	if (ctype_isptr(ct->info)) {
+		sz = ct->size;
+		ct = ctype_rawchild(cts, ct);
+	} else if (ctype_isfunc(ct->info) && gcref(ct->name)) {
+		*name = gco2str(gcref(ct->name));
+	}
+	if (!ctype_isfunc(ct->info))
+		return 0;
+	return (uintptr_t)cdata_getptr(cdataptr(cd), sz);
+#else
+	(void)L;
+	return 0;
+#endif
 }
 
 #endif

@@ -280,3 +280,11 @@ void mapper_names_merge(struct mapper *m, struct names *fresh)
 	names_merge(&m->names, fresh);
 	mapper_unlock(m);
 }
+
+/* VM thread only. Name C function f (first name wins). */
+void mapper_names_add_c(struct mapper *m, uintptr_t f, const char *name)
+{
+	mapper_lock(m);
+	names_add_c(&m->names, (lua_CFunction)f, name);
+	mapper_unlock(m);
+}

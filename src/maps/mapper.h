@@ -97,4 +97,8 @@ void mapper_forget(struct mapper *m, uintptr_t key);
 ** left to names_free). */
 void mapper_names_merge(struct mapper *m, struct names *fresh);
 
+/* VM thread only. Name C function f, unless named (an FFI call's target,
+** after its declaration). */
+void mapper_names_add_c(struct mapper *m, uintptr_t f, const char *name);
+
 #endif

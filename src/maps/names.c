@@ -81,12 +81,34 @@ void names_add_c(struct names *n, lua_CFunction f, const char *name)
 }
 
 /* VM thread only, Lua API context. The table at the top of L's stack is
+** field key of module mod: name the C functions of its array part
+** ("package.loaders[2]"). */
+static void scan_array(struct names *n, lua_State *L, const char *mod,
+		       const char *key)
+{
+	char name[256];
+	int len = (int)lua_objlen(L, -1);
+	for (int i = 1; i <= len && i <= 64; i++) {
+		lua_rawgeti(L, -1, i);
+		if (lua_iscfunction(L, -1)) {
+			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
+			snprintf(name, sizeof name, "%s.%s[%d]", mod, key, i);
+			if (fn->c.ffid == FF_C)
+				c_add(n, (uintptr_t)fn->c.f, name);
+		}
+		lua_pop(L, 1);
+	}
+}
+
+/* VM thread only, Lua API context. The table at the top of L's stack is
 ** module mod (NULL for _G). */
 static void scan_table(struct names *n, lua_State *L, const char *mod)
 {
 	char name[256];
 	lua_pushnil(L);
 	while (lua_next(L, -2)) {
+		if (mod && lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1))
+			scan_array(n, L, mod, lua_tostring(L, -2));
 		if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
 			const char *key = lua_tostring(L, -2);
 			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
@@ -196,6 +218,15 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		if (!name && info.dli_sname && (uintptr_t)info.dli_saddr == f)
 			name = info.dli_sname;
 	}
+	/* No symbol (a stripped executable): where it is in its object. */
+	char where[256];
+	if (!name && info.dli_fname && info.dli_fbase) {
+		const char *base = strrchr(info.dli_fname, '/');
+		snprintf(where, sizeof where, "%s+0x%lx",
+			 base ? base + 1 : info.dli_fname,
+			 (unsigned long)(f - (uintptr_t)info.dli_fbase));
+		name = where;
+	}
 	if (!name)
 		name = "";
 	size_t nl = strlen(name), ol = strlen(obj);
@@ -211,30 +242,83 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 	return 0;
 }
 
-/* LuaJIT's library functions that no table holds: each is defined just
-** before the function that hands it out (LJLIB_NOREG in lib_base.c and
-** lib_string.c), so it is named after that one. */
-static const char *const unregistered[][2] = {
-    {"coroutine.wrap", "coroutine.wrap (function)"},
-    {"string.gmatch", "string.gmatch (iterator)"},
-};
+/* -- Fast function names ---------------------------------------------------- */
+
+#include "ljlog_ffnames.h"
+
+/* Any thread. LuaJIT's own name of ffid ("ipairs_aux", "io.method.read"),
+** or NULL. */
+static const char *ff_raw(unsigned ffid)
+{
+	for (unsigned i = 0; ljlog_ffnames[i]; i++)
+		if (i == ffid)
+			return ljlog_ffnames[i];
+	return NULL;
+}
+
+/* Any thread. The ffid LuaJIT calls raw ("ffi.meta.__call"), or -1. */
+int names_ffid(const char *raw)
+{
+	for (int i = 0; ljlog_ffnames[i]; i++)
+		if (strcmp(ljlog_ffnames[i], raw) == 0)
+			return i;
+	return -1;
+}
+
+/* Any thread. The name a Lua programmer reads for LuaJIT's raw fast
+** function name: the functions no table holds after what hands them out
+** ("ipairs (iterator)"), methods by their object ("file:read"). */
+static void ff_display(const char *raw, char *buf, size_t cap)
+{
+	static const char *const pre[][2] = {
+	    {"io.method.", "file:"},
+	    {"buffer.method.", "buffer:"},
+	    {"ffi.callback.", "callback:"},
+	    {"ffi.meta.", "cdata "},
+	    {"ffi.clib.", "clib "},
+	};
+	size_t n = strlen(raw);
+	if (strcmp(raw, "ffi.meta.__call") == 0) {
+		snprintf(buf, cap, "ffi call");
+		return;
+	}
+	if (n > 4 && strcmp(raw + n - 4, "_aux") == 0) {
+		int wrap = strcmp(raw, "coroutine.wrap_aux") == 0;
+		snprintf(buf, cap, "%.*s (%s)", (int)(n - 4), raw,
+			 wrap ? "function" : "iterator");
+		return;
+	}
+	for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+		size_t pl = strlen(pre[i][0]);
+		if (strncmp(raw, pre[i][0], pl) == 0) {
+			snprintf(buf, cap, "%s%s", pre[i][1], raw + pl);
+			return;
+		}
+	}
+	snprintf(buf, cap, "%s", raw);
+}
+
+/* Any thread (reads n under its owner's rule). The name of fast function
+** ffid into buf: LuaJIT's list, else package.loaded's, else "builtin #N". */
+const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
+			 size_t cap)
+{
+	const char *raw = ff_raw(ffid);
+	if (raw && ffid > FF_C)
+		ff_display(raw, buf, cap);
+	else if (n && ffid < 256 && n->ff[ffid])
+		snprintf(buf, cap, "%s", n->ff[ffid]);
+	else
+		snprintf(buf, cap, "builtin #%u", ffid);
+	return buf;
+}
 
 /* Caller holds the mapper lock. An FFUNC record. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags)
 {
-	char tmp[32];
-	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
-	if (!name && ffid + 1 < 256 && n->ff[ffid + 1]) {
-		for (size_t i = 0;
-		     i < sizeof unregistered / sizeof *unregistered; i++)
-			if (strcmp(n->ff[ffid + 1], unregistered[i][0]) == 0)
-				name = unregistered[i][1];
-	}
-	if (!name) {
-		snprintf(tmp, sizeof tmp, "ffid:%u", ffid);
-		name = tmp;
-	}
+	char tmp[256];
+	const char *name = names_ffname(n, ffid, tmp, sizeof tmp);
 	size_t nl = strlen(name);
 	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + nl);
 	if (!p)

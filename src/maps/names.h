@@ -38,9 +38,19 @@ void names_scan(struct names *n, lua_State *L);
 ** src it lacks (src is left to names_free). */
 void names_merge(struct names *dst, struct names *src);
 
-/* VM thread only, before the VM is attached (no other reader yet). Name C
-** function f (if it has no name yet). */
+/* VM thread only, before the VM is attached (no other reader yet) or with
+** its mapper's lock held. Name C function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name);
+
+/* Any thread (n under its owner's rule, or NULL). The name of fast
+** function ffid, into buf: "string.rep", "ipairs (iterator)", "file:read",
+** "ffi call"; "builtin #N" when nothing names it. Returns buf. */
+const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
+			 size_t cap);
+
+/* Any thread. The ffid of LuaJIT's raw fast function name
+** ("ffi.meta.__call"), or -1 when this LuaJIT has none. */
+int names_ffid(const char *raw);
 
 /* MAPPING records, appended to b; 0 or -ENOMEM. Context: the caller owns
 ** b; for the records that read VM objects or names (PROTO, CFUNC, FFUNC),
