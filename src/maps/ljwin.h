@@ -59,10 +59,13 @@ static inline int ljwin_is_asm_ff(global_State *g, GCfunc *fn)
 }
 
 /* Any context. Source line of bytecode position pos in pt (lj_debug_line's
-** algorithm over LuaJIT's compressed line info); 0 when unknown. */
+** algorithm over LuaJIT's compressed line info); 0 when unknown or none
+** (a library function written in Lua, whose firstline is -1). */
 static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 {
 	const void *li = proto_lineinfo(pt);
+	if (pt->firstline < 0)
+		return 0; /* a library function written in Lua: no lines */
 	if (!li || pos > pt->sizebc)
 		return (uint32_t)pt->firstline;
 	if (pos == pt->sizebc)

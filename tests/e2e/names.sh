@@ -102,5 +102,18 @@ for opts in calls sample=200us,calls sample=200us; do
 	check_complete "$T/demo.ljlog"
 	report_json "$T/demo.ljlog" "$T/demo.json"
 	no_bad_names "$T/demo.json" "demo.lua ($opts)"
+	# Every function of demo.lua is a local function: named, whichever
+	# of calls and samples maps it first.
+	python3 - "$T/demo.json" "$opts" <<'PY' || fail "demo.lua ($opts): unnamed Lua functions (see above)"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+lua = [f for f in d["functions"] if f["kind"] == "lua" and f["file"].endswith("demo.lua")]
+bad = [f["name"] for f in lua if f["line"] > 0 and
+       not re.match(r"^[A-Za-z_]\w* \(.*demo\.lua:%d\)$" % f["line"], f["name"])]
+if bad or not any(f["line"] > 0 for f in lua):
+    print("demo.lua (%s): %s" % (sys.argv[2], bad or "no Lua function"), file=sys.stderr)
+    sys.exit(1)
+print("ok: demo.lua (%s): named: %s" % (sys.argv[2], ", ".join(sorted(f["name"] for f in lua if f["line"] > 0))))
+PY
 done
 ok "names.lua and demo.lua: no function named ffid:N, by a bare address or at line -1"
