@@ -86,6 +86,8 @@ void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
 	    uint64_t flags);
 void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline);
+void map_proto_named(struct lbmap *m, uint64_t id, const char *chunk,
+		     uint64_t firstline, uint64_t numline, const char *name);
 void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	       const char *object);
 void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,
