@@ -75,26 +75,38 @@ static const char *kstr(const GCproto *pt, uint32_t idx)
 
 /* -- Naming a closure ---------------------------------------------------------- */
 
-/* Any thread, pt alive. The name of table slot t at pc: a local, or the
-** global or upvalue a nearby earlier instruction loaded into it. */
-static const char *table_name(const GCproto *pt, BCPos pc, BCReg t)
+/* Any thread, pt alive. The name of table slot t at pc into buf: a local,
+** or what a nearby earlier instruction loaded into it (a global, an
+** upvalue, a field of a named table: "M.sub"); 0, else -1. */
+static int table_name(const GCproto *pt, BCPos pc, BCReg t, char *buf,
+		      size_t cap, int depth)
 {
 	const BCIns *bc = proto_bc(pt);
-	const char *s = protoname_local(pt, pc, t);
+	const char *s = protoname_local(pt, pc, t), *k;
+	char inner[128];
 	if (s)
-		return s;
+		return snprintf(buf, cap, "%s", s) < 0 ? -1 : 0;
 	for (BCPos q = pc; q > 1 && pc - q < 8; q--) {
 		BCIns ins = bc[q - 1];
 		if (bc_a(ins) != t)
 			continue;
 		switch (bc_op(ins)) {
-		case BC_GGET: return kstr(pt, bc_d(ins));
-		case BC_UGET: return protoname_upvalue(pt, bc_d(ins));
-		case BC_MOV: return protoname_local(pt, q - 1, bc_d(ins));
-		default: return NULL;
+		case BC_GGET: s = kstr(pt, bc_d(ins)); break;
+		case BC_UGET: s = protoname_upvalue(pt, bc_d(ins)); break;
+		case BC_MOV: s = protoname_local(pt, q - 1, bc_d(ins)); break;
+		case BC_TGETS:
+			if (depth < 4 && (k = kstr(pt, bc_c(ins))) != NULL &&
+			    table_name(pt, q - 1, bc_b(ins), inner,
+				       sizeof inner, depth + 1) == 0) {
+				snprintf(buf, cap, "%s.%s", inner, k);
+				return 0;
+			}
+			return -1;
+		default: return -1;
 		}
+		return s ? (snprintf(buf, cap, "%s", s) < 0 ? -1 : 0) : -1;
 	}
-	return NULL;
+	return -1;
 }
 
 /* Any thread, child alive. Its first parameter is `self`. */
@@ -113,7 +125,8 @@ static void name_at(const GCproto *pt, BCPos pc, const GCproto *child,
 {
 	const BCIns *bc = proto_bc(pt);
 	BCReg a = bc_a(bc[pc]);
-	const char *s = NULL, *t;
+	const char *s = NULL;
+	char tn[160];
 	buf[0] = '\0';
 	if (pc + 1 < pt->sizebc) {
 		BCIns ins = bc[pc + 1];
@@ -125,9 +138,9 @@ static void name_at(const GCproto *pt, BCPos pc, const GCproto *child,
 		case BC_TSETS:
 			if (bc_a(ins) != a || !(s = kstr(pt, bc_c(ins))))
 				break;
-			t = table_name(pt, pc, bc_b(ins));
-			if (t) {
-				snprintf(buf, cap, "%s%c%s", t,
+			if (table_name(pt, pc, bc_b(ins), tn, sizeof tn, 0) ==
+			    0) {
+				snprintf(buf, cap, "%s%c%s", tn,
 					 is_method(child) ? ':' : '.', s);
 				return;
 			}

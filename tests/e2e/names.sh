@@ -95,7 +95,7 @@ PY
 }
 no_bad_names "$T/names.json" "names.lua (calls)"
 
-for opts in calls sample=200us,calls sample=200us; do
+for opts in calls sample=200us,calls sample=200us,wall; do
 	rm -f "$T/demo.ljlog"
 	profile "file=$T/demo.ljlog,$opts" "$top_srcdir/examples/demo.lua" >"$T/out" 2>"$T/err" ||
 		{ show "$T/err"; fail "the profiled run of demo.lua ($opts) failed"; }

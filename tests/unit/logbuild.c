@@ -105,7 +105,7 @@ static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
 void lblog_intro(struct lblog *l, uint64_t pid)
 {
 	struct lb p = {0};
-	lb_uleb(&p, FORMAT_VERSION);
+	lb_uleb(&p, l->version ? l->version : FORMAT_VERSION);
 	lb_uleb(&p, 8);
 	lb_uleb(&p, pid);
 	lb_str(&p, "/usr/bin/luajit");
@@ -173,6 +173,17 @@ void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline)
 {
 	map_proto_named(m, id, chunk, firstline, numline, "");
+}
+
+/* Test thread. PROTO record of versions 1 to 3 (no name). */
+void map_proto_v3(struct lbmap *m, uint64_t id, const char *chunk,
+		  uint64_t firstline, uint64_t numline)
+{
+	lb_u8(&m->p, FORMAT_REC_PROTO);
+	lb_uleb(&m->p, id);
+	lb_str(&m->p, chunk);
+	lb_uleb(&m->p, firstline);
+	lb_uleb(&m->p, numline);
 }
 
 /* Test thread. PROTO record (version 4: with its name). */

@@ -81,7 +81,7 @@ Test(protoname, every_way_of_naming)
 	cr_assert_str_eq(at_line(&g, 8), "setup");
 	cr_assert_str_eq(at_line(&g, 11), "");
 	cr_assert_str_eq(at_line(&g, 12), "f");
-	cr_assert_str_eq(at_line(&g, 14), "sub.deep");
+	cr_assert_str_eq(at_line(&g, 14), "M.sub.deep");
 	/* The upvalue store is in setup's bytecode. */
 	GCproto *setup = NULL;
 	for (ptrdiff_t i = -1; i >= -(ptrdiff_t)pt->sizekgc; i--) {
