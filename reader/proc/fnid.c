@@ -168,7 +168,14 @@ static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 				      o->u.cfunc.name.len, o->u.cfunc.object.s,
 				      o->u.cfunc.object.len, 0);
 		} else {
-			snprintf(name, namesz, "%s", addr);
+			/* Older logs: never a bare address, the object too. */
+			const char *ob = strrchr(o->u.cfunc.object.s, '/');
+			snprintf(name, namesz, "%s@%s",
+				 ob ? ob + 1
+				    : (o->u.cfunc.object.len
+					   ? o->u.cfunc.object.s
+					   : "?"),
+				 addr);
 			kl =
 			    key_join(key, cap, 'C', "", 0, o->u.cfunc.object.s,
 				     o->u.cfunc.object.len, o->u.cfunc.address);

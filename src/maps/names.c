@@ -177,8 +177,7 @@ int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 /* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name,
 ** lines and name, copied now. A library function written in Lua (firstline
 ** -1, chunk "remove") is named after its library, with no chunk or line. */
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt,
-		    const char *name)
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name)
 {
 	GCstr *s = proto_chunkname(pt);
 	const char *chunk = s ? strdata(s) : "";
@@ -271,10 +270,8 @@ int names_ffid(const char *raw)
 static void ff_display(const char *raw, char *buf, size_t cap)
 {
 	static const char *const pre[][2] = {
-	    {"io.method.", "file:"},
-	    {"buffer.method.", "buffer:"},
-	    {"ffi.callback.", "callback:"},
-	    {"ffi.meta.", "cdata "},
+	    {"io.method.", "file:"},	    {"buffer.method.", "buffer:"},
+	    {"ffi.callback.", "callback:"}, {"ffi.meta.", "cdata "},
 	    {"ffi.clib.", "clib "},
 	};
 	size_t n = strlen(raw);

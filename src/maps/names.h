@@ -58,8 +58,7 @@ int names_ffid(const char *raw);
 ** drainer) and the objects are alive (mapped before the GC sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags);
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt,
-		    const char *name);
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name);
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f);
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,

@@ -187,10 +187,10 @@ int protoname_children(GCproto *pt, protoname_fn fn, void *ud)
 
 /* LuaJIT's LJLIB_LUA functions: their chunk name is the function's. */
 static const char *const builtins[][2] = {
-    {"deg", "math.deg"},	   {"rad", "math.rad"},
-    {"len", "string.len"},	   {"foreachi", "table.foreachi"},
+    {"deg", "math.deg"},	  {"rad", "math.rad"},
+    {"len", "string.len"},	  {"foreachi", "table.foreachi"},
     {"foreach", "table.foreach"}, {"getn", "table.getn"},
-    {"remove", "table.remove"},	   {"move", "table.move"},
+    {"remove", "table.remove"},	  {"move", "table.move"},
 };
 
 /* Any thread, pt alive. Library name of a builtin written in Lua. */

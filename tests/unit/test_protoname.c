@@ -50,20 +50,20 @@ static const char *at_line(const struct got *g, int line)
 }
 
 static const char src[] =
-    "function gfun() end\n"		     /* 1 global */
-    "local function lfun() end\n"	     /* 2 local function */
-    "local lvar = function() end\n"	     /* 3 local = function */
-    "local M = {}\n"			     /* 4 */
-    "function M.add(a, b) end\n"	     /* 5 field */
-    "function M:get() end\n"		     /* 6 method */
-    "local up\n"			     /* 7 */
-    "local function setup()\n"		     /* 8 */
-    "  up = function() end\n"		     /* 9 upvalue */
-    "end\n"				     /* 10 */
-    "pcall(function() end)\n"		     /* 11 argument: unnamed */
-    "local t = { f = function() end }\n"     /* 12 constructor field */
-    "M.sub = {}\n"			     /* 13 */
-    "function M.sub.deep() end\n"	     /* 14 nested field */
+    "function gfun() end\n"		 /* 1 global */
+    "local function lfun() end\n"	 /* 2 local function */
+    "local lvar = function() end\n"	 /* 3 local = function */
+    "local M = {}\n"			 /* 4 */
+    "function M.add(a, b) end\n"	 /* 5 field */
+    "function M:get() end\n"		 /* 6 method */
+    "local up\n"			 /* 7 */
+    "local function setup()\n"		 /* 8 */
+    "  up = function() end\n"		 /* 9 upvalue */
+    "end\n"				 /* 10 */
+    "pcall(function() end)\n"		 /* 11 argument: unnamed */
+    "local t = { f = function() end }\n" /* 12 constructor field */
+    "M.sub = {}\n"			 /* 13 */
+    "function M.sub.deep() end\n"	 /* 14 nested field */
     "return gfun, lfun, lvar, up, t, setup\n";
 
 Test(protoname, every_way_of_naming)
@@ -146,15 +146,15 @@ Test(protoname, library_function_names)
 	cr_assert_gt(ipairs_aux, 1, "this LuaJIT lists no fast functions");
 	cr_assert_str_eq(names_ffname(NULL, (unsigned)ipairs_aux, buf, 64),
 			 "ipairs (iterator)");
-	cr_assert_str_eq(names_ffname(NULL, names_ffid("string.gmatch_aux"),
-				      buf, 64),
-			 "string.gmatch (iterator)");
-	cr_assert_str_eq(names_ffname(NULL, names_ffid("coroutine.wrap_aux"),
-				      buf, 64),
-			 "coroutine.wrap (function)");
-	cr_assert_str_eq(names_ffname(NULL, names_ffid("io.method.read"), buf,
-				      64),
-			 "file:read");
+	cr_assert_str_eq(
+	    names_ffname(NULL, names_ffid("string.gmatch_aux"), buf, 64),
+	    "string.gmatch (iterator)");
+	cr_assert_str_eq(
+	    names_ffname(NULL, names_ffid("coroutine.wrap_aux"), buf, 64),
+	    "coroutine.wrap (function)");
+	cr_assert_str_eq(
+	    names_ffname(NULL, names_ffid("io.method.read"), buf, 64),
+	    "file:read");
 	cr_assert_str_eq(names_ffname(NULL, names_ffid("string.rep"), buf, 64),
 			 "string.rep");
 	int call = names_ffid("ffi.meta.__call");
