@@ -75,6 +75,18 @@ print("ok: names: globals, locals, fields, methods, upvalues, iterators, "
 PY
 ok "names.lua: every way of naming a function, field by field"
 
+# Started inside a function (ljlog.start): the functions made before the
+# attach are named by their maker, mapped from the stack at the attach.
+rm -f "$T/start.ljlog"
+luajit "$E2E/names_start.lua" "$T/start.ljlog" >"$T/out" 2>"$T/err" ||
+	{ show "$T/err"; fail "names_start.lua failed"; }
+check_complete "$T/start.ljlog"
+report_json "$T/start.ljlog" "$T/start.json"
+line=$(grep -n "local function work(" "$E2E/names_start.lua" | cut -d: -f1)
+expect_eq "names_start.lua: calls of work" 5 \
+	"$(json_get "$T/start.json" "fn.get('work ($E2E/names_start.lua:$line)', {}).get('calls')")"
+ok "names_start.lua: ljlog.start inside a function, its callees named"
+
 # no_bad_names JSON LABEL: no ffid:N, bare address or line -1.
 no_bad_names() {
 	python3 - "$1" "$2" <<'PY' || fail "$2: bad names (see above)"
