@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *ff_raw(unsigned ffid);
+
 /* -- Scanning package.loaded ------------------------------------------------- */
 
 /* Owner only. Free the names' memory. */
@@ -70,6 +72,8 @@ void names_merge(struct names *dst, struct names *src)
 		if (src->c.keys[i])
 			c_add(dst, (uintptr_t)src->c.keys[i],
 			      src->cname[src->c.vals[i] - 1]);
+	dst->ff_agree += src->ff_agree;
+	dst->ff_disagree += src->ff_disagree;
 	if (!dst->require_f)
 		dst->require_f = src->require_f;
 }
@@ -78,6 +82,18 @@ void names_merge(struct names *dst, struct names *src)
 void names_add_c(struct names *n, lua_CFunction f, const char *name)
 {
 	c_add(n, (uintptr_t)f, name);
+}
+
+/* VM thread only. Does LuaJIT's list (built from the installed luajit's
+** jit.vmdef) agree with the running VM? A library function found under its
+** own name ("string.rep") must have the listed ffid; aliases may not. */
+static void ff_check(struct names *n, unsigned ffid, const char *name)
+{
+	const char *raw = ff_raw(ffid);
+	if (raw && strcmp(raw, name) == 0)
+		n->ff_agree++;
+	else if (names_ffid(name) >= 0)
+		n->ff_disagree++; /* listed, under another ffid */
 }
 
 /* VM thread only, Lua API context. The table at the top of L's stack is
@@ -119,6 +135,7 @@ static void scan_table(struct names *n, lua_State *L, const char *mod)
 			if (fn->c.ffid > FF_C) {
 				if (!n->ff[fn->c.ffid])
 					n->ff[fn->c.ffid] = strdup(name);
+				ff_check(n, fn->c.ffid, name);
 			} else {
 				c_add(n, (uintptr_t)fn->c.f, name);
 				if (!mod && strcmp(key, "require") == 0)
@@ -300,7 +317,10 @@ static void ff_display(const char *raw, char *buf, size_t cap)
 const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
 			 size_t cap)
 {
-	const char *raw = ff_raw(ffid);
+	/* The list is trusted unless the VM's own tables disagree with it
+	** (ljlog built for another LuaJIT than the one running). */
+	const char *raw =
+	    n && n->ff_disagree > n->ff_agree / 8 ? NULL : ff_raw(ffid);
 	if (raw && ffid > FF_C)
 		ff_display(raw, buf, cap);
 	else if (n && ffid < 256 && n->ff[ffid])

@@ -24,6 +24,8 @@ struct names {
 	char **cname;		 /* their names ("mymod.fn") */
 	size_t nc, capc;	 /* in cname */
 	lua_CFunction require_f; /* `require`: rescan after it returns */
+	unsigned ff_agree;	 /* library functions whose ffid LuaJIT's */
+	unsigned ff_disagree;	 /* list (ljlog_ffnames) gives, or not */
 };
 
 /* Owner only (attach, detach, a rescan's scratch copy). Free the names'
