@@ -164,3 +164,26 @@ Test(protoname, library_function_names)
 	cr_assert_str_eq(names_ffname(NULL, 250, buf, 64), "builtin #250");
 	cr_assert_eq(names_ffid("no such function"), -1);
 }
+
+Test(protoname, library_list_agrees_with_the_vm)
+{
+	lua_State *L = luaL_newstate();
+	struct names n;
+	char buf[64];
+	memset(&n, 0, sizeof n);
+	luaL_openlibs(L);
+	names_scan(&n, L);
+	cr_assert_gt(n.ff_agree, 50, "%u agree", n.ff_agree);
+	cr_assert_eq(n.ff_disagree, 0);
+	/* A list the VM contradicts is not used: package.loaded's names. */
+	n.ff_disagree = n.ff_agree;
+	int rep = names_ffid("string.rep");
+	cr_assert_str_eq(names_ffname(&n, (unsigned)rep, buf, 64),
+			 "string.rep");
+	char want[32];
+	int aux = names_ffid("ipairs_aux");
+	snprintf(want, sizeof want, "builtin #%d", aux);
+	cr_assert_str_eq(names_ffname(&n, (unsigned)aux, buf, 64), want);
+	names_free(&n);
+	lua_close(L);
+}
