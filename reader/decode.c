@@ -35,6 +35,34 @@ void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len)
 	snprintf(out, len, "[string \"%.*s%s\"]", (int)l, s, cut ? "..." : "");
 }
 
+/* Any thread. A PROTO as a Lua programmer reads it (see decode.h). */
+void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
+		       size_t len)
+{
+	const struct decode_str *c = &o->u.proto.chunk, *nm = &o->u.proto.name;
+	size_t bl = strlen(DECODE_BUILTIN_CHUNK);
+	if (!len)
+		return;
+	if (nm->len && c->len == bl &&
+	    memcmp(c->s, DECODE_BUILTIN_CHUNK, bl) == 0) {
+		snprintf(out, len, "%s", nm->s);
+		return;
+	}
+	size_t n = nm->len;
+	if (n + 4 >= len) /* keep room for the chunk */
+		n = len / 2;
+	if (n) {
+		int k = snprintf(out, len, "%.*s (", (int)n, nm->s);
+		decode_chunk_name(c, out + k, len - (size_t)k);
+		size_t l = strlen(out);
+		snprintf(out + l, len - l, ":%llu)", (unsigned long long)line);
+		return;
+	}
+	decode_chunk_name(c, out, len);
+	size_t l = strlen(out);
+	snprintf(out + l, len - l, ":%llu", (unsigned long long)line);
+}
+
 /* -- Arena and ID table ----------------------------------------------------- */
 
 /* Any thread. n bytes, 8-aligned, zeroed; NULL when out of memory. */

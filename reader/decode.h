@@ -68,6 +68,7 @@ struct decode_obj {
 		struct {
 			struct decode_str chunk;
 			uint64_t firstline, numline;
+			struct decode_str name; /* version 4; "" unknown */
 		} proto;
 		struct {
 			uint64_t address;
@@ -269,5 +270,14 @@ int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen);
 /* Any thread. Chunk name as Lua shows it: "@app.lua" -> "app.lua",
 ** "=stdin" -> "stdin", source text -> [string "first line..."]. */
 void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len);
+
+/* The chunk of a library function written in Lua (version 4). */
+#define DECODE_BUILTIN_CHUNK "=[builtin]"
+
+/* Any thread. A PROTO as a Lua programmer reads it, at line (its firstline
+** for the function itself): "fib (app.lua:4)", "app.lua:4" when it has no
+** name, "table.remove" for a library function written in Lua. */
+void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
+		       size_t len);
 
 #endif

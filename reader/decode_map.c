@@ -140,6 +140,11 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 			    (rc = dec_get_u(c, "PROTO numline",
 					    &o->u.proto.numline)) < 0)
 				return dec_bad_field(d, b, c, rc);
+			o->u.proto.name.s = "";
+			if (d->intro.version >= 4 &&
+			    (rc = dec_get_s(d, c, "PROTO name",
+					    &o->u.proto.name)) < 0)
+				return dec_bad_field(d, b, c, rc);
 			break;
 		case FORMAT_REC_CFUNC:
 			if ((rc = dec_get_u(c, "CFUNC address",

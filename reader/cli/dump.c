@@ -68,8 +68,8 @@ static void obj_name(const struct decode_obj *o)
 		return;
 	switch (o->kind) {
 	case FORMAT_REC_PROTO:
-		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
-		printf(" (%s:%" PRIu64 ")", buf, o->u.proto.firstline);
+		decode_proto_name(o, o->u.proto.firstline, buf, sizeof buf);
+		printf(" (%s)", buf);
 		break;
 	case FORMAT_REC_CFUNC:
 		if (o->u.cfunc.name.len)
@@ -130,8 +130,8 @@ static void lua_frame(const struct decode_lua_frame *f)
 	char buf[256];
 	switch (o->kind) {
 	case FORMAT_REC_PROTO:
-		decode_chunk_name(&o->u.proto.chunk, buf, sizeof buf);
-		printf("%s:%" PRIu64, buf, f->line);
+		decode_proto_name(o, f->line, buf, sizeof buf);
+		printf("%s", buf);
 		break;
 	case FORMAT_REC_CFUNC:
 		if (o->u.cfunc.name.len)
@@ -159,6 +159,8 @@ static int on_record(void *ud, struct decode_obj *o)
 		q(&o->u.proto.chunk);
 		printf(" firstline %" PRIu64 " numline %" PRIu64,
 		       o->u.proto.firstline, o->u.proto.numline);
+		printf(" name ");
+		q(&o->u.proto.name);
 		break;
 	case FORMAT_REC_CFUNC:
 		printf(" address 0x%" PRIx64 " name ", o->u.cfunc.address);

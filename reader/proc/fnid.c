@@ -129,7 +129,8 @@ int64_t fnid_host(struct fnid *f, const char *hname, const char *obj)
 static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 {
 	char addr[32];
-	size_t cap = o->kind == FORMAT_REC_PROTO ? o->u.proto.chunk.len
+	size_t cap = o->kind == FORMAT_REC_PROTO
+			 ? o->u.proto.chunk.len + o->u.proto.name.len
 		     : o->kind == FORMAT_REC_CFUNC
 			 ? o->u.cfunc.name.len + o->u.cfunc.object.len
 			 : o->u.ffunc.name.len;
@@ -149,11 +150,12 @@ static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 	switch (o->kind) {
 	case FORMAT_REC_PROTO:
 		decode_chunk_name(&o->u.proto.chunk, file, filesz);
-		snprintf(name, namesz, "%s:%llu", file,
-			 (unsigned long long)o->u.proto.firstline);
-		kl =
-		    key_join(key, cap, 'L', o->u.proto.chunk.s,
-			     o->u.proto.chunk.len, "", 0, o->u.proto.firstline);
+		decode_proto_name(o, o->u.proto.firstline, name, namesz);
+		/* Two functions at one chunk:line (on one line) differ by
+		** name: the name is part of the identity. */
+		kl = key_join(key, cap, 'L', o->u.proto.chunk.s,
+			      o->u.proto.chunk.len, o->u.proto.name.s,
+			      o->u.proto.name.len, o->u.proto.firstline);
 		r = get(f, key, kl, name, file, o->u.proto.firstline, FNID_LUA);
 		break;
 	case FORMAT_REC_CFUNC:
@@ -166,7 +168,14 @@ static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 				      o->u.cfunc.name.len, o->u.cfunc.object.s,
 				      o->u.cfunc.object.len, 0);
 		} else {
-			snprintf(name, namesz, "%s", addr);
+			/* Older logs: never a bare address, the object too. */
+			const char *ob = strrchr(o->u.cfunc.object.s, '/');
+			snprintf(name, namesz, "%s@%s",
+				 ob ? ob + 1
+				    : (o->u.cfunc.object.len
+					   ? o->u.cfunc.object.s
+					   : "?"),
+				 addr);
 			kl =
 			    key_join(key, cap, 'C', "", 0, o->u.cfunc.object.s,
 				     o->u.cfunc.object.len, o->u.cfunc.address);

@@ -9,7 +9,8 @@
 /* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
 ** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
 ** 3: TRACE snapshots' frames; pcofs in state 7 samples.
-** 4: FFUNC flag CALLBACK; NOEXIT frames without it end at the next event. */
+** 4: PROTO records end with the function's name; FFUNC flag CALLBACK;
+**    NOEXIT frames without it end at the next event. */
 #define FORMAT_VERSION 4
 
 /* -- File and block header ------------------------------------------------- */

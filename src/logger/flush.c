@@ -51,7 +51,11 @@ static uint8_t *put_abort(struct mapper *m, uint8_t *p, const uint64_t *w)
 	char msg[160];
 	unsigned reason = (unsigned)(w[3] >> 32);
 	int64_t info = (int64_t)w[4];
-	const char *ff = info > 0 && info < 256 ? m->names.ff[info] : NULL;
+	char ffb[128];
+	const char *ff =
+	    info > 0 && info < 256
+		? names_ffname(&m->names, (unsigned)info, ffb, sizeof ffb)
+		: NULL;
 	jitev_message(reason, info, ff, msg, sizeof msg);
 	p = blocks_uleb_put(p, reason);
 	return blocks_str_put(p, msg, strlen(msg));

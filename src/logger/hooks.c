@@ -61,6 +61,21 @@ static UTIL_NOINLINE void rescan(struct logger_vm *vm, lua_State *L)
 	names_free(&fresh);
 }
 
+/* VM thread only, in the wrapper of ffi's __call. The C function the FFI
+** call calls (named once after its declaration), or 0. */
+static UTIL_NOINLINE uintptr_t ffi_target(struct logger_vm *vm, lua_State *L)
+{
+	GCstr *name;
+	uintptr_t a = ljwin_ffi_target(L, &name);
+	uintptr_t *seen = &vm->ffi_seen[(a >> 4) & 15];
+	if (a && *seen != a) {
+		*seen = a;
+		if (name)
+			mapper_names_add_c(&vm->map, a, strdata(name));
+	}
+	return a;
+}
+
 /* VM thread only. C function wrapper: ENTER, the call, EXIT. */
 int hooks_wrap(lua_State *L, lua_CFunction f)
 {
@@ -74,10 +89,17 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 		return f(L);
 	uint64_t slot = ljwin_top_slot(L);
 	GCfunc *fn = ljwin_slot_func(L, (ptrdiff_t)slot);
+	/* An FFI call is the C function it calls, where it can be told. */
+	uintptr_t ffi = UTIL_UNLIKELY(fn->c.ffid == vm->ffi_call_ffid)
+			    ? ffi_target(vm, L)
+			    : 0;
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, L, ts);
 	/* Library functions in C (string.rep, print) are named by ffid. */
-	if (fn->c.ffid > FF_C) {
+	if (ffi) {
+		p[0] = BUF_W0(BUF_ENTER_C, slot);
+		p[2] = ffi;
+	} else if (fn->c.ffid > FF_C) {
 		p[0] = BUF_W0(BUF_ENTER_FF, slot);
 		p[2] = fn->c.ffid;
 	} else {

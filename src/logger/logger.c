@@ -178,6 +178,36 @@ static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 	return r;
 }
 
+/* VM thread only, at attach. Map the Lua functions on L's stack, outermost
+** first: a function started before the attach (ljlog.start inside it)
+** names the functions it makes, which its mapping maps with it. */
+static void premap_stack(struct logger_vm *vm, lua_State *L)
+{
+	GCproto *pts[64];
+	int n = 0;
+	TValue *bot = tvref(L->stack) + LJ_FR2;
+	for (TValue *f = L->base - 1; f > bot && n < 64; f = frame_prev(f)) {
+		GCfunc *fn = frame_func(f);
+		if (fn && isluafunc(fn))
+			pts[n++] = funcproto(fn);
+	}
+	if (!n)
+		return;
+	mapper_lock(&vm->map);
+	vm->out.len = 0;
+	mapper_begin(&vm->map, &vm->out);
+	while (n-- > 0)
+		mapper_ref(&vm->map, MAPPER_PROTO, (uintptr_t)pts[n], 0);
+	int nmap = mapper_end(&vm->map);
+	mapper_unlock(&vm->map);
+	if (nmap > 0) {
+		writer_lock();
+		if (writer_is_open())
+			writer_write(&vm->out, 1, 0);
+		writer_unlock();
+	}
+}
+
 /* -- Closing the log at lua_close and at exit ---------------------------------------- */
 
 /* VM thread only (lua_close's finalizers). Detach before the VM is freed. */
@@ -298,6 +328,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			 o.buffer);
 		return -ENOMEM;
 	}
+	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
 	vm->buf_words = o.buffer / sizeof(uint64_t);
@@ -355,6 +386,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 				"code); add 'keepjit' to keep it on\n");
 	}
 	write_vm_record(vm, g->gc.total, flags);
+	premap_stack(vm, L);
 	if (o.events & OPTS_SAMPLE) {
 		char serr[512];
 		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,

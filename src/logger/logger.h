@@ -33,6 +33,8 @@ struct logger_vm {
 	uint32_t ts_left;  /* allocator calls before the next read */
 	uint8_t gcstate;   /* last GC state seen by the allocator */
 	uint8_t in_flush;  /* reentrancy guard */
+	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */
+	uintptr_t ffi_seen[16]; /* FFI targets already named (by address) */
 	/* -- Saved VM state, restored at detach -------------------------------- */
 	lua_Alloc orig_alloc;	  /* the VM's allocator */
 	void *orig_ud;		  /* and its opaque pointer */

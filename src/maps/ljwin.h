@@ -10,8 +10,13 @@
 #include "lj_bc.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
+#include "lj_debug.h"
 #include "lj_gc.h"
 #include "lj_vmevent.h"
+#if LJ_HASFFI
+#include "lj_ctype.h"
+#include "lj_cdata.h"
+#endif
 #include "lauxlib.h"
 #include "luajit.h"
 
@@ -54,10 +59,13 @@ static inline int ljwin_is_asm_ff(global_State *g, GCfunc *fn)
 }
 
 /* Any context. Source line of bytecode position pos in pt (lj_debug_line's
-** algorithm over LuaJIT's compressed line info); 0 when unknown. */
+** algorithm over LuaJIT's compressed line info); 0 when unknown or none
+** (a library function written in Lua, whose firstline is -1). */
 static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 {
 	const void *li = proto_lineinfo(pt);
+	if (pt->firstline < 0)
+		return 0; /* a library function written in Lua: no lines */
 	if (!li || pos > pt->sizebc)
 		return (uint32_t)pt->firstline;
 	if (pos == pt->sizebc)
@@ -69,6 +77,36 @@ static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 	if (pt->numline < 65536)
 		return (uint32_t)(pt->firstline + ((const uint16_t *)li)[pos]);
 	return (uint32_t)(pt->firstline + ((const uint32_t *)li)[pos]);
+}
+
+/* VM thread only, in the C function wrapper of ffi's __call metamethod
+** (its first argument is the cdata called). The C function an FFI call
+** calls, or 0 when not a function cdata; *name is its declared name (a
+** function of ffi.C or an ffi.load library), or NULL. Reads only. */
+static inline uintptr_t ljwin_ffi_target(lua_State *L, GCstr **name)
+{
+	*name = NULL;
+#if LJ_HASFFI
+	CTState *cts = ctype_ctsG(G(L));
+	TValue *o = L->base;
+	if (!cts || o >= L->top || !tviscdata(o))
+		return 0;
+	GCcdata *cd = cdataV(o);
+	CType *ct = ctype_raw(cts, cd->ctypeid);
+	CTSize sz = CTSIZE_PTR;
+	if (ctype_isptr(ct->info)) {
+		sz = ct->size;
+		ct = ctype_rawchild(cts, ct);
+	} else if (ctype_isfunc(ct->info) && gcref(ct->name)) {
+		*name = gco2str(gcref(ct->name));
+	}
+	if (!ctype_isfunc(ct->info))
+		return 0;
+	return (uintptr_t)cdata_getptr(cdataptr(cd), sz);
+#else
+	(void)L;
+	return 0;
+#endif
 }
 
 #endif

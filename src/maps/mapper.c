@@ -4,6 +4,7 @@
 ** sampler's drainer on the helper thread.
 */
 #include "maps/mapper.h"
+#include "maps/protoname.h"
 #include "maps/tsnap.h"
 
 #include <assert.h>
@@ -156,13 +157,39 @@ out:
 	return rc;
 }
 
+/* Caller holds m's lock, in a pass; child alive (its parent is). Map a
+** child prototype with the name its parent gives it, unless mapped. */
+static int map_child(void *ud, GCproto *child, const char *name)
+{
+	struct mapper *m = ud;
+	if (hmap_get(&m->map, (uintptr_t)child))
+		return 0;
+	m->pname = name;
+	uint64_t id = mapper_ref(m, MAPPER_PROTO, (uintptr_t)child, 0);
+	m->pname = NULL;
+	return id ? 0 : -ENOMEM;
+}
+
+/* Caller holds m's lock, in a pass; pt alive. A PROTO record named as its
+** parent's bytecode said (m->pname), then its children's, while pt keeps
+** them alive: a prototype has no pointer to its parent. */
+static int put_proto(struct mapper *m, uint64_t id, GCproto *pt)
+{
+	const char *name = m->pname ? m->pname : "";
+	m->pname = NULL;
+	int rc = names_put_proto(m->out, id, pt, name);
+	if (rc < 0)
+		return rc;
+	return protoname_children(pt, map_child, m);
+}
+
 /* Caller holds m's lock. The record of a new ID for key, into m->out. */
 static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
 		      uint64_t id, unsigned traceno)
 {
 	struct wbuf *b = m->out;
 	switch (kind) {
-	case MAPPER_PROTO: return names_put_proto(b, id, (GCproto *)key);
+	case MAPPER_PROTO: return put_proto(m, id, (GCproto *)key);
 	case MAPPER_CFUNC: return names_put_cfunc(b, id, &m->names, key);
 	case MAPPER_FFUNC:
 		return names_put_ffunc(b, id, &m->names, (unsigned)key & 0xff,
@@ -251,5 +278,13 @@ void mapper_names_merge(struct mapper *m, struct names *fresh)
 {
 	mapper_lock(m);
 	names_merge(&m->names, fresh);
+	mapper_unlock(m);
+}
+
+/* VM thread only. Name C function f (first name wins). */
+void mapper_names_add_c(struct mapper *m, uintptr_t f, const char *name)
+{
+	mapper_lock(m);
+	names_add_c(&m->names, (lua_CFunction)f, name);
 	mapper_unlock(m);
 }

@@ -47,6 +47,7 @@ struct mapper {
 	uint64_t pass_id0; /* IDs made in the pass are >= this */
 	uintptr_t ckey[MAPPER_CACHE]; /* ID cache: valid during one pass */
 	uint64_t cid[MAPPER_CACHE];
+	const char *pname; /* name for the PROTO being mapped, or NULL */
 #ifndef NDEBUG
 	pid_t owner; /* thread holding lock, 0 when free */
 #endif
@@ -95,5 +96,9 @@ void mapper_forget(struct mapper *m, uintptr_t key);
 /* VM thread only. Move into m's names those of fresh it lacks (fresh is
 ** left to names_free). */
 void mapper_names_merge(struct mapper *m, struct names *fresh);
+
+/* VM thread only. Name C function f, unless named (an FFI call's target,
+** after its declaration). */
+void mapper_names_add_c(struct mapper *m, uintptr_t f, const char *name);
 
 #endif

@@ -4,12 +4,15 @@
 */
 #define _GNU_SOURCE
 #include "maps/names.h"
+#include "maps/protoname.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static const char *ff_raw(unsigned ffid);
 
 /* -- Scanning package.loaded ------------------------------------------------- */
 
@@ -18,9 +21,9 @@
 ** ones switch coroutines. Every other one calls nothing back, or only as a
 ** tail call that replaces its frame (tostring's __tostring, pairs' and
 ** ipairs' metamethods: FFH_TAILCALL). The ffids are made by LuaJIT's build
-** (lj_ffdef.h, not installed), so they are known by the names they are
-** found under in package.loaded: any of them marks the ffid, whatever name
-** it is written with. */
+** (lj_ffdef.h, not installed): they are known by LuaJIT's own list of names
+** (ljlog_ffnames.h, from jit.vmdef at build time) and by the names they are
+** found under in package.loaded: any of them marks the ffid. */
 static const char *const callback_ff[] = {
     "pcall",
     "xpcall",
@@ -95,6 +98,8 @@ void names_merge(struct names *dst, struct names *src)
 		if (src->c.keys[i])
 			c_add(dst, (uintptr_t)src->c.keys[i],
 			      src->cname[src->c.vals[i] - 1]);
+	dst->ff_agree += src->ff_agree;
+	dst->ff_disagree += src->ff_disagree;
 	if (!dst->require_f)
 		dst->require_f = src->require_f;
 }
@@ -105,6 +110,38 @@ void names_add_c(struct names *n, lua_CFunction f, const char *name)
 	c_add(n, (uintptr_t)f, name);
 }
 
+/* VM thread only. Does LuaJIT's list (built from the installed luajit's
+** jit.vmdef) agree with the running VM? A library function found under its
+** own name ("string.rep") must have the listed ffid; aliases may not. */
+static void ff_check(struct names *n, unsigned ffid, const char *name)
+{
+	const char *raw = ff_raw(ffid);
+	if (raw && strcmp(raw, name) == 0)
+		n->ff_agree++;
+	else if (names_ffid(name) >= 0)
+		n->ff_disagree++; /* listed, under another ffid */
+}
+
+/* VM thread only, Lua API context. The table at the top of L's stack is
+** field key of module mod: name the C functions of its array part
+** ("package.loaders[2]"). */
+static void scan_array(struct names *n, lua_State *L, const char *mod,
+		       const char *key)
+{
+	char name[256];
+	int len = (int)lua_objlen(L, -1);
+	for (int i = 1; i <= len && i <= 64; i++) {
+		lua_rawgeti(L, -1, i);
+		if (lua_iscfunction(L, -1)) {
+			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
+			snprintf(name, sizeof name, "%s.%s[%d]", mod, key, i);
+			if (fn->c.ffid == FF_C)
+				c_add(n, (uintptr_t)fn->c.f, name);
+		}
+		lua_pop(L, 1);
+	}
+}
+
 /* VM thread only, Lua API context. The table at the top of L's stack is
 ** module mod (NULL for _G). */
 static void scan_table(struct names *n, lua_State *L, const char *mod)
@@ -112,6 +149,8 @@ static void scan_table(struct names *n, lua_State *L, const char *mod)
 	char name[256];
 	lua_pushnil(L);
 	while (lua_next(L, -2)) {
+		if (mod && lua_type(L, -2) == LUA_TSTRING && lua_istable(L, -1))
+			scan_array(n, L, mod, lua_tostring(L, -2));
 		if (lua_type(L, -2) == LUA_TSTRING && lua_iscfunction(L, -1)) {
 			const char *key = lua_tostring(L, -2);
 			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
@@ -124,6 +163,7 @@ static void scan_table(struct names *n, lua_State *L, const char *mod)
 					n->ff[fn->c.ffid] = strdup(name);
 				if (is_callback(name))
 					n->cb[fn->c.ffid] = 1;
+				ff_check(n, fn->c.ffid, name);
 			} else {
 				c_add(n, (uintptr_t)fn->c.f, name);
 				if (!mod && strcmp(key, "require") == 0)
@@ -179,20 +219,32 @@ int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 	return 0;
 }
 
-/* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name
-** and lines, copied now. */
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt)
+/* Caller holds the mapper lock; pt is alive. A PROTO record: chunk name,
+** lines and name, copied now. A library function written in Lua (firstline
+** -1, chunk "remove") is named after its library, with no chunk or line. */
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name)
 {
 	GCstr *s = proto_chunkname(pt);
+	const char *chunk = s ? strdata(s) : "";
 	size_t len = s ? s->len : 0;
-	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + len);
+	uint64_t first = (uint64_t)pt->firstline, num = pt->numline;
+	const char *lib = protoname_builtin(pt);
+	if (lib) {
+		name = lib;
+		chunk = NAMES_BUILTIN_CHUNK;
+		len = strlen(chunk);
+		first = num = 0;
+	}
+	size_t nl = strlen(name);
+	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX + len + nl);
 	if (!p)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_PROTO;
 	p = blocks_uleb_put(p, id);
-	p = blocks_str_put(p, s ? strdata(s) : "", len);
-	p = blocks_uleb_put(p, (uint64_t)pt->firstline);
-	p = blocks_uleb_put(p, (uint64_t)pt->numline);
+	p = blocks_str_put(p, chunk, len);
+	p = blocks_uleb_put(p, first);
+	p = blocks_uleb_put(p, num);
+	p = blocks_str_put(p, name, nl);
 	b->len = (size_t)(p - b->p);
 	return 0;
 }
@@ -210,6 +262,15 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		if (!name && info.dli_sname && (uintptr_t)info.dli_saddr == f)
 			name = info.dli_sname;
 	}
+	/* No symbol (a stripped executable): where it is in its object. */
+	char where[256];
+	if (!name && info.dli_fname && info.dli_fbase) {
+		const char *base = strrchr(info.dli_fname, '/');
+		snprintf(where, sizeof where, "%s+0x%lx",
+			 base ? base + 1 : info.dli_fname,
+			 (unsigned long)(f - (uintptr_t)info.dli_fbase));
+		name = where;
+	}
 	if (!name)
 		name = "";
 	size_t nl = strlen(name), ol = strlen(obj);
@@ -225,36 +286,92 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 	return 0;
 }
 
-/* LuaJIT's library functions that no table holds: each is defined just
-** before the function that hands it out (LJLIB_NOREG, LJLIB_NOREGUV in
-** lib_base.c and lib_string.c), so it is named after that one. */
-static const char *const unregistered[][2] = {
-    {"coroutine.wrap", "coroutine.wrap (function)"},
-    {"ipairs", "ipairs (iterator)"},
-    {"string.gmatch", "string.gmatch (iterator)"},
-};
+/* -- Fast function names ---------------------------------------------------- */
+
+#include "ljlog_ffnames.h"
+
+/* Any thread. LuaJIT's own name of ffid ("ipairs_aux", "io.method.read"),
+** or NULL. */
+static const char *ff_raw(unsigned ffid)
+{
+	for (unsigned i = 0; ljlog_ffnames[i]; i++)
+		if (i == ffid)
+			return ljlog_ffnames[i];
+	return NULL;
+}
+
+/* Any thread. The ffid LuaJIT calls raw ("ffi.meta.__call"), or -1. */
+int names_ffid(const char *raw)
+{
+	for (int i = 0; ljlog_ffnames[i]; i++)
+		if (strcmp(ljlog_ffnames[i], raw) == 0)
+			return i;
+	return -1;
+}
+
+/* Any thread. The name a Lua programmer reads for LuaJIT's raw fast
+** function name: the functions no table holds after what hands them out
+** ("ipairs (iterator)"), methods by their object ("file:read"). */
+static void ff_display(const char *raw, char *buf, size_t cap)
+{
+	static const char *const pre[][2] = {
+	    {"io.method.", "file:"},	    {"buffer.method.", "buffer:"},
+	    {"ffi.callback.", "callback:"}, {"ffi.meta.", "cdata "},
+	    {"ffi.clib.", "clib "},
+	};
+	size_t n = strlen(raw);
+	if (strcmp(raw, "ffi.meta.__call") == 0) {
+		snprintf(buf, cap, "ffi call");
+		return;
+	}
+	if (n > 4 && strcmp(raw + n - 4, "_aux") == 0) {
+		int wrap = strcmp(raw, "coroutine.wrap_aux") == 0;
+		snprintf(buf, cap, "%.*s (%s)", (int)(n - 4), raw,
+			 wrap ? "function" : "iterator");
+		return;
+	}
+	for (size_t i = 0; i < sizeof pre / sizeof *pre; i++) {
+		size_t pl = strlen(pre[i][0]);
+		if (strncmp(raw, pre[i][0], pl) == 0) {
+			snprintf(buf, cap, "%s%s", pre[i][1], raw + pl);
+			return;
+		}
+	}
+	snprintf(buf, cap, "%s", raw);
+}
+
+/* Any thread (reads n under its owner's rule). The name of fast function
+** ffid into buf: LuaJIT's list, else package.loaded's, else "builtin #N". */
+const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
+			 size_t cap)
+{
+	/* The list is trusted unless the VM's own tables disagree with it
+	** (ljlog built for another LuaJIT than the one running). */
+	const char *raw =
+	    n && n->ff_disagree > n->ff_agree / 8 ? NULL : ff_raw(ffid);
+	if (raw && ffid > FF_C)
+		ff_display(raw, buf, cap);
+	else if (n && ffid < 256 && n->ff[ffid])
+		snprintf(buf, cap, "%s", n->ff[ffid]);
+	else
+		snprintf(buf, cap, "builtin #%u", ffid);
+	return buf;
+}
 
 /* Caller holds the mapper lock. An FFUNC record; flags NOEXIT gets
 ** CALLBACK added when the function may call Lua back. */
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags)
 {
-	char tmp[32];
-	const char *name = ffid < 256 ? n->ff[ffid] : NULL;
-	if (!name && ffid + 1 < 256 && n->ff[ffid + 1]) {
-		for (size_t i = 0;
-		     i < sizeof unregistered / sizeof *unregistered; i++)
-			if (strcmp(n->ff[ffid + 1], unregistered[i][0]) == 0)
-				name = unregistered[i][1];
-	}
+	char tmp[256];
+	const char *name = names_ffname(n, ffid, tmp, sizeof tmp);
+	const char *raw = ff_raw(ffid);
 	/* Unknown: keep its frame open for callees (the version 3 rule). */
 	if ((flags & FORMAT_FF_NOEXIT) &&
-	    (!name || (ffid < 256 && n->cb[ffid]) || is_callback(name)))
+	    ((!raw && !(ffid < 256 && n->ff[ffid])) ||
+	     (ffid < 256 && n->cb[ffid]) || (raw && is_callback(raw)) ||
+	     is_callback(name)))
 		flags |= FORMAT_FF_CALLBACK;
-	if (!name) {
-		snprintf(tmp, sizeof tmp, "ffid:%u", ffid);
-		name = tmp;
-	}
 	size_t nl = strlen(name);
 	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + nl);
 	if (!p)

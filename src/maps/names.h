@@ -13,6 +13,9 @@
 #include "maps/ljwin.h"
 #include "util/hmap.h"
 
+/* The chunk of a PROTO record for a library function written in Lua. */
+#define NAMES_BUILTIN_CHUNK "=[builtin]"
+
 /* Names found in package.loaded, per VM (inside its mapper: the mapper's
 ** lock guards them once the VM is attached). */
 struct names {
@@ -22,6 +25,8 @@ struct names {
 	char **cname;	 /* their names ("mymod.fn") */
 	size_t nc, capc; /* in cname */
 	lua_CFunction require_f; /* `require`: rescan after it returns */
+	unsigned ff_agree;	 /* library functions whose ffid LuaJIT's */
+	unsigned ff_disagree;	 /* list (ljlog_ffnames) gives, or not */
 };
 
 /* Owner only (attach, detach, a rescan's scratch copy). Free the names'
@@ -36,9 +41,19 @@ void names_scan(struct names *n, lua_State *L);
 ** src it lacks (src is left to names_free). */
 void names_merge(struct names *dst, struct names *src);
 
-/* VM thread only, before the VM is attached (no other reader yet). Name C
-** function f (if it has no name yet). */
+/* VM thread only, before the VM is attached (no other reader yet) or with
+** its mapper's lock held. Name C function f (if it has no name yet). */
 void names_add_c(struct names *n, lua_CFunction f, const char *name);
+
+/* Any thread (n under its owner's rule, or NULL). The name of fast
+** function ffid, into buf: "string.rep", "ipairs (iterator)", "file:read",
+** "ffi call"; "builtin #N" when nothing names it. Returns buf. */
+const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
+			 size_t cap);
+
+/* Any thread. The ffid of LuaJIT's raw fast function name
+** ("ffi.meta.__call"), or -1 when this LuaJIT has none. */
+int names_ffid(const char *raw);
 
 /* MAPPING records, appended to b; 0 or -ENOMEM. Context: the caller owns
 ** b; for the records that read VM objects or names (PROTO, CFUNC, FFUNC),
@@ -46,7 +61,7 @@ void names_add_c(struct names *n, lua_CFunction f, const char *name);
 ** drainer) and the objects are alive (mapped before the GC sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags);
-int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt);
+int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name);
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f);
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,

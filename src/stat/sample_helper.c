@@ -59,7 +59,9 @@ void sample_map_locked(struct sample_vm *s)
 	for (uint32_t i = s->mapped; i != head; i++) {
 		struct sample_entry *e = sample_entry_at(s, i);
 		int bad = 0;
-		for (unsigned k = 0; k < e->nlua && !bad; k++) {
+		/* Outermost first: a parent maps its children with the
+		** names it gives them. */
+		for (unsigned k = e->nlua; k-- > 0 && !bad;) {
 			uint64_t id =
 			    mapper_ref(m, e->lua[k].kind, e->lua[k].key, 0);
 			bad |= !id;

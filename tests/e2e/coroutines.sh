@@ -23,6 +23,10 @@ jpath, counts, prog, body_line, step_line = sys.argv[1:]
 d = json.load(open(jpath))
 want = dict((k, int(v)) for k, v in (ln.split() for ln in open(counts)))
 fn = {f["name"]: f for f in d["functions"]}
+# Lua functions by chunk:line too, named ones ("fib (app.lua:4)") included.
+for f in d["functions"]:
+    if f["kind"] == "lua":
+        fn.setdefault("%s:%d" % (f["file"], f["line"]), f)
 names = {"body": "%s:%s" % (prog, body_line), "step": "%s:%s" % (prog, step_line),
          "coroutine.yield": "coroutine.yield", "coroutine.resume": "coroutine.resume"}
 bad = []

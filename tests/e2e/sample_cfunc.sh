@@ -46,15 +46,20 @@ for ln in open(fpath):
     stack, n = ln.rstrip("\n").rsplit(" ", 1)
     stacks.append((stack.split(";"), int(n)))
 
+def same(frame, caller):
+    """A folded frame is the Lua function at chunk:line caller: unnamed,
+    or named ("NAME_(chunk:line)", '_' for ' ')."""
+    return frame == caller or frame.endswith("_(%s)" % caller)
+
 def above(frames, i, caller, direct):
     """Frame i is above caller: directly (only "trace N" frames between)
     or anywhere outside it in the same stack."""
     j = i - 1
     while j >= 0 and (re.fullmatch(r"trace \d+", frames[j]) or not direct):
-        if frames[j] == caller:
+        if same(frames[j], caller):
             return True
         j -= 1
-    return j >= 0 and frames[j] == caller
+    return j >= 0 and same(frames[j], caller)
 
 bad = []
 for cnames, caller, direct in (

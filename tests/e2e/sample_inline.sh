@@ -113,7 +113,7 @@ for ln in open("%s/lua_on.dump" % T):
         continue
     nt += 1
     first = m.group(2).split(", ")[0]
-    lm = re.search(r":(\d+)$", first)
+    lm = re.search(r":(\d+)\)?$", first)  # "chunk:N" or "name (chunk:N)"
     if lm and lm.group(1) != "0":
         nz += 1
 print("lua (JIT on): %d of %d samples in traces carry a line" % (nz, nt))

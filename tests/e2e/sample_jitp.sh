@@ -43,16 +43,27 @@ for ln in open(jp_path):
     n, k = ln.rstrip("\n").split("\t", 1)
     jp[k] = jp.get(k, 0) + int(n)
 d = json.load(open(jpath))
-lua = {f["name"]: f for f in d["functions"] if f["kind"] == "lua"}
+# Lua functions by chunk:line, as jit.profile's; named ones read
+# "NAME (chunk:line)", in folded stacks with '_' for ' '.
+def key(f):
+    return "%s:%d" % (f["file"], f["line"])
+lua = {}
+for f in d["functions"]:
+    if f["kind"] == "lua":
+        lua[f["name"]] = lua[f["name"].replace(" ", "_")] = f
 
-by_field = {name: f["samples"] for name, f in lua.items()}
+by_field = {}
+for f in d["functions"]:
+    if f["kind"] == "lua":
+        by_field[key(f)] = by_field.get(key(f), 0) + f["samples"]
 by_leaf = {}
 for ln in open(fpath):
     stack, n = ln.rstrip("\n").rsplit(" ", 1)
     frames = stack.split(";")
     for fr in reversed(frames):
         if fr in lua:
-            by_leaf[fr] = by_leaf.get(fr, 0) + int(n)
+            k = key(lua[fr])
+            by_leaf[k] = by_leaf.get(k, 0) + int(n)
             break
 
 def top(counts, k=3):

@@ -36,6 +36,10 @@ bad = []
 if len(tids) != nt:
     bad.append("the host printed %d attached threads, expected %d" % (len(tids), nt))
 fn = {f["name"]: f for f in d["functions"]}
+# Lua functions by chunk:line too, named ones ("fib (app.lua:4)") included.
+for f in d["functions"]:
+    if f["kind"] == "lua":
+        fn.setdefault("%s:%d" % (f["file"], f["line"]), f)
 def calls(name):
     return fn[name]["calls"] if name in fn else None
 for k in range(1, nt + 1):

@@ -104,7 +104,7 @@ static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
 /* Test thread. Append a standard INTRO. */
 void lblog_intro(struct lblog *l, uint64_t pid)
 {
-	lblog_intro_version(l, pid, FORMAT_VERSION);
+	lblog_intro_version(l, pid, l->version ? l->version : FORMAT_VERSION);
 }
 
 /* Test thread. Append a standard INTRO saying format version. */
@@ -174,15 +174,34 @@ void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
 	m->vms++;
 }
 
-/* Test thread. PROTO record. */
+/* Test thread. PROTO record without a name. */
 void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline)
+{
+	map_proto_named(m, id, chunk, firstline, numline, "");
+}
+
+/* Test thread. PROTO record of versions 1 to 3 (no name). */
+void map_proto_v3(struct lbmap *m, uint64_t id, const char *chunk,
+		  uint64_t firstline, uint64_t numline)
 {
 	lb_u8(&m->p, FORMAT_REC_PROTO);
 	lb_uleb(&m->p, id);
 	lb_str(&m->p, chunk);
 	lb_uleb(&m->p, firstline);
 	lb_uleb(&m->p, numline);
+}
+
+/* Test thread. PROTO record (version 4: with its name). */
+void map_proto_named(struct lbmap *m, uint64_t id, const char *chunk,
+		     uint64_t firstline, uint64_t numline, const char *name)
+{
+	lb_u8(&m->p, FORMAT_REC_PROTO);
+	lb_uleb(&m->p, id);
+	lb_str(&m->p, chunk);
+	lb_uleb(&m->p, firstline);
+	lb_uleb(&m->p, numline);
+	lb_str(&m->p, name);
 }
 
 /* Test thread. CFUNC record. */

@@ -41,6 +41,7 @@ struct lblog {
 	uint64_t ts_shift;    /* INTRO fields */
 	uint64_t counter_kind;
 	uint64_t counter_hz;
+	uint64_t version; /* INTRO version, 0 for FORMAT_VERSION */
 };
 
 /* MAPPING payload under construction. */
@@ -88,6 +89,10 @@ void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
 	    uint64_t flags);
 void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline);
+void map_proto_v3(struct lbmap *m, uint64_t id, const char *chunk,
+		  uint64_t firstline, uint64_t numline);
+void map_proto_named(struct lbmap *m, uint64_t id, const char *chunk,
+		     uint64_t firstline, uint64_t numline, const char *name);
 void map_cfunc(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	       const char *object);
 void map_ffunc_asm(struct lbmap *m, uint64_t id, uint64_t ffid,

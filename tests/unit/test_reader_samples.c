@@ -11,6 +11,7 @@
 
 #include "decode.h"
 #include "logbuild.h"
+#include "proc/fnid.h"
 #include "profile.h"
 
 #ifndef SRCDIR
@@ -410,6 +411,86 @@ Test(samples, version_1_still_read)
 	lblog_end(&l);
 	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
 	lblog_free(&l);
+}
+
+/* What names_record saw: PROTO names and display names by ID. */
+struct pnames {
+	struct fnid f;
+	char name[8][64];
+	char shown[8][96];
+};
+
+/* Test thread. A PROTO's name, as recorded and as fnid shows it. */
+static int names_record(void *ud, struct decode_obj *o)
+{
+	struct pnames *pn = ud;
+	struct decode_sink fs;
+	fnid_sink(&pn->f, &fs);
+	int rc = fs.record(fs.ud, o);
+	if (o->kind == FORMAT_REC_PROTO && o->id < 8) {
+		snprintf(pn->name[o->id], 64, "%s", o->u.proto.name.s);
+		snprintf(pn->shown[o->id], 96, "%s",
+			 pn->f.fns[o->user_idx - 1].name);
+	}
+	return rc;
+}
+
+/* Test thread. Decode a log of three PROTOs in version v. */
+static void proto_names(uint64_t v, struct pnames *pn)
+{
+	struct lblog l;
+	struct lbmap m;
+	char err[256];
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink = {.ud = pn, .record = names_record};
+	memset(pn, 0, sizeof *pn);
+	fnid_init(&pn->f);
+	lblog_init(&l);
+	l.version = v;
+	lblog_intro(&l, 7);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 100, 1000, 0);
+	if (v >= 4) {
+		map_proto_named(&m, 2, "@x.lua", 3, 1, "a");
+		map_proto_named(&m, 3, "@x.lua", 3, 1, "M:b");
+		map_proto_named(&m, 4, "=[builtin]", 0, 0, "table.remove");
+		map_proto_named(&m, 5, "@x.lua", 3, 1, "");
+	} else {
+		map_proto_v3(&m, 2, "@x.lua", 3, 1);
+		map_proto_v3(&m, 3, "@x.lua", 3, 1);
+	}
+	lblog_mapping(&l, &m);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	cr_assert_eq(decode_run(r, d, err, sizeof err), 0, "%s", err);
+	decode_free(d);
+	reader_close(r);
+	unlink(path);
+	lblog_free(&l);
+}
+
+Test(samples, proto_names_by_version)
+{
+	struct pnames pn;
+	proto_names(4, &pn);
+	cr_assert_str_eq(pn.name[2], "a");
+	cr_assert_str_eq(pn.shown[2], "a (x.lua:3)");
+	cr_assert_str_eq(pn.shown[3], "M:b (x.lua:3)");
+	cr_assert_str_eq(pn.shown[4], "table.remove");
+	cr_assert_str_eq(pn.shown[5], "x.lua:3");
+	/* One chunk:line, three names: three functions. */
+	cr_assert_eq(pn.f.n, 4);
+	fnid_free(&pn.f);
+	/* Version 3: PROTO without a name, one function at x.lua:3. */
+	proto_names(3, &pn);
+	cr_assert_str_eq(pn.name[2], "");
+	cr_assert_str_eq(pn.shown[2], "x.lua:3");
+	cr_assert_str_eq(pn.shown[3], "x.lua:3");
+	cr_assert_eq(pn.f.n, 1);
+	fnid_free(&pn.f);
 }
 
 /* -- Corruption -------------------------------------------------------------------- */
