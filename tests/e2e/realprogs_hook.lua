@@ -1,0 +1,85 @@
+-- ljlog e2e: the independent call counter for real programs (realprogs.sh).
+-- luajit realprogs_hook.lua OUT SCRIPT [ARGS...]: run SCRIPT as `luajit
+-- SCRIPT ARGS...` would (global arg, varargs), with the JIT off, under a
+-- debug.sethook call counter; when it returns or calls os.exit, write to OUT:
+--   fn <count> <linedefined> <source>       per Lua function (and main chunk)
+--   edge <count> <caller linedefined> <caller source> <linedefined> <source>
+--                                           calls of a Lua function from a
+--                                           Lua function (the frame below it
+--                                           when the hook fires; after a tail
+--                                           call, the tail caller's caller)
+--   event <count> <name>                    hook events by name
+--   exit <status>                           os.exit's status (true: 0)
+-- Sources are %XX-escaped. Then it exits as the program would have.
+local out, prog = ...
+assert(out and prog, "usage: realprogs_hook.lua OUT SCRIPT [ARGS...]")
+
+jit.off()
+jit.flush()
+
+local getinfo, sethook = debug.getinfo, debug.sethook
+local fn, edge, event = {}, {}, {}
+local me = getinfo(1, "S").source
+
+-- Hooks do not fire inside a hook, so nothing here counts itself.
+local function hook(ev)
+	event[ev] = (event[ev] or 0) + 1
+	local ar = getinfo(2, "S")
+	if ar.what ~= "Lua" and ar.what ~= "main" then
+		return
+	end
+	local key = ar.linedefined .. " " .. ar.source
+	fn[key] = (fn[key] or 0) + 1
+	local up = getinfo(3, "S")
+	if up and (up.what == "Lua" or up.what == "main") and up.source ~= me then
+		local e = up.linedefined .. " " .. up.source .. "\0" .. key
+		edge[e] = (edge[e] or 0) + 1
+	end
+end
+
+local function escape(s)
+	return (s:gsub("[^%w%p]", function(c)
+		return string.format("%%%02X", c:byte())
+	end))
+end
+
+local function key_out(k)
+	local line, src = k:match("^(-?%d+) (.*)$")
+	return line .. " " .. escape(src)
+end
+
+local function dump(status)
+	sethook()
+	local f = assert(io.open(out, "w"))
+	for k, n in pairs(fn) do
+		f:write("fn ", n, " ", key_out(k), "\n")
+	end
+	for k, n in pairs(edge) do
+		local a, b = k:match("^(.*)%z(.*)$")
+		f:write("edge ", n, " ", key_out(a), " ", key_out(b), "\n")
+	end
+	for k, n in pairs(event) do
+		f:write("event ", n, " ", escape(k), "\n")
+	end
+	f:write("exit ", tostring(status), "\n")
+	f:close()
+end
+
+-- The program's view of its command line, as luajit's own main sets it.
+local args, nargs = { select(3, ...) }, select("#", ...) - 2
+local a = { [-1] = arg[-1], [0] = prog }
+for i = 1, nargs do
+	a[i] = args[i]
+end
+arg = a
+
+local exit = os.exit
+os.exit = function(status, close)
+	dump(status == nil and 0 or status)
+	return exit(status, close)
+end
+
+local chunk = assert(loadfile(prog))
+sethook(hook, "c")
+chunk(unpack(args, 1, nargs))
+dump(0)
