@@ -251,13 +251,17 @@ else:
         if edge2.get((a, b)) == n and a not in me:
             want[(folded_key(a), folded_key(b))] = n
     miss = [(e, n, gedge.get(e, 0)) for e, n in sorted(want.items()) if gedge.get(e, 0) != n]
+    seen = set((folded_key(a), folded_key(b)) for a, b in list(edge1) + list(edge2))
     counted = set(folded_key(k) for k in stable)
-    extra = [(e, n) for e, n in sorted(gedge.items()) if e not in want and e[1] in counted]
+    extra = [(e, n) for e, n in sorted(gedge.items())
+             if e not in seen and e[0] in counted and e[1] in counted]
     print("info: %s: %s: edges: %d Lua -> Lua edges counted alike by both hook runs, "
-          "%d with other counts in ljlog, %d more in ljlog between functions the hook counted"
+          "%d with other counts in ljlog, %d in ljlog only (between functions the hook counted)"
           % (test, prog, len(want), len(miss), len(extra)))
     for (a, b), w, g in miss[:5]:
         print("info:   %s:%d -> %s:%d: hook %d, ljlog %d" % (a + b + (w, g)))
+    for (a, b), g in extra[:5]:
+        print("info:   %s:%d -> %s:%d: ljlog %d, the hook none" % (a + b + (g,)))
     if strict_edges and (miss or extra or not want):
         bad.append("REALPROGS_STRICT_EDGES=1: %d edge counts differ, %d edges the hook did not see"
                    % (len(miss), len(extra)))
