@@ -8,6 +8,9 @@
 --                                           Lua function (the frame below it
 --                                           when the hook fires; after a tail
 --                                           call, the tail caller's caller)
+--   sortcmp <linedefined> <source>          a Lua function table.sort called
+--                                           (a comparator: its count depends
+--                                           on the order of the input)
 --   event <count> <name>                    hook events by name
 --   exit <status>                           os.exit's status (true: 0)
 -- Sources are %XX-escaped. Then it exits as the program would have.
@@ -18,7 +21,8 @@ jit.off()
 jit.flush()
 
 local getinfo, sethook = debug.getinfo, debug.sethook
-local fn, edge, event = {}, {}, {}
+local fn, edge, event, sortcmp = {}, {}, {}, {}
+local sort = table.sort
 local me = getinfo(1, "S").source
 
 -- Hooks do not fire inside a hook, so nothing here counts itself.
@@ -30,10 +34,12 @@ local function hook(ev)
 	end
 	local key = ar.linedefined .. " " .. ar.source
 	fn[key] = (fn[key] or 0) + 1
-	local up = getinfo(3, "S")
+	local up = getinfo(3, "Sf")
 	if up and (up.what == "Lua" or up.what == "main") and up.source ~= me then
 		local e = up.linedefined .. " " .. up.source .. "\0" .. key
 		edge[e] = (edge[e] or 0) + 1
+	elseif up and up.func == sort then
+		sortcmp[key] = true
 	end
 end
 
@@ -57,6 +63,9 @@ local function dump(status)
 	for k, n in pairs(edge) do
 		local a, b = k:match("^(.*)%z(.*)$")
 		f:write("edge ", n, " ", key_out(a), " ", key_out(b), "\n")
+	end
+	for k in pairs(sortcmp) do
+		f:write("sortcmp ", key_out(k), "\n")
 	end
 	for k, n in pairs(event) do
 		f:write("event ", n, " ", escape(k), "\n")
