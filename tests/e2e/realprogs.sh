@@ -21,6 +21,10 @@
 #    (entries of one chunk:line summed: closures made on one line), but
 #    table.sort's comparators and the functions they call (their counts
 #    depend on the input's order, which may depend on addresses);
+#  - every C or fast function the hook names by package.loaded ("module.field",
+#    else the global's name), counted alike by both hook runs and found by
+#    that name in the report, has exactly the hook's count (at least 10
+#    found; those not found are named in an "info:" line);
 #  - the heap balances: heap.attach + alloc_bytes - free_bytes = heap.live
 #    = the VM's heap_live = heap_detach (LuaJIT's own count, read at
 #    detach), with megabytes allocated and freed.
@@ -31,8 +35,8 @@
 #  - stacks reach the program: the entry chunk's samples_total is at least
 #    90% of the samples taken in the states interp, c and trace;
 #  - the top functions are the program's: the 3 Lua functions with the
-#    most self samples are Lua functions of the program (its entry script
-#    or its Lua modules), the first with at least 2% of the samples in
+#    most self samples are Lua functions of the program (its entry script,
+#    its Lua modules, code it load()ed), the first with at least 2% of the samples in
 #    states interp, c and trace (with the JIT on, LuaJIT's compiler takes
 #    most of the others; C library functions such as string.find may have
 #    more than any Lua function).
@@ -45,7 +49,8 @@
 # find (informational "info:" lines), and fail the test only when enabled:
 #   REALPROGS_STRICT_NAMES=1  no function in any of the reports named
 #       `ffid:N`, a bare `0x...` address, or with line 18446744073709551615
-#       (LuaJIT's built-in Lua functions such as table.remove, linedefined -1)
+#       (LuaJIT's built-in Lua functions such as table.remove, linedefined -1),
+#       and every library function the hook counted is in the report by name
 #   REALPROGS_STRICT_EDGES=1  exact caller -> callee call counts between Lua
 #       functions, from `ljlog folded --calls --count` (one line per call
 #       path, COUNT = calls of its leaf along it), against the hook's (the
@@ -161,10 +166,10 @@ check_calls() {
 	ljlog folded --calls --count "$T/$prog.calls.ljlog" >"$T/$prog.edges" 2>"$T/$prog.edges.err" ||
 		echo "unavailable: $(head -n 1 "$T/$prog.edges.err")" >"$T/$prog.edges"
 	python3 - "$prog" "$T/$prog.hook1" "$T/$prog.hook2" "$T/$prog.calls.json" \
-		"$T/$prog.edges" "$strict_edges" "$test_name" <<'PY' || fail "$prog [calls,alloc,gc]: checks failed (see above)"
+		"$T/$prog.edges" "$strict_names" "$strict_edges" "$test_name" <<'PY' || fail "$prog [calls,alloc,gc]: checks failed (see above)"
 import collections, json, re, sys, urllib.parse
-prog, h1, h2, jpath, epath, strict_edges, test = sys.argv[1:]
-strict_edges = strict_edges == "1"
+prog, h1, h2, jpath, epath, strict_names, strict_edges, test = sys.argv[1:]
+strict_names, strict_edges = strict_names == "1", strict_edges == "1"
 d = json.load(open(jpath))
 bad = []
 
@@ -182,7 +187,7 @@ def signed(n):
     return n - (1 << 64) if n >= 1 << 63 else n
 
 def hook(path):
-    fn, edge, cmp = {}, {}, set()
+    fn, edge, cmp, lib = {}, {}, set(), {}
     for ln in open(path, encoding="latin-1"):
         f = ln.split()
         if f[0] == "fn":
@@ -191,10 +196,12 @@ def hook(path):
             edge[(key(f[3], f[2]), key(f[5], f[4]))] = int(f[1])
         elif f[0] == "sortcmp":
             cmp.add(key(f[2], f[1]))
-    return fn, edge, cmp
+        elif f[0] == "lib":
+            lib[tuple(sorted(urllib.parse.unquote(x) for x in f[2:]))] = int(f[1])
+    return fn, edge, cmp, lib
 
-fn1, edge1, cmp1 = hook(h1)
-fn2, edge2, cmp2 = hook(h2)
+fn1, edge1, cmp1, lib1 = hook(h1)
+fn2, edge2, cmp2, lib2 = hook(h2)
 me = [k for k in fn1 if k[0].endswith("/realprogs_hook.lua")]
 # Left out: functions whose count varies between the two hook runs, and
 # table.sort's comparators and what they call: how often a comparator runs
@@ -229,6 +236,33 @@ if not bad:
           "%d left out (counts that vary from run to run, table.sort comparators):%s"
           % (test, prog, len(stable), sum(stable.values()), len(varies),
              "".join(" %s:%d" % k for k in varies[:3]) + (" ..." if len(varies) > 3 else "")))
+
+# C and fast functions by name: those the hook runs counted alike.
+cgot = collections.Counter()
+for f in d["functions"]:
+    if f["kind"] in ("c", "fast"):
+        cgot[f["name"]] += f["calls"]
+libs = {k: n for k, n in lib1.items() if lib2.get(k) == n}
+unnamed, nlib, ncalls = [], 0, 0
+for names, n in sorted(libs.items()):
+    found = [k for k in names if k in cgot]
+    if not found:
+        unnamed.append("/".join(names))
+    elif len(found) > 1:
+        bad.append("one function, several entries: %s" % ", ".join(found))
+    else:
+        nlib, ncalls = nlib + 1, ncalls + n
+        if cgot[found[0]] != n:
+            bad.append("%s: the hook counted %d calls, ljlog %d" % (found[0], n, cgot[found[0]]))
+if nlib < 10:
+    bad.append("only %d library functions found by name in the report" % nlib)
+elif not bad:
+    print("ok: %s: %s [calls,alloc,gc]: %d library functions, exact call counts (%d calls)"
+          % (test, prog, nlib, ncalls))
+print("info: %s: %s: names: %d library functions the hook counted are not in the report by name%s"
+      % (test, prog, len(unnamed), (": " + ", ".join(unnamed[:6])) if unnamed else ""))
+if strict_names and unnamed:
+    bad.append("REALPROGS_STRICT_NAMES=1: library functions not in the report by name: " + ", ".join(unnamed))
 
 h = d["heap"]
 vm = d["vm_list"][0] if d.get("vm_list") else {}
@@ -321,7 +355,11 @@ if dropped * 2 > n + dropped:
 
 fs = d["functions"]
 def mine(f):
-    return f["kind"] == "lua" and any(
+    """A Lua function of the program's files, or of code it load()ed
+    (LDoc's templates), not one of LuaJIT's built-ins (line -1)."""
+    if f["kind"] != "lua" or f["line"] == (1 << 64) - 1:
+        return False
+    return f["file"].startswith("[string ") or any(
         f["file"] == o or (o.endswith("/") and f["file"].startswith(o)) for o in own)
 running = st.get("interp", 0) + st.get("c", 0) + st.get("trace", 0)
 main = [f for f in fs if f["kind"] == "lua" and f["file"] == entry and f["line"] == 0]

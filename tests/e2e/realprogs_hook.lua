@@ -8,6 +8,9 @@
 --                                           Lua function (the frame below it
 --                                           when the hook fires; after a tail
 --                                           call, the tail caller's caller)
+--   lib <count> <name>...                   per C or fast function named in
+--                                           package.loaded ("string.find"):
+--                                           all its names
 --   sortcmp <linedefined> <source>          a Lua function table.sort called
 --                                           (a comparator: its count depends
 --                                           on the order of the input)
@@ -21,15 +24,16 @@ jit.off()
 jit.flush()
 
 local getinfo, sethook = debug.getinfo, debug.sethook
-local fn, edge, event, sortcmp = {}, {}, {}, {}
+local fn, edge, event, sortcmp, cfn = {}, {}, {}, {}, {}
 local sort = table.sort
 local me = getinfo(1, "S").source
 
 -- Hooks do not fire inside a hook, so nothing here counts itself.
 local function hook(ev)
 	event[ev] = (event[ev] or 0) + 1
-	local ar = getinfo(2, "S")
+	local ar = getinfo(2, "Sf")
 	if ar.what ~= "Lua" and ar.what ~= "main" then
+		cfn[ar.func] = (cfn[ar.func] or 0) + 1
 		return
 	end
 	local key = ar.linedefined .. " " .. ar.source
@@ -64,6 +68,26 @@ local function dump(status)
 		local a, b = k:match("^(.*)%z(.*)$")
 		f:write("edge ", n, " ", key_out(a), " ", key_out(b), "\n")
 	end
+	-- C and fast functions by their names in package.loaded, as ljlog
+	-- names them: "module.field", or "field" of _G.
+	-- A function may have several (lfs.dir is pl.path.dir): all of them.
+	local cname = {}
+	for mod, t in pairs(package.loaded) do
+		if type(mod) == "string" and type(t) == "table" then
+			for k, v in pairs(t) do
+				if type(k) == "string" and type(v) == "function" then
+					local name = mod == "_G" and k or mod .. "." .. k
+					cname[v] = (cname[v] or "") .. " " .. escape(name)
+				end
+			end
+		end
+	end
+	cfn[sethook] = nil -- the call that removed the hook
+	for fun, n in pairs(cfn) do
+		if cname[fun] then
+			f:write("lib ", n, cname[fun], "\n")
+		end
+	end
 	for k in pairs(sortcmp) do
 		f:write("sortcmp ", key_out(k), "\n")
 	end
@@ -89,6 +113,10 @@ os.exit = function(status, close)
 end
 
 local chunk = assert(loadfile(prog))
-sethook(hook, "c")
-chunk(unpack(args, 1, nargs))
+-- (No library function is called between sethook and the chunk.)
+local function main(...)
+	sethook(hook, "c")
+	return chunk(...)
+end
+main(unpack(args, 1, nargs))
 dump(0)
