@@ -25,6 +25,9 @@
 #    else the global's name), counted alike by both hook runs and found by
 #    that name in the report, has exactly the hook's count (at least 10
 #    found; those not found are named in an "info:" line);
+#  - no return without its call (unmatched_exits 0), no reader warning,
+#    one coroutine per coroutine.create/wrap the hook counted, plus the
+#    main one;
 #  - the heap balances: heap.attach + alloc_bytes - free_bytes = heap.live
 #    = the VM's heap_live = heap_detach (LuaJIT's own count, read at
 #    detach), with megabytes allocated and freed.
@@ -36,10 +39,10 @@
 #    90% of the samples taken in the states interp, c and trace;
 #  - the top functions are the program's: the 3 Lua functions with the
 #    most self samples are Lua functions of the program (its entry script,
-#    its Lua modules, code it load()ed), the first with at least 2% of the samples in
-#    states interp, c and trace (with the JIT on, LuaJIT's compiler takes
-#    most of the others; C library functions such as string.find may have
-#    more than any Lua function).
+#    its Lua modules, code it load()ed), the first with at least 2% of the
+#    samples in states interp, c and trace (with the JIT on, LuaJIT's
+#    compiler takes most of the others; C library functions such as
+#    string.find may have more than any Lua function).
 # Under ThreadSanitizer the JIT-on sample run is left out (too slow) and the
 # sample runs are not checked for accuracy; each program still runs under
 # calls,alloc,gc (all of its checks: the hook counter runs in plain luajit)
@@ -254,6 +257,13 @@ for names, n in sorted(libs.items()):
         nlib, ncalls = nlib + 1, ncalls + n
         if cgot[found[0]] != n:
             bad.append("%s: the hook counted %d calls, ljlog %d" % (found[0], n, cgot[found[0]]))
+want_co = 1 + sum(n for names, n in libs.items()
+                 if "coroutine.create" in names or "coroutine.wrap" in names)
+if d["coroutines"] != want_co:
+    bad.append("coroutines %d, expected %d (main + coroutine.create + coroutine.wrap)"
+               % (d["coroutines"], want_co))
+if d["unmatched_exits"] or d["warnings"]:
+    bad.append("unmatched_exits %d, warnings %r" % (d["unmatched_exits"], d["warnings"][:5]))
 if nlib < 10:
     bad.append("only %d library functions found by name in the report" % nlib)
 elif not bad:
