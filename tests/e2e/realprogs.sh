@@ -205,7 +205,7 @@ def hook(path):
 
 fn1, edge1, cmp1, lib1 = hook(h1)
 fn2, edge2, cmp2, lib2 = hook(h2)
-me = [k for k in fn1 if k[0].endswith("/realprogs_hook.lua")]
+me = set(k for k in set(fn1) | set(fn2) if k[0].endswith("/realprogs_hook.lua"))
 # Left out: functions whose count varies between the two hook runs, and
 # table.sort's comparators and what they call: how often a comparator runs
 # depends on the order of its input, which may come from pairs() over
@@ -315,7 +315,7 @@ else:
                 gedge[(a, b)] += int(n)
     want = {}
     for (a, b), n in edge1.items():
-        if edge2.get((a, b)) == n and a not in me and b not in order:
+        if edge2.get((a, b)) == n and a not in me and b not in me and b not in order:
             want[(folded_key(a), folded_key(b))] = n
     miss = [(e, n, gedge.get(e, 0)) for e, n in sorted(want.items()) if gedge.get(e, 0) != n]
     seen = set((folded_key(a), folded_key(b)) for a, b in list(edge1) + list(edge2))
