@@ -3,6 +3,7 @@
 -- SCRIPT ARGS...` would (global arg, varargs), with the JIT off, under a
 -- debug.sethook call counter; when it returns or calls os.exit, write to OUT:
 --   fn <count> <linedefined> <source>       per Lua function (and main chunk)
+--                                           of the program
 --   edge <count> <caller linedefined> <caller source> <linedefined> <source>
 --                                           calls of a Lua function from a
 --                                           Lua function (the frame below it
@@ -10,7 +11,9 @@
 --                                           call, the tail caller's caller)
 --   lib <count> <name>...                   per C or fast function named in
 --                                           package.loaded ("string.find"):
---                                           all its names
+--                                           all its names (and LuaJIT's
+--                                           library functions written in
+--                                           Lua, such as table.remove)
 --   sortcmp <linedefined> <source>          a Lua function table.sort called
 --                                           (a comparator: its count depends
 --                                           on the order of the input)
@@ -32,14 +35,16 @@ local me = getinfo(1, "S").source
 local function hook(ev)
 	event[ev] = (event[ev] or 0) + 1
 	local ar = getinfo(2, "Sf")
-	if ar.what ~= "Lua" and ar.what ~= "main" then
+	-- LuaJIT's library functions written in Lua (table.remove: source
+	-- "remove", linedefined -1) count as library functions.
+	if (ar.what ~= "Lua" and ar.what ~= "main") or ar.linedefined < 0 then
 		cfn[ar.func] = (cfn[ar.func] or 0) + 1
 		return
 	end
 	local key = ar.linedefined .. " " .. ar.source
 	fn[key] = (fn[key] or 0) + 1
 	local up = getinfo(3, "Sf")
-	if up and (up.what == "Lua" or up.what == "main") and up.source ~= me then
+	if up and (up.what == "Lua" or up.what == "main") and up.linedefined >= 0 and up.source ~= me then
 		local e = up.linedefined .. " " .. up.source .. "\0" .. key
 		edge[e] = (edge[e] or 0) + 1
 	elseif up and up.func == sort then
