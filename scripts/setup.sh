@@ -6,8 +6,10 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 deps="$top/third_party"
+# lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh.
 pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev libcriterion-dev
-autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3"
+autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3
+lua-check lua-ldoc lua-penlight"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
