@@ -33,9 +33,10 @@ hook_path, folded_path, json_path, dump_path, test = sys.argv[1:]
 ME = "frames.lua"
 
 def lua_key(name):
-    """'frames.lua:12' for a function of frames.lua (any directory), else
-    None (library functions, other chunks)."""
-    m = re.match(r"^(.*):(\d+)$", name)
+    """'frames.lua:12' for a function of frames.lua (any directory), named
+    ('work (frames.lua:6)', folded 'work_(frames.lua:6)') or not
+    ('frames.lua:6'), else None (library functions, other chunks)."""
+    m = re.search(r"\(([^()]*):(\d+)\)$", name) or re.match(r"^(.*):(\d+)$", name)
     if not m or os.path.basename(m.group(1)) != ME:
         return None
     return "%s:%s" % (ME, m.group(2))
