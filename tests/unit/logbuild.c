@@ -111,6 +111,7 @@ void lblog_intro(struct lblog *l, uint64_t pid)
 void lblog_intro_version(struct lblog *l, uint64_t pid, uint64_t version)
 {
 	struct lb p = {0};
+	l->version = version; /* the records that follow are of this version */
 	lb_uleb(&p, version);
 	lb_uleb(&p, 8);
 	lb_uleb(&p, pid);

@@ -37,18 +37,21 @@ static void begin_version(struct lblog *l, uint64_t version)
 	struct lbmap m;
 	const uint64_t cb = FORMAT_FF_NOEXIT | FORMAT_FF_CALLBACK;
 	lblog_init(l);
+	/* PROTO records as this version writes them (a name from 4 on). */
+	void (*proto)(struct lbmap *, uint64_t, const char *, uint64_t,
+		      uint64_t) = version < 4 ? map_proto_v3 : map_proto;
 	lblog_intro_version(l, 99, version);
 	map_begin(&m, VM);
 	map_vm(&m, VM, 555, 900, 0);
-	map_proto(&m, A, "@t.lua", 1, 5);
-	map_proto(&m, B, "@t.lua", 10, 5);
-	map_proto(&m, C, "=stdin", 20, 5);
+	proto(&m, A, "@t.lua", 1, 5);
+	proto(&m, B, "@t.lua", 10, 5);
+	proto(&m, C, "=stdin", 20, 5);
 	map_ffunc(&m, F, 40, "coroutine.resume");
 	map_cfunc(&m, X, 0x1000, "pcall", "/usr/bin/luajit");
 	map_co(&m, MAIN, FORMAT_CO_MAIN);
 	map_co(&m, CO, 0);
 	map_ffunc(&m, Y, 41, "coroutine.yield");
-	map_proto(&m, A2, "@t.lua", 1, 5);
+	proto(&m, A2, "@t.lua", 1, 5);
 	/* Assembler fast functions (NOEXIT): they never get an EXIT. */
 	map_ffunc_flags(&m, PA, 42, "asm.pcall", cb);
 	map_ffunc_flags(&m, RA, 43, "asm.resume", cb);
@@ -525,8 +528,9 @@ Test(profile, call_tree_nodes)
 		if (!strcmp(name, "t.lua:10")) {
 			cr_assert_eq(n->calls, 2);
 			cr_assert_eq(profile_ns(p, n->self), 10);
-			cr_assert_str_eq(p->fns[p->calls.nodes[n->parent].fn].name,
-					 "t.lua:1");
+			cr_assert_str_eq(
+			    p->fns[p->calls.nodes[n->parent].fn].name,
+			    "t.lua:1");
 		} else if (!strcmp(name, "t.lua:1")) {
 			cr_assert_eq(n->parent, 0);
 			cr_assert_eq(profile_ns(p, n->self), 25);
@@ -636,8 +640,10 @@ Test(profile, gc_cycles_and_phases)
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
 	cr_assert_eq(p->heap.gc.cycles, 2);
-	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PAUSE]), 10 + 55 + 50);
-	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PROPAGATE]), 10 + 50);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PAUSE]),
+		     10 + 55 + 50);
+	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_PROPAGATE]),
+		     10 + 50);
 	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_ATOMIC]), 5);
 	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_SWEEPSTRING]), 5);
 	cr_assert_eq(profile_ns(p, p->heap.gc.phase[FORMAT_GC_SWEEP]), 10);
