@@ -71,8 +71,10 @@ else:
         hits = [v for k, v in bytext.items() if k == name or k.startswith(name + " ")]
         if n not in hits:
             bad.append("smp: %s has %d self samples in JSON, text %r" % (name, n, hits))
-    if sum(injson.values()) != d["samples"]:
-        bad.append("smp: self samples add up to %d, not %d" % (sum(injson.values()), d["samples"]))
+    # A sample whose stack could not be read has no self function.
+    nself = sum(injson.values())
+    if not 0.9 * d["samples"] <= nself <= d["samples"]:
+        bad.append("smp: self samples add up to %d of %d samples" % (nself, d["samples"]))
 for title in ("Allocation sites:", "GC:"):
     if section(txt, title):
         bad.append("smp: section %r although its family was not recorded" % title)
