@@ -66,7 +66,9 @@ for ln in open(dpath):
         frames = [f for f in m.group(3).split(", ") if f] if int(m.group(2)) else []
         k = tid_k.get(vm_tid.get(cur))
         for i, f in enumerate(frames):
-            c = re.match(r"thread(\d+):", f)
+            # "thread3:3", or "spin (thread3:3)" when the prototype was
+            # mapped with its parent and so carries its name
+            c = re.match(r"(?:[^(]* \()?thread(\d+):", f)
             if c and int(c.group(1)) != k:
                 v["foreign"].append(f)
             if c and i == 0 and int(c.group(1)) == k:
