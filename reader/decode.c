@@ -274,6 +274,26 @@ int dec_end(struct decode *d, const struct reader_block *b,
 	    (rc = dec_get_u(c, "vms", &e->vms)) < 0 ||
 	    (rc = dec_get_clock(c, &e->clock)) < 0)
 		return dec_bad_field(d, b, c, rc);
+	e->stop_error = 0;
+	e->stop_reason[0] = '\0';
+	if (d->intro.version >= 5) {
+		const char *s;
+		size_t len;
+		if ((rc = dec_get_u(c, "stop_error", &e->stop_error)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (blocks_str_get(&c->p, c->end, &s, &len) < 0) {
+			c->field = "stop_reason";
+			return dec_bad_field(d, b, c, -EBADMSG);
+		}
+		if (len >= sizeof e->stop_reason)
+			len = sizeof e->stop_reason - 1;
+		memcpy(e->stop_reason, s, len);
+		e->stop_reason[len] = '\0';
+		if (e->stop_error && !len)
+			snprintf(e->stop_reason, sizeof e->stop_reason,
+				 "error %llu",
+				 (unsigned long long)e->stop_error);
+	}
 	if ((rc = dec_check_tail(d, b, c, "END")) < 0)
 		return rc;
 	if (e->events != d->events)

@@ -51,6 +51,11 @@ struct decode_end {
 	uint64_t samples_dropped;
 	uint64_t vms;
 	struct decode_clock clock;
+	/* (version 5) The write error that stopped the log here, 0 when the
+	** writer closed it; and the writer's text for it (NUL-terminated,
+	** cut to fit). */
+	uint64_t stop_error;
+	char stop_reason[128];
 };
 
 struct decode_tsnap;

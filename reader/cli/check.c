@@ -25,9 +25,13 @@ static const char check_usage[] =
     "\n"
     "Exit status:\n"
     "  0  complete and valid\n"
-    "  1  valid but truncated (the writer stopped early); prints where it ends\n"
+    "  1  valid but truncated (the writer died: a crash, a kill); prints where\n"
+    "     it ends\n"
     "  2  usage error, or the file cannot be opened\n"
-    "  3  corrupt: prints the block, its kind and offset, and the reason\n";
+    "  3  corrupt: prints the block, its kind and offset, and the reason\n"
+    "  4  valid, but stopped early by a write error in the profiled program\n"
+    "     (disk full, file-size limit, ...): its END names the error and\n"
+    "     the offset; everything before it is complete\n";
 
 /* Check state: counts for the summary line, and the quiet flag. */
 struct check {
@@ -108,6 +112,9 @@ int cli_check(int argc, char **argv)
 	if (rc < 0 && !err[0])
 		snprintf(err, sizeof err, "%s", reader_error(r));
 	int status = cli_status(rc);
+	const struct decode_end *end = decode_end(d);
+	if (status == CLI_OK && end && end->stop_error)
+		status = CLI_STOPPED;
 	if (!c.quiet) {
 		unsigned long long blocks =
 		    (unsigned long long)reader_blocks(r);
@@ -132,6 +139,18 @@ int cli_check(int argc, char **argv)
 			    path, blocks, events, vms, vms == 1 ? "" : "s",
 			    sbuf,
 			    c.unknown ? ", unknown block kinds skipped" : "");
+			break;
+		case CLI_STOPPED:
+			printf("%s: stopped: writing the log failed at offset "
+			       "%llu: %s (errno %llu); the program went on "
+			       "without it\n",
+			       path, (unsigned long long)end->bytes,
+			       end->stop_reason,
+			       (unsigned long long)end->stop_error);
+			printf("%s: complete up to there: %llu blocks, %llu "
+			       "events, %llu VM%s%s\n",
+			       path, blocks, events, vms, vms == 1 ? "" : "s",
+			       sbuf);
 			break;
 		case CLI_TRUNCATED:
 			printf("%s: truncated: %s\n", path, err);

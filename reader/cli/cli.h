@@ -14,6 +14,7 @@ enum {
 	CLI_TRUNCATED = 1, /* valid but truncated (or a writer that died) */
 	CLI_USAGE = 2,	   /* usage error, or the file cannot be opened */
 	CLI_CORRUPT = 3,   /* corrupt log */
+	CLI_STOPPED = 4,   /* valid, ended early by the writer's write error */
 };
 
 /* Main thread. The commands: argv[0] is the command name. */

@@ -113,6 +113,9 @@ static int on_end(void *ud, const struct decode_end *e)
 	       ", samples_dropped %" PRIu64 ", vms %" PRIu64 "\n",
 	       e->events, e->blocks, e->bytes, e->samples_dropped, e->vms);
 	clock_line("  ", &e->clock);
+	if (e->stop_error)
+		printf("  stopped by a write error: %s (errno %" PRIu64 ")\n",
+		       e->stop_reason, e->stop_error);
 	return 0;
 }
 
@@ -190,7 +193,8 @@ static int on_record(void *ud, struct decode_obj *o)
 			printf(" snapshots %u", o->u.trace.nsnap);
 		for (uint32_t k = 0; k < o->u.trace.nsnap; k++) {
 			const struct decode_tsnap *sn = &o->u.trace.snap[k];
-			printf("\n    snapshot %u at +%" PRIu64 ":", k, sn->mcofs);
+			printf("\n    snapshot %u at +%" PRIu64 ":", k,
+			       sn->mcofs);
 			for (uint32_t j = 0; j < sn->nframes; j++) {
 				fputs(j ? " > " : " ", stdout);
 				lua_frame(&sn->f[j]);
@@ -290,7 +294,6 @@ static int on_samples(void *ud, const struct decode_samples *h)
 	clock_line("  ", &h->clock);
 	return 0;
 }
-
 
 /* Main thread. One sample (-v). */
 static int on_sample(void *ud, const struct decode_sample *s)

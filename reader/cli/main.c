@@ -76,6 +76,12 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 		return CLI_USAGE;
 	} else if (*rc != 0)
 		cli_err(cmd, "corrupt log, reporting the part before: %s", err);
+	else if ((*p)->have_end && (*p)->end.stop_error)
+		cli_err(cmd,
+			"warning: the log stops at offset %llu, where writing "
+			"it failed (%s): what came after is not in it",
+			(unsigned long long)(*p)->end.bytes,
+			(*p)->end.stop_reason);
 	if (!quiet_warnings)
 		for (size_t i = 0; i < (*p)->nwarn; i++)
 			cli_err(cmd, "warning: %s", (*p)->warnings[i]);

@@ -857,6 +857,17 @@ static void json_report(const struct profile *p, int rc, const char *err)
 	json_u64(&j, "version", p->have_intro ? p->version : 0);
 	json_bool(&j, "complete", rc == 0);
 	json_bool(&j, "truncated", rc == -ENODATA);
+	/* A log that a write error ended: complete up to there, with its END;
+	** the error names why nothing follows. */
+	if (!rc && p->have_end && p->end.stop_error) {
+		json_obj(&j, "stopped");
+		json_u64(&j, "offset", p->end.bytes);
+		json_u64(&j, "errno", p->end.stop_error);
+		json_cstr(&j, "reason", p->end.stop_reason);
+		json_close(&j, '}');
+	} else {
+		json_null(&j, "stopped");
+	}
 	if (rc)
 		json_cstr(&j, "error", err);
 	else

@@ -11,7 +11,7 @@
 ** 3: TRACE snapshots' frames; pcofs in state 7 samples.
 ** 4: PROTO records end with the function's name; FFUNC flag CALLBACK;
 **    NOEXIT frames without it end at the next event. */
-#define FORMAT_VERSION 4
+#define FORMAT_VERSION 5
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

@@ -6,9 +6,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* -- Byte buffers -------------------------------------------------------------- */
@@ -56,14 +60,26 @@ void writer_block_end(struct wbuf *b, size_t off, unsigned kind)
 /* -- The output file (global lock) ------------------------------------------- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Room kept under a file-size limit for the END that says why the log
+** stops (an END is under 200 bytes). */
+#define END_ROOM 512u
+
 static struct {
-	int fd;		  /* -1 when closed */
-	int err;	  /* sticky -errno */
+	int fd;	     /* -1 when closed */
+	int err;     /* sticky -errno */
+	int regular; /* a regular file: a torn tail can be cut off */
+	/* Bytes the log may reach: RLIMIT_FSIZE less END_ROOM, else
+	** UINT64_MAX. */
+	uint64_t limit;
+	/* Reads the CLOCK of the END a write error makes. */
+	void (*now)(struct writer_clock *c);
 	uint64_t bytes;	  /* bytes written */
 	uint64_t blocks;  /* blocks written */
 	uint64_t events;  /* events in EVENTS blocks written */
 	uint64_t vms;	  /* VMs attached over the run */
 	uint64_t dropped; /* samples dropped */
+	/* bytes, blocks and events before the last batch written */
+	uint64_t last_bytes, last_blocks, last_events;
 	char path[4096];
 } out = {.fd = -1};
 
@@ -91,12 +107,49 @@ const char *writer_path(void)
 	return out.fd >= 0 ? out.path : "";
 }
 
+/* Caller holds the global lock. write(2) with SIGPIPE and SIGXFSZ blocked
+** in this thread: a signal the write raises (a pipe's reader gone, a
+** file-size limit reached) is taken back before the mask is restored, so
+** it never reaches the program; one that was pending before is left alone.
+** The kernel raises SIGPIPE even for a write that returns a short count (the
+** reader left midway), so what is pending is compared before and after,
+** whatever the result. Bytes written, or -1 with errno. */
+static ssize_t write_quiet(int fd, const uint8_t *p, size_t n)
+{
+	static const int sigs[] = {SIGPIPE, SIGXFSZ};
+	sigset_t quiet, old, before, after;
+	sigemptyset(&quiet);
+	sigaddset(&quiet, SIGPIPE);
+	sigaddset(&quiet, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &quiet, &old);
+	sigemptyset(&before);
+	sigpending(&before);
+	ssize_t w = write(fd, p, n);
+	int e = errno;
+	sigemptyset(&after);
+	sigpending(&after);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (!sigismember(&after, sigs[i]) ||
+		    sigismember(&before, sigs[i]))
+			continue;
+		sigset_t one;
+		struct timespec zero = {0, 0};
+		sigemptyset(&one);
+		sigaddset(&one, sigs[i]);
+		while (sigtimedwait(&one, NULL, &zero) < 0 && errno == EINTR)
+			;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return w;
+}
+
 /* Caller holds the global lock. Write all of p with one write(2),
 ** retrying only on EINTR and short writes. */
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n) {
-		ssize_t w = write(fd, p, n);
+		ssize_t w = write_quiet(fd, p, n);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -125,6 +178,92 @@ static void at_fork_child(void)
 	if (out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;
+}
+
+/* Caller holds the global lock. Note whether fd is a regular file, and the
+** size the log may reach under RLIMIT_FSIZE. */
+static void set_limit(int fd)
+{
+	struct stat st;
+	struct rlimit rl;
+	out.regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	out.limit = UINT64_MAX;
+	if (out.regular && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+	    rl.rlim_cur != RLIM_INFINITY)
+		out.limit = rl.rlim_cur > END_ROOM ? rl.rlim_cur - END_ROOM : 0;
+}
+
+/* Caller holds the global lock. Append an END block to b: the totals so
+** far, CLOCK c, and (version 5) the error that stopped the log, 0 when it
+** was closed. 0 or -ENOMEM. */
+static int put_end(struct wbuf *b, const struct writer_clock *c, int stop)
+{
+	const char *why = stop ? strerror(-stop) : "";
+	size_t wl = strlen(why);
+	size_t off = writer_block_begin(b);
+	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(b, 128 + wl);
+	if (!p)
+		return -ENOMEM;
+	p = blocks_uleb_put(p, out.events);
+	p = blocks_uleb_put(p, out.blocks);
+	p = blocks_uleb_put(p, out.bytes);
+	p = blocks_uleb_put(p, out.dropped);
+	p = blocks_uleb_put(p, out.vms);
+	p = put_clock(p, c);
+	p = blocks_uleb_put(p, (uint64_t)-stop);
+	p = blocks_str_put(p, why, wl);
+	b->len = (size_t)(p - b->p);
+	writer_block_end(b, off, FORMAT_KIND_END);
+	return 0;
+}
+
+/* Caller holds the global lock. Write an END naming r at out.bytes, over
+** whatever torn bytes lie there (space the file already holds), and cut
+** the file just after it. 0 or -errno. */
+static int end_at(int r)
+{
+	struct wbuf b = {0};
+	struct writer_clock c = {0, 0, 0};
+	if (out.now)
+		out.now(&c);
+	int rc = put_end(&b, &c, r);
+	if (rc == 0 && lseek(out.fd, (off_t)out.bytes, SEEK_SET) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = write_all(out.fd, b.p, b.len);
+	if (rc == 0 && ftruncate(out.fd, (off_t)(out.bytes + b.len)) < 0)
+		rc = -errno;
+	wbuf_free(&b);
+	return rc;
+}
+
+/* Caller holds the global lock. The write error r (-errno) stops the log:
+** one message; a regular file is cut back to its last complete block and
+** ends with an END that names r. The END is written over the torn tail
+** first; when that tail is too short to hold it on a full disk, over the
+** last batch of blocks written (their events are then lost too). If even
+** that fails, the file ends at a block boundary, as after a crash. */
+static void stop(int r)
+{
+	out.err = r;
+	int limited = r == -EFBIG && out.limit != UINT64_MAX;
+	fprintf(stderr,
+		"ljlog: writing '%s' failed after %llu bytes: %s%s; the "
+		"program goes on, the log is readable up to there\n",
+		out.path, (unsigned long long)out.bytes, strerror(-r),
+		limited ? " (the file-size limit, ulimit -f)" : "");
+	if (!out.regular)
+		return; /* a pipe or a device: nothing to cut, nobody to tell */
+	if (end_at(r) == 0)
+		return;
+	if (out.last_bytes < out.bytes) {
+		out.bytes = out.last_bytes;
+		out.blocks = out.last_blocks;
+		out.events = out.last_events;
+		if (end_at(r) == 0)
+			return;
+	}
+	(void)!ftruncate(out.fd, (off_t)out.bytes);
 }
 
 /* Caller holds the global lock. Create path and write magic + INTRO. */
@@ -181,8 +320,11 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	}
 	out.fd = fd;
 	out.err = 0;
-	out.bytes = b.len;
-	out.blocks = 1;
+	out.now = in->now;
+	set_limit(fd);
+	out.bytes = out.last_bytes = b.len;
+	out.blocks = out.last_blocks = 1;
+	out.last_events = 0;
 	out.events = 0;
 	out.vms = 0;
 	out.dropped = 0;
@@ -203,15 +345,16 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 		return -EBADF;
 	if (out.err)
 		return out.err;
-	int r = write_all(out.fd, b->p, b->len);
+	int r = out.bytes > out.limit || b->len > out.limit - out.bytes
+		    ? -EFBIG
+		    : write_all(out.fd, b->p, b->len);
 	if (r < 0) {
-		out.err = r;
-		fprintf(stderr,
-			"ljlog: writing '%s' failed after %llu bytes: %s; the "
-			"program goes on, the log is readable up to there\n",
-			out.path, (unsigned long long)out.bytes, strerror(-r));
+		stop(r);
 		return r;
 	}
+	out.last_bytes = out.bytes;
+	out.last_blocks = out.blocks;
+	out.last_events = out.events;
 	out.bytes += b->len;
 	out.blocks += nblocks;
 	out.events += nevents;
@@ -235,23 +378,14 @@ int writer_close(const struct writer_clock *c)
 {
 	if (out.fd < 0)
 		return -EBADF;
-	struct wbuf b = {0};
-	size_t off = writer_block_begin(&b);
-	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(&b, 96);
-	if (p) {
-		p = blocks_uleb_put(p, out.events);
-		p = blocks_uleb_put(p, out.blocks);
-		p = blocks_uleb_put(p, out.bytes);
-		p = blocks_uleb_put(p, out.dropped);
-		p = blocks_uleb_put(p, out.vms);
-		p = put_clock(p, c);
-		b.len = (size_t)(p - b.p);
-		writer_block_end(&b, off, FORMAT_KIND_END);
-		writer_write(&b, 1, 0);
-	} else if (!out.err) {
-		out.err = -ENOMEM;
+	if (!out.err) {
+		struct wbuf b = {0};
+		if (put_end(&b, c, 0) == 0)
+			writer_write(&b, 1, 0);
+		else
+			out.err = -ENOMEM;
+		wbuf_free(&b);
 	}
-	wbuf_free(&b);
 	int r = 0; /* a write failure was reported when it happened */
 	if (close(out.fd) < 0) {
 		r = -errno;

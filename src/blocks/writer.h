@@ -54,6 +54,9 @@ struct writer_intro {
 	unsigned ts_shift;	   /* timestamps are counter >> ts_shift */
 	uint64_t counter_hz;	   /* counter ticks per second, 0 unknown */
 	struct writer_clock clock; /* now */
+	/* Caller holds the global lock: reads a CLOCK triple for the END the
+	** writer writes itself when a write error stops the log (NULL: zeros). */
+	void (*now)(struct writer_clock *c);
 };
 
 /* Any thread. Take / release the global lock. */
@@ -72,8 +75,13 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 		size_t errlen);
 
 /* Caller holds the global lock. Write the blocks in b (nblocks of them,
-** holding nevents events) with one write(2). A failure is kept (sticky):
-** later writes are dropped. 0 or the sticky -errno. */
+** holding nevents events) with one write(2). SIGPIPE and SIGXFSZ that the
+** write provokes never reach the program. A failure is kept (sticky): the
+** file is cut back to its last complete block and closed with an END that
+** names the error (best effort), one message goes to stderr, later writes
+** are dropped. A file-size limit (RLIMIT_FSIZE) counts as that error just
+** before the log would reach it, so the END always fits. 0 or the sticky
+** -errno. */
 int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents);
 
 /* Caller holds the global lock. Count n more dropped samples (END). */
@@ -83,8 +91,9 @@ void writer_count_dropped(uint64_t n);
 void writer_count_vm(void);
 
 /* Caller holds the global lock. Write the END block (with the CLOCK triple
-** c, read now) and close. 0, or -errno when closing failed (a write failure
-** is reported once, when it happens). */
+** c, read now; none when a write error already ended the log) and close.
+** 0, or -errno when closing failed (a write failure is reported once, when
+** it happens). */
 int writer_close(const struct writer_clock *c);
 
 #endif

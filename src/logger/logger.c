@@ -348,7 +348,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 					  CLOCK_KIND,
 					  CLOCK_TS_SHIFT,
 					  clock_hz(),
-					  {0, 0, 0}};
+					  {0, 0, 0},
+					  clock_pair_now};
 		clock_pair_now(&in.clock);
 		if ((r = writer_open(path, &in, err, errlen)) < 0) {
 			writer_unlock();

@@ -136,6 +136,10 @@ void lblog_end(struct lblog *l)
 	lb_uleb(&p, l->samples_dropped);
 	lb_uleb(&p, l->vms);
 	clock3(l, &p, l->clock);
+	if ((l->version ? l->version : FORMAT_VERSION) >= 5) {
+		lb_uleb(&p, l->stop_error);
+		lb_str(&p, l->stop_reason ? l->stop_reason : "");
+	}
 	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
 	lb_free(&p);
 }

@@ -41,7 +41,9 @@ struct lblog {
 	uint64_t ts_shift;    /* INTRO fields */
 	uint64_t counter_kind;
 	uint64_t counter_hz;
-	uint64_t version; /* INTRO version, 0 for FORMAT_VERSION */
+	uint64_t version;	 /* INTRO version, 0 for FORMAT_VERSION */
+	uint64_t stop_error;	 /* END (version 5): the write error, 0 none */
+	const char *stop_reason; /* END (version 5): its text, NULL "" */
 };
 
 /* MAPPING payload under construction. */

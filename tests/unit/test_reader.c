@@ -698,6 +698,40 @@ Test(reader, end_totals_checked)
 	lblog_free(&l);
 }
 
+Test(reader, end_names_write_error)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 0);
+	l.stop_error = 28;
+	l.stop_reason = "No space left on device";
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.e.stop_error, 28);
+	cr_assert_str_eq(s.e.stop_reason, "No space left on device");
+	lblog_free(&l);
+
+	/* Closed by the writer: stop_error 0, no reason. */
+	standard_log(&l, 0);
+	l.stop_error = 0;
+	l.stop_reason = NULL;
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.e.stop_error, 0);
+	cr_assert_str_eq(s.e.stop_reason, "");
+	lblog_free(&l);
+
+	/* Version 4: END has no stop fields. */
+	lblog_init(&l);
+	l.version = 4;
+	lblog_intro(&l, 1);
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.e.stop_error, 0);
+	lblog_free(&l);
+}
+
 Test(reader, unknown_kind_skipped)
 {
 	struct lblog l;

@@ -49,8 +49,9 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* Test thread. A small complete log in a temp file; path is static. */
-static const char *small_log(int with_end, int corrupt)
+/* Test thread. A small complete log in a temp file; path is static. With
+** stop, its END says a write error (ENOSPC) stopped it. */
+static const char *small_log_stop(int with_end, int corrupt, int stop)
 {
 	struct lblog l;
 	struct lbmap m;
@@ -70,6 +71,10 @@ static const char *small_log(int with_end, int corrupt)
 	ev_exit(&e, 1, 1000000);
 	ev_gc(&e, FORMAT_GC_PROPAGATE, 2000, 1);
 	lblog_events(&l, 1, 0, &e);
+	if (stop) {
+		l.stop_error = 28;
+		l.stop_reason = "No space left on device";
+	}
 	if (with_end)
 		lblog_end(&l);
 	if (corrupt)
@@ -78,6 +83,12 @@ static const char *small_log(int with_end, int corrupt)
 	snprintf(path, sizeof path, "%s", lblog_write(&l));
 	lblog_free(&l);
 	return path;
+}
+
+/* Test thread. small_log_stop without a write error. */
+static const char *small_log(int with_end, int corrupt)
+{
+	return small_log_stop(with_end, corrupt, 0);
 }
 
 Test(cli, top_level)
@@ -128,6 +139,27 @@ Test(cli, check_statuses)
 			   "%s", out);
 	cr_assert_not_null(strstr(out, "payload checksum mismatch"), "%s", out);
 	free(out);
+	unlink(p);
+	p = small_log_stop(1, 0, 1);
+	cr_assert_eq(sh(LJLOG " check %s >/tmp/ljlog-cli-check-out", p), 4);
+	out = slurp("/tmp/ljlog-cli-check-out");
+	cr_assert_not_null(strstr(out, "stopped: writing the log failed at "
+				       "offset"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "No space left on device (errno 28)"),
+			   "%s", out);
+	cr_assert_not_null(
+	    strstr(out, "complete up to there: 4 blocks, 6 events, 1 VM"), "%s",
+	    out);
+	free(out);
+	cr_assert_eq(sh(LJLOG " report --json %s 2>/dev/null | grep -q "
+			      "'\"reason\": \"No space left on device\"'",
+			p),
+		     0);
+	cr_assert_eq(sh(LJLOG " report %s 2>&1 >/dev/null | grep -q 'where "
+			      "writing it failed (No space left on device)'",
+			p),
+		     0);
 	unlink(p);
 	unlink("/tmp/ljlog-cli-check-out");
 }

@@ -408,6 +408,7 @@ Test(samples, version_1_still_read)
 	lb_uleb(&p, 1);
 	lblog_block(&l, FORMAT_KIND_INTRO, p.buf, p.len);
 	lb_free(&p);
+	l.version = 1; /* END of version 1: no stop fields */
 	lblog_end(&l);
 	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
 	lblog_free(&l);
