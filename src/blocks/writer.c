@@ -240,9 +240,11 @@ static int end_at(int r)
 /* Caller holds the global lock. The write error r (-errno) stops the log:
 ** one message; a regular file is cut back to its last complete block and
 ** ends with an END that names r. The END is written over the torn tail
-** first; when that tail is too short to hold it on a full disk, over the
-** last batch of blocks written (their events are then lost too). If even
-** that fails, the file ends at a block boundary, as after a crash. */
+** first. On a full disk, when that tail is too short to hold it, it goes
+** over the last batch of blocks written instead (their events are lost
+** too: bytes the file holds can be overwritten without new space). If no
+** END can be written, the file ends at its last intact block boundary, as
+** after a crash. */
 static void stop(int r)
 {
 	out.err = r;
@@ -256,12 +258,13 @@ static void stop(int r)
 		return; /* a pipe or a device: nothing to cut, nobody to tell */
 	if (end_at(r) == 0)
 		return;
-	if (out.last_bytes < out.bytes) {
+	if ((r == -ENOSPC || r == -EDQUOT) && out.last_bytes < out.bytes) {
 		out.bytes = out.last_bytes;
 		out.blocks = out.last_blocks;
 		out.events = out.last_events;
 		if (end_at(r) == 0)
 			return;
+		/* That batch may now hold a torn END: it goes too. */
 	}
 	(void)!ftruncate(out.fd, (off_t)out.bytes);
 }

@@ -5,6 +5,9 @@
 # EFBIG), a FIFO whose reader leaves early (SIGPIPE,
 # EPIPE, raised on the VM thread and on the sampler's helper thread) and a
 # full file system (a 300 KB tmpfs in a private mount namespace: ENOSPC).
+# A preloaded shim (wfail.c) adds a disk that fills exactly at a block
+# boundary (the END then goes over the last batch written) and a device
+# that fails every write (EIO: the log ends at its last complete block).
 # Each time the program prints what it prints unprofiled and exits 0 (not
 # 153 or 141), stderr carries exactly one message naming the error, and a
 # regular file ends with an END that names it: `ljlog check` exits 4
@@ -109,3 +112,40 @@ else
 	same_run "tmpfs 300k, ENOSPC" "$st" "No space left on device"
 	stopped "tmpfs 300k, ENOSPC" "$T/full.ljlog" 28 "No space left on device" 307200
 fi
+
+# 4. A disk full exactly where a batch of blocks would start (wfail.c: the
+# 6th write fails and writes nothing; bytes already in the file can be
+# overwritten). No torn tail to hold the END: it goes over the last batch
+# written, so the log stops before the offset the message names.
+shim=$top_builddir/tests/e2e/.libs/wfail.so
+[ -e "$shim" ] || fail "the shim is not built ($shim)"
+wrun() { # ERRNO LOG
+	local st=0
+	WFAIL_PATH=/$(basename "$2") WFAIL_CALLS=5 WFAIL_ERRNO=$1 LUAJIT_PROFILE="log:file=$2,calls,alloc,buffer=64k,flush=0" \
+		LUA_CPATH="$MODDIR/?.so;;" LD_PRELOAD="${LJLOG_TEST_PRELOAD:+$LJLOG_TEST_PRELOAD }$shim" \
+		timeout "$E2E_TIMEOUT" "$LUAJIT" -lljlog "$prog" >"$T/out" 2>"$T/err" || st=$?
+	return $st
+}
+st=0
+wrun 28 "$T/disk.ljlog" || st=$?
+same_run "disk full at a block boundary" "$st" "No space left on device"
+stopped "disk full at a block boundary" "$T/disk.ljlog" 28 "No space left on device"
+failed_at=$(sed -n "s/^ljlog: writing .* failed after \([0-9]*\) bytes.*/\1/p" "$T/err")
+end_at=$(json_get "$T/r.json" '"%d" % d["stopped"]["offset"]')
+[ "$end_at" -lt "$failed_at" ] ||
+	fail "[disk full at a block boundary] the END is at offset $end_at, want it over the last batch, before $failed_at"
+ok "[disk full at a block boundary] the END went over the last batch: offset $end_at < $failed_at"
+
+# 5. A device that fails every write from the 6th on (EIO): nothing can be
+# written, not even an END; the file ends exactly at its last complete
+# block, which check calls truncated there.
+st=0
+wrun 5 "$T/eio.ljlog" || st=$?
+same_run "EIO" "$st" "Input/output error"
+failed_at=$(sed -n "s/^ljlog: writing .* failed after \([0-9]*\) bytes.*/\1/p" "$T/err")
+st=0
+ljlog check "$T/eio.ljlog" >"$T/check" 2>&1 || st=$?
+[ "$st" = 1 ] || { show "$T/check"; fail "[EIO] ljlog check exited $st, want 1 (truncated)"; }
+grep -q "valid up to offset $failed_at:" "$T/check" || { show "$T/check"; fail "[EIO] check does not say the log is valid up to offset $failed_at"; }
+[ "$(stat -c %s "$T/eio.ljlog")" = "$failed_at" ] || fail "[EIO] the log is $(stat -c %s "$T/eio.ljlog") bytes, want $failed_at (its complete blocks)"
+ok "[EIO] the log ends at its last complete block ($failed_at bytes); check: truncated there"
