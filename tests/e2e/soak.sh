@@ -78,6 +78,7 @@ finding() {
 	if [ "$minutes" = 0 ]; then
 		local f
 		for f in "$@"; do
+			case $f in *.ljlog) continue ;; esac
 			[ -f "$f" ] && show "$f"
 		done
 		fail "[$label] $msg"
