@@ -39,14 +39,17 @@ static inline GCfunc *ljwin_slot_func(lua_State *L, ptrdiff_t slot)
 ** Caller: frame - 1 lies in L's stack. */
 static inline GCfunc *ljwin_frame_func(TValue *frame)
 {
+	/* frame_func() would form &obj->fn (a member access) first. */
 #if LJ_FR2
 	if (!tvisfunc(frame - 1))
 		return NULL;
+	uintptr_t a = (uintptr_t)(gcrefu((frame - 1)->gcr) & LJ_GCVMASK);
+#else
+	uintptr_t a = (uintptr_t)gcrefu(frame->fr.func);
 #endif
-	GCfunc *fn = frame_func(frame);
-	uintptr_t a = (uintptr_t)fn;
 	if (a < 4096 || (a & 7) || a >= ((uintptr_t)1 << 47))
 		return NULL;
+	GCfunc *fn = (GCfunc *)a;
 	return fn->c.gct == (uint8_t)~LJ_TFUNC ? fn : NULL;
 }
 

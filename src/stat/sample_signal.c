@@ -69,7 +69,8 @@ static inline int addr_ok(uintptr_t a, uintptr_t al)
 static GCproto *proto_of(GCfunc *fn, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t bc = (uintptr_t)fn->l.pc.ptr64;
-	if (bc < ADDR_MIN + sizeof(GCproto) || !addr_ok(bc, sizeof(BCIns)))
+	/* GCproto is 8-aligned and a multiple of 8 bytes: so is bc. */
+	if (bc < ADDR_MIN + sizeof(GCproto) || !addr_ok(bc, 8))
 		return NULL;
 	GCproto *pt = (GCproto *)(bc - sizeof(GCproto));
 	uintptr_t n = pt->sizebc;

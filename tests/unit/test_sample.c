@@ -185,7 +185,8 @@ Test(sample, function_bytecode_pointer_not_a_prototype)
 	static uint64_t junk[64];
 	TValue *o = scratch();
 	uintptr_t bad[] = {8, 0, (uintptr_t)-4,
-			   (uintptr_t)&junk[32]}; /* readable, no GCproto */
+			   (uintptr_t)&junk[32],      /* readable, no GCproto */
+			   (uintptr_t)&junk[32] + 4}; /* and misaligned */
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		set_fn(&o[0], fake_fn(bad[i]));
 		link_bottom(&o[1]);
