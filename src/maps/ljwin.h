@@ -32,16 +32,25 @@ static inline GCfunc *ljwin_slot_func(lua_State *L, ptrdiff_t slot)
 	return frame_func(frame);
 }
 
-/* Any context. The function of frame, or NULL when its function slot does
-** not hold a function right now (GC64 frames keep a tagged TValue there). */
+/* Any context (the SIGPROF handler too). The function of frame, or NULL
+** when its function slot does not hold a function right now (GC64 frames
+** keep a tagged TValue there), or holds a payload that is no object's
+** address (a stale or half-written slot): nothing is read through that.
+** Caller: frame - 1 lies in L's stack. */
 static inline GCfunc *ljwin_frame_func(TValue *frame)
 {
+	/* frame_func() would form &obj->fn (a member access) first. */
 #if LJ_FR2
 	if (!tvisfunc(frame - 1))
 		return NULL;
+	uintptr_t a = (uintptr_t)(gcrefu((frame - 1)->gcr) & LJ_GCVMASK);
+#else
+	uintptr_t a = (uintptr_t)gcrefu(frame->fr.func);
 #endif
-	GCfunc *fn = frame_func(frame);
-	return fn && fn->c.gct == (uint8_t)~LJ_TFUNC ? fn : NULL;
+	if (a < 4096 || (a & 7) || a >= ((uintptr_t)1 << 47))
+		return NULL;
+	GCfunc *fn = (GCfunc *)a;
+	return fn->c.gct == (uint8_t)~LJ_TFUNC ? fn : NULL;
 }
 
 /* Any context. Slot of L's current (top) frame, as lua_Debug i_ci. */
@@ -58,15 +67,16 @@ static inline int ljwin_is_asm_ff(global_State *g, GCfunc *fn)
 	return pc != &g->bc_cfunc_ext && pc != &g->bc_cfunc_int;
 }
 
-/* Any context. Source line of bytecode position pos in pt (lj_debug_line's
-** algorithm over LuaJIT's compressed line info); 0 when unknown or none
-** (a library function written in Lua, whose firstline is -1). */
+/* Any context (the SIGPROF handler too). Source line of bytecode position
+** pos in pt (lj_debug_line's algorithm over LuaJIT's compressed line info);
+** 0 when unknown or none (a library function written in Lua, whose
+** firstline is -1); firstline when the line info pointer is no address. */
 static inline uint32_t ljwin_proto_line(GCproto *pt, BCPos pos)
 {
 	const void *li = proto_lineinfo(pt);
 	if (pt->firstline < 0)
 		return 0; /* a library function written in Lua: no lines */
-	if (!li || pos > pt->sizebc)
+	if ((uintptr_t)li < 4096 || pos > pt->sizebc)
 		return (uint32_t)pt->firstline;
 	if (pos == pt->sizebc)
 		return (uint32_t)(pt->firstline + pt->numline);

@@ -48,6 +48,12 @@ static inline struct sample_entry *sample_entry_at(struct sample_vm *s,
 						     s->entry_size);
 }
 
+/* Async-signal-safe (sample_signal.c). Fill entry e for s's VM from the
+** VM and the interrupted context ucontext (a ucontext_t *): what the
+** handler does with one sample; any register value is tolerated. */
+void sample_capture(struct sample_vm *s, struct sample_entry *e,
+		    const void *ucontext);
+
 /* Async-signal-safe (sample_signal.c). The SIGPROF handler. */
 void sample_on_signal(int sig, siginfo_t *si, void *ucv);
 

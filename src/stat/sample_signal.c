@@ -54,17 +54,53 @@ static inline int in_stack(uintptr_t a, uintptr_t lo, uintptr_t hi)
 	return a >= lo && a < hi && ((a - lo) % sizeof(TValue)) == 0;
 }
 
+/* Async-signal-safe. 1 when the integer a can be the address of an object
+** aligned to al (a power of two): in user space, past the zero page. */
+static inline int addr_ok(uintptr_t a, uintptr_t al)
+{
+	return a >= ADDR_MIN && a < ADDR_MAX && (a & (al - 1)) == 0;
+}
+
+/* Async-signal-safe. Lua function fn's prototype, and the bytecode's bounds
+** as integers, *lo its first instruction and *hi one past its last; NULL
+** when fn's bytecode pointer (fn->l.pc, read from the VM) does not lead to
+** a prototype. funcproto(fn) is fn->l.pc - sizeof(GCproto): no pointer is
+** formed from the word before it is checked, nor from sizebc. */
+static GCproto *proto_of(GCfunc *fn, uintptr_t *lo, uintptr_t *hi)
+{
+	uintptr_t bc = (uintptr_t)fn->l.pc.ptr64;
+	/* GCproto is 8-aligned and a multiple of 8 bytes: so is bc. */
+	if (bc < ADDR_MIN + sizeof(GCproto) || !addr_ok(bc, 8))
+		return NULL;
+	GCproto *pt = (GCproto *)(bc - sizeof(GCproto));
+	uintptr_t n = pt->sizebc;
+	if (pt->gct != (uint8_t)~LJ_TPROTO || n == 0 || n > LJ_MAX_BCINS ||
+	    n > (ADDR_MAX - bc) / sizeof(BCIns))
+		return NULL;
+	*lo = bc;
+	*hi = bc + n * sizeof(BCIns);
+	return pt;
+}
+
+/* Async-signal-safe. 1 when the integer pc is a return or current PC of
+** bytecode [lo, hi): it points past an instruction of it (LuaJIT's PCs
+** point to the instruction after the one executing). */
+static inline int pc_in(uintptr_t pc, uintptr_t lo, uintptr_t hi)
+{
+	return pc > lo && pc <= hi && ((pc - lo) & (sizeof(BCIns) - 1)) == 0;
+}
+
 /* Async-signal-safe. The frame of the Lua function that called the frame
 ** at slot address fa, its link being the return PC pc; 0 when that is not
 ** what the stack holds (a fast function may have written results over its
 ** frame). pc is not trusted: the caller sits 1 + LJ_FR2 + A slots below,
 ** A the register of its CALL, and a candidate is taken only if it holds a
-** Lua function whose bytecode contains pc; only then is the CALL read, to
-** check A. Invariant: lo <= every candidate < fa. */
-static uintptr_t lua_caller(uintptr_t fa, const BCIns *pc, uintptr_t lo)
+** Lua function whose bytecode contains pc; only then is the CALL (the
+** instruction before pc) read, to check A. Invariants: lo <= every
+** candidate < fa; pc is only an integer until pc_in() holds. */
+static uintptr_t lua_caller(uintptr_t fa, uintptr_t pc, uintptr_t lo)
 {
-	uintptr_t a = (uintptr_t)pc;
-	if (a < ADDR_MIN || a >= ADDR_MAX || (a & 3))
+	if (!addr_ok(pc, sizeof(BCIns)))
 		return 0; /* a number or a tagged value, not a PC */
 	for (unsigned ra = 0; ra < 256; ra++) {
 		uintptr_t back = (1 + LJ_FR2 + ra) * sizeof(TValue);
@@ -72,12 +108,11 @@ static uintptr_t lua_caller(uintptr_t fa, const BCIns *pc, uintptr_t lo)
 			break;
 		uintptr_t pa = fa - back;
 		GCfunc *fn = ljwin_frame_func((TValue *)pa);
-		if (!fn || !isluafunc(fn))
+		uintptr_t bc, end;
+		if (!fn || !isluafunc(fn) || !proto_of(fn, &bc, &end))
 			continue;
-		GCproto *pt = funcproto(fn);
-		const BCIns *bc = proto_bc(pt);
-		if (a > (uintptr_t)bc && a <= (uintptr_t)(bc + pt->sizebc) &&
-		    bc_a(pc[-1]) == ra)
+		if (pc_in(pc, bc, end) &&
+		    bc_a(*(const BCIns *)(pc - sizeof(BCIns))) == ra)
 			return pa;
 	}
 	return 0;
@@ -85,19 +120,33 @@ static uintptr_t lua_caller(uintptr_t fa, const BCIns *pc, uintptr_t lo)
 
 /* Async-signal-safe. Read L's Lua frames into e, innermost first, from
 ** base (the frame base, as read from a register or L) and pc (the top Lua
-** frame's PC, or NULL). Invariants of the walk: every frame address is an
-** integer checked to lie slot-aligned in [stack + LJ_FR2, stack end)
-** before it becomes a pointer; each step goes strictly down; a top Lua
-** frame whose PC is not in its prototype gives no frames at all (never
-** guess). */
-static unsigned walk(lua_State *L, uintptr_t base, const BCIns *pc,
+** frame's PC, or 0). Invariants of the walk:
+**  - every frame address is an integer checked to lie slot-aligned in
+**    [stack + LJ_FR2 slots, stack end) before it becomes a pointer; a link
+**    (a frame size) is checked against the distance to the stack's bottom
+**    before it is subtracted;
+**  - each step goes strictly down, so the walk ends;
+**  - a function is read only through a function-tagged slot whose payload
+**    is an address (ljwin_frame_func), a prototype only through proto_of, a PC
+**    only once pc_in() has placed it inside that prototype's bytecode;
+**  - a top Lua frame whose PC is not in its prototype gives no frames at
+**    all (never guess).
+** What it cannot check: that a function-tagged slot below the frame base
+** names a live object. It does so while the stack is not being moved (the
+** caller checks stack_moving): the GC marks every slot below L->top, and
+** L->top is at or above every frame base the walk starts from. */
+static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 		     struct sample_entry *e)
 {
 	uintptr_t stack = (uintptr_t)tvref(L->stack);
 	uintptr_t lo = stack + LJ_FR2 * sizeof(TValue);
-	uintptr_t hi = stack + (uintptr_t)L->stacksize * sizeof(TValue);
+	uintptr_t size = L->stacksize;
 	unsigned n = 0;
-	if (stack < ADDR_MIN || stack >= ADDR_MAX || hi <= lo)
+	if (!addr_ok(stack, sizeof(TValue)) || size == 0 ||
+	    size > (ADDR_MAX - stack) / sizeof(TValue))
+		return 0;
+	uintptr_t hi = stack + size * sizeof(TValue);
+	if (hi <= lo)
 		return 0;
 	/* base - 1 slot is the frame: base must be inside, past lo. */
 	if (!in_stack(base, lo + sizeof(TValue), hi + sizeof(TValue)))
@@ -111,15 +160,15 @@ static unsigned walk(lua_State *L, uintptr_t base, const BCIns *pc,
 			break;
 		f->line = 0;
 		if (isluafunc(fn)) {
-			GCproto *pt = funcproto(fn);
-			const BCIns *bc = proto_bc(pt);
-			uintptr_t a = (uintptr_t)pc;
+			uintptr_t bc, end;
+			GCproto *pt = proto_of(fn, &bc, &end);
+			if (!pt)
+				break; /* not a function's frame: stop */
 			f->kind = MAPPER_PROTO;
 			f->key = (uintptr_t)pt;
-			if (pc && a > (uintptr_t)bc &&
-			    a <= (uintptr_t)(bc + pt->sizebc))
+			if (pc && pc_in(pc, bc, end))
 				f->line = ljwin_proto_line(
-				    pt, proto_bcpos(pt, pc) - 1);
+				    pt, (BCPos)((pc - bc) / sizeof(BCIns)) - 1);
 			else if (n == 0 && pc)
 				return 0; /* the frame is not what it seems */
 		} else if (fn->c.ffid > FF_C) {
@@ -145,13 +194,13 @@ static unsigned walk(lua_State *L, uintptr_t base, const BCIns *pc,
 			break;
 		TValue *prev = (TValue *)pa;
 		if (frame_islua(prev)) {
-			pc = frame_pc(prev);
+			pc = (uintptr_t)frame_ftsz(prev);
 			pa = lua_caller(pa, pc, lo);
 			if (!pa)
 				break;
 		} else {
 			uintptr_t d = (uintptr_t)frame_sized(prev);
-			pc = NULL;
+			pc = 0;
 			if (d > pa - lo)
 				break;
 			pa -= d;
@@ -163,15 +212,20 @@ static unsigned walk(lua_State *L, uintptr_t base, const BCIns *pc,
 	return n;
 }
 
-/* Async-signal-safe. Fill entry e for s's VM, interrupted with context uc. */
-static void capture(struct sample_vm *s, struct sample_entry *e,
-		    const ucontext_t *uc)
+/* Async-signal-safe. Fill entry e for s's VM, interrupted with context uc
+** (sample_int.h). What it reads from the VM and from registers: g and
+** g->cur_L (set by LuaJIT, stable while its thread is interrupted); the C
+** frame L->cframe, used only when it lies in this thread's stack with room
+** for a whole frame; a trace number, used only below J->sizetrace and with
+** an array that is an address; base and PC as integers, for walk(). */
+void sample_capture(struct sample_vm *s, struct sample_entry *e,
+		    const void *ucv)
 {
+	const ucontext_t *uc = ucv;
 	global_State *g = s->g;
 	int32_t st = g->vmstate;
 	lua_State *L = gcref(g->cur_L) ? &gcref(g->cur_L)->th : NULL;
-	uintptr_t base = 0;
-	const BCIns *pc = NULL;
+	uintptr_t base = 0, pc = 0;
 
 	e->ts = clock_now();
 	e->state = (uint8_t)state_of(st);
@@ -181,14 +235,20 @@ static void capture(struct sample_vm *s, struct sample_entry *e,
 	/* The VM runs on this thread only if its C frame is on this thread's
 	** stack: a VM that moved to another thread is not read from here. */
 	uintptr_t cf = L ? (uintptr_t)cframe_raw(L->cframe) : 0;
-	if (L && cf && (cf < s->stack_lo || cf >= s->stack_hi))
+	if (L && cf &&
+	    (cf < s->stack_lo || cf >= s->stack_hi ||
+	     s->stack_hi - cf < CFRAME_SIZE || (cf & 7)))
 		L = NULL;
 	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	if (!L) {
 		e->state = FORMAT_STATE_IDLE;
 	} else if (e->state == FORMAT_STATE_TRACE) {
+		/* The trace array grows only while recording (vmstate
+		** RECORD), never while a trace runs. */
 		jit_State *J = G2J(g);
-		if ((MSize)st < J->sizetrace && gcref(J->trace[st])) {
+		uintptr_t tr = (uintptr_t)J->trace;
+		if ((MSize)st < J->sizetrace && addr_ok(tr, sizeof(GCRef)) &&
+		    gcref(J->trace[st])) {
 			e->trace = (uintptr_t)gcref(J->trace[st]);
 			e->traceno = (uint32_t)st;
 			e->pc = rip; /* in its code, or in C it called */
@@ -201,13 +261,15 @@ static void capture(struct sample_vm *s, struct sample_entry *e,
 		   (uint64_t)uc->uc_mcontext.gregs[REG_LJ_DISPATCH] ==
 		       (uint64_t)(uintptr_t)G2GG(g)->dispatch) {
 		/* In the interpreter's own code (not a C helper it called):
-		** its BASE and PC registers are newer than L->base. */
+		** its BASE and PC registers are newer than L->base. They are
+		** integers: between two bytecodes the interpreter uses rdx
+		** as a C argument, rbx as a frame link. */
 		base = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_BASE];
-		pc = (const BCIns *)(uintptr_t)uc->uc_mcontext.gregs[REG_LJ_PC];
+		pc = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_PC];
 	} else if (e->state != FORMAT_STATE_EXIT) {
 		/* Called out of the interpreter: base and PC were saved. */
 		base = (uintptr_t)L->base;
-		pc = cf ? cframe_pc((void *)cf) : NULL;
+		pc = cf ? (uintptr_t)cframe_pc((void *)cf) : 0;
 	}
 	/* Not while L's stack is being reallocated: until LuaJIT has moved
 	** L->stack, the old block may be freed under us. */
@@ -242,7 +304,7 @@ void sample_on_signal(int sig, siginfo_t *si, void *ucv)
 		if (head - tail >= s->cap) {
 			__atomic_fetch_add(&s->dropped, 1, __ATOMIC_RELAXED);
 		} else {
-			capture(s, sample_entry_at(s, head), ucv);
+			sample_capture(s, sample_entry_at(s, head), ucv);
 			__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
 		}
 	}

@@ -1,0 +1,248 @@
+/*
+** Unit tests: the SIGPROF handler's capture (src/stat/sample_signal.c) on a
+** fake interrupted context, over a real VM's stack that the test fills with
+** genuine frames and with hostile ones (register values that are no
+** addresses, function slots that lead nowhere). Each must give the frames
+** that are there, or none, and never read through an unchecked pointer.
+*/
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "lualib.h"
+#include "stat/sample_int.h"
+
+/* A VM, a sampler record for it, and an interrupted context that sits in
+** the interpreter's code (the handler then reads BASE and PC registers). */
+struct rig {
+	lua_State *L;
+	global_State *g;
+	int32_t vmstate;
+	struct sample_vm s;
+	struct sample_entry e;
+	ucontext_t uc;
+	TValue *free; /* first of the stack slots above L->top the test uses */
+};
+
+static struct rig R;
+
+#define NFREE  32
+#define RIP_VM 0x18000
+
+/* Test thread. Set R up: a fresh VM, its state "in the interpreter". */
+static void rig_init(void)
+{
+	memset(&R, 0, sizeof R);
+	R.L = luaL_newstate();
+	cr_assert_not_null(R.L);
+	luaL_openlibs(R.L);
+	lua_checkstack(R.L, NFREE + 8);
+	R.g = G(R.L);
+	R.s.g = R.g;
+	cr_assert_eq(unwind_stack_bounds(&R.s.stack_lo, &R.s.stack_hi), 0);
+	R.s.vm_lo = RIP_VM - 0x1000;
+	R.s.vm_hi = RIP_VM + 0x1000;
+	R.uc.uc_mcontext.gregs[REG_RIP] = RIP_VM;
+	R.uc.uc_mcontext.gregs[REG_R14] =
+	    (greg_t)(uintptr_t)G2GG(R.g)->dispatch;
+	setgcref(R.g->cur_L, obj2gco(R.L));
+	R.vmstate = R.g->vmstate;
+	R.g->vmstate = ~LJ_VMST_INTERP;
+}
+
+/* Test thread. The scratch slots: above everything on the stack. */
+static TValue *scratch(void)
+{
+	TValue *o = R.L->top + 2;
+	cr_assert(o + NFREE <= tvref(R.L->stack) + R.L->stacksize);
+	for (int i = 0; i < NFREE; i++)
+		setnilV(&o[i]);
+	R.free = o;
+	return o;
+}
+
+/* Test thread. Undo rig_init. */
+static void rig_fini(void)
+{
+	if (R.free)
+		for (int i = 0; i < NFREE; i++)
+			setnilV(&R.free[i]);
+	R.g->vmstate = R.vmstate;
+	lua_close(R.L);
+}
+
+TestSuite(sample, .init = rig_init, .fini = rig_fini);
+
+/* Test thread. One capture with BASE = base and PC = pc; the Lua frames
+** read. */
+static unsigned capture(uintptr_t base, uintptr_t pc)
+{
+	R.uc.uc_mcontext.gregs[REG_RDX] = (greg_t)base;
+	R.uc.uc_mcontext.gregs[REG_RBX] = (greg_t)pc;
+	R.e.nlua = 0xffff;
+	sample_capture(&R.s, &R.e, &R.uc);
+	cr_assert_eq(R.e.state, FORMAT_STATE_INTERP);
+	return R.e.nlua;
+}
+
+/* Test thread. Compile src and leave the function on the stack; its
+** GCfunc. */
+static GCfunc *compile(const char *src)
+{
+	cr_assert_eq(luaL_loadstring(R.L, src), 0, "%s", lua_tostring(R.L, -1));
+	return (GCfunc *)(uintptr_t)lua_topointer(R.L, -1);
+}
+
+/* Test thread. The frame link of a C frame as big as the whole stack: the
+** walk stops below it. */
+static void link_bottom(TValue *link)
+{
+	link->u64 = (uint64_t)FRAME_C + ((uint64_t)R.L->stacksize << 3);
+}
+
+/* Test thread. Store function fn in slot o (GC64: a tagged value). */
+static void set_fn(TValue *o, const void *fn)
+{
+	o->it64 = ((uint64_t)LJ_TFUNC << 47) | (uint64_t)(uintptr_t)fn;
+}
+
+/* A Lua function whose bytecode pointer leads nowhere: funcproto() of it
+** is 8 - sizeof(GCproto), no object. */
+static GCfunc *fake_fn(uintptr_t pc)
+{
+	static GCfunc fake;
+	memset(&fake, 0, sizeof fake);
+	fake.l.gct = (uint8_t)~LJ_TFUNC;
+	fake.l.ffid = FF_LUA;
+	fake.l.pc.ptr64 = pc;
+	return &fake;
+}
+
+/* Three lines: instruction 2 (KSHORT b) is on line 2. */
+static const char chunk3[] = "local a = 1\nlocal b = 2\nreturn a + b\n";
+
+/* The rig reaches the walk: a genuine top frame is read, with its line.
+** (Without this, the tests below could pass by never walking.) */
+Test(sample, genuine_top_frame_is_read)
+{
+	GCfunc *fn = compile(chunk3);
+	GCproto *pt = funcproto(fn);
+	TValue *o = scratch();
+	set_fn(&o[0], fn);
+	link_bottom(&o[1]);
+	cr_assert_eq(capture((uintptr_t)&o[2], (uintptr_t)(proto_bc(pt) + 3)),
+		     1);
+	cr_expect_eq(R.e.lua[0].kind, MAPPER_PROTO);
+	cr_expect_eq(R.e.lua[0].key, (uintptr_t)pt);
+	cr_expect_eq(R.e.lua[0].line, 2);
+	/* A PC outside the function's bytecode: no frames, no guess. */
+	cr_expect_eq(capture((uintptr_t)&o[2], (uintptr_t)proto_bc(pt)), 0);
+	cr_expect_eq(capture((uintptr_t)&o[2], 1), 0);
+}
+
+/* BASE holds a C argument or a number (the first report: base 0x1, and
+** base - 1 slot overflowed): no frames. */
+Test(sample, base_register_not_in_stack)
+{
+	uintptr_t stack = (uintptr_t)tvref(R.L->stack);
+	uintptr_t end = stack + R.L->stacksize * sizeof(TValue);
+	uintptr_t bad[] = {1,
+			   8,
+			   4096,
+			   stack,
+			   stack + 8,
+			   stack + 3 * 8 + 3,
+			   end + 8,
+			   (uintptr_t)-8,
+			   (uintptr_t)1 << 47,
+			   (uintptr_t)&R};
+	scratch();
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		cr_expect_eq(capture(bad[i], 0x1234), 0, "base %#lx",
+			     (unsigned long)bad[i]);
+}
+
+/* A function-tagged slot whose payload is no address (a half-written or
+** stale slot): read nothing through it. */
+Test(sample, function_slot_payload_not_an_address)
+{
+	TValue *o = scratch();
+	uintptr_t bad[] = {0x10, 0x1001, 4095};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		set_fn(&o[0], (const void *)bad[i]);
+		link_bottom(&o[1]);
+		cr_expect_eq(capture((uintptr_t)&o[2], 0), 0, "payload %#lx",
+			     (unsigned long)bad[i]);
+	}
+}
+
+/* A Lua function whose bytecode pointer is no prototype's: the top frame
+** is not read (funcproto would point below address 0, or at a block
+** that is not a GCproto). */
+Test(sample, function_bytecode_pointer_not_a_prototype)
+{
+	static uint64_t junk[64];
+	TValue *o = scratch();
+	uintptr_t bad[] = {8, 0, (uintptr_t)-4,
+			   (uintptr_t)&junk[32],      /* readable, no GCproto */
+			   (uintptr_t)&junk[32] + 4}; /* and misaligned */
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		set_fn(&o[0], fake_fn(bad[i]));
+		link_bottom(&o[1]);
+		cr_expect_eq(capture((uintptr_t)&o[2], bad[i] + 4), 0,
+			     "l.pc %#lx", (unsigned long)bad[i]);
+		cr_expect_eq(capture((uintptr_t)&o[2], 0), 0, "l.pc %#lx",
+			     (unsigned long)bad[i]);
+	}
+}
+
+/* The caller of a Lua frame is found by its CALL: the candidates below the
+** callee are tried one by one, hostile ones among them. */
+Test(sample, caller_found_past_hostile_candidates)
+{
+	GCfunc *caller = compile("local a, b, c = 1, 2, 3\n"
+				 "local f = ...\n"
+				 "f()\n"
+				 "return a + b + c\n");
+	GCproto *cpt = funcproto(caller);
+	GCfunc *callee = compile(chunk3);
+	GCproto *pt = funcproto(callee);
+	const BCIns *cbc = proto_bc(cpt);
+	BCPos call = 0;
+	while (call < cpt->sizebc && bc_op(cbc[call]) != BC_CALL)
+		call++;
+	cr_assert_lt(call, cpt->sizebc, "no CALL in the caller");
+	unsigned ra = bc_a(cbc[call]);
+	cr_assert_geq(ra, 2, "the CALL's A leaves no room for a candidate");
+
+	/* Caller: function at o[0], link o[1], base o[2]; its CALL's
+	** register A holds the callee, A + 1 the callee's link. */
+	TValue *o = scratch();
+	set_fn(&o[0], caller);
+	link_bottom(&o[1]);
+	TValue *cbase = &o[2];
+	set_fn(&cbase[ra], callee);
+	cbase[ra + 1].u64 = (uint64_t)(uintptr_t)&cbc[call + 1]; /* FRAME_LUA */
+	uintptr_t base = (uintptr_t)&cbase[ra + 2];
+	uintptr_t pc = (uintptr_t)(proto_bc(pt) + 3);
+
+	cr_assert_eq(capture(base, pc), 2);
+	cr_expect_eq(R.e.lua[1].key, (uintptr_t)cpt);
+	cr_expect_eq(R.e.lua[1].line, 3);
+
+	/* A hostile candidate nearer than the caller (tried first): a Lua
+	** function whose bytecode pointer leads nowhere; then one whose
+	** payload is no address. The caller is still found. */
+	set_fn(&cbase[ra - 2], fake_fn(8));
+	cr_expect_eq(capture(base, pc), 2);
+	set_fn(&cbase[ra - 2], (const void *)0x18);
+	cr_expect_eq(capture(base, pc), 2);
+
+	/* A return PC that is a number, or points into no caller's
+	** bytecode: the callee alone. */
+	cbase[ra + 1].u64 = 0x1000; /* FRAME_LUA, but no PC */
+	cr_expect_eq(capture(base, pc), 1);
+	cbase[ra + 1].u64 = (uint64_t)(uintptr_t)(proto_bc(pt) + 1);
+	cr_expect_eq(capture(base, pc), 1);
+}
