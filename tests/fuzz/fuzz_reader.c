@@ -129,9 +129,9 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 	uint8_t *h = data + off[k];
 	size_t len = get_u32(h + 4);
 	size_t head = off[k] + FORMAT_HEADER_LEN, tail = size - head - len;
-	if (max_size < head + tail)
-		return size;
 	size_t room = max_size - head - tail; /* the payload may grow to */
+	if (len == 0 || room == 0) /* libFuzzer mutates 1 byte or more */
+		return LLVMFuzzerMutate(data, size, max_size);
 	if (scratchcap < room + 1) {
 		uint8_t *p = realloc(scratch, room + 1);
 		if (!p)
