@@ -6,9 +6,10 @@
 # fuzzing from the seeds. Long run (--long, `make fuzz`): FUZZ_TIME seconds
 # (3600), one fuzzing process at a time that goes on after a crash, with
 # the corpus it grows kept in tests/fuzz/work/ of the build dir.
-# A crash, sanitizer report, leak, time out (10 s) or allocation over
-# 512 MiB fails it; the input is saved in tests/fuzz/artifacts/ of the
-# build dir (replay: tests/fuzz/fuzz_reader FILE, or ljlog check FILE).
+# A crash, sanitizer report, leak, time out (10 s) or single allocation
+# over 64 MiB (for an input of 64 KiB at most) fails it; the input is saved
+# in tests/fuzz/artifacts/ of the build dir (replay:
+# tests/fuzz/fuzz_reader FILE, or ljlog check FILE).
 # Skipped (77) when configure found no clang with libFuzzer, and in the
 # sanitizer re-runs of scripts/test.sh: the fuzzer has its own ASan+UBSan.
 set -u
@@ -39,7 +40,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 # -close_fd_mask=3: the commands' own output and messages are not wanted;
 # libFuzzer and the sanitizers still report (on a copy of stderr).
-opts="-close_fd_mask=3 -timeout=10 -malloc_limit_mb=512 -rss_limit_mb=2048
+opts="-close_fd_mask=3 -timeout=10 -malloc_limit_mb=64 -rss_limit_mb=2048
 -max_len=65536 -artifact_prefix=$art/"
 
 fail() {
