@@ -130,7 +130,12 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 	size_t len = get_u32(h + 4);
 	size_t head = off[k] + FORMAT_HEADER_LEN, tail = size - head - len;
 	size_t room = max_size - head - tail; /* the payload may grow to */
-	if (len == 0 || room == 0) /* libFuzzer mutates 1 byte or more */
+	/* LLVMFuzzerMutate falls back to 1 byte when no mutation applies,
+	** even for a max_size of 0: an empty payload in a file already at
+	** max_size grew by a byte past data (the one crash of the first
+	** hour-long run: an INTRO of length 0, in the mutator, not the
+	** reader). */
+	if (len == 0 || room == 0)
 		return LLVMFuzzerMutate(data, size, max_size);
 	if (scratchcap < room + 1) {
 		uint8_t *p = realloc(scratch, room + 1);
@@ -141,6 +146,8 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size,
 	}
 	memcpy(scratch, h + FORMAT_HEADER_LEN, len);
 	size_t nlen = LLVMFuzzerMutate(scratch, len, room);
+	if (nlen > room)
+		nlen = room;
 	memmove(data + head + nlen, data + head + len, tail);
 	memcpy(data + head, scratch, nlen);
 	put_u32(h + 4, (uint32_t)nlen);
