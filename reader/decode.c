@@ -105,10 +105,22 @@ struct decode_obj *decode_lookup(const struct decode *d, uint64_t id)
 	return id < DECODE_MAX_ID ? dec_lookup(d, id) : NULL;
 }
 
-/* Any thread. Enter obj in the ID table (id already range-checked). */
+/* Any thread. The object with this ID in the sparse map, NULL if none. */
+struct decode_obj *dec_lookup_sparse(const struct decode *d, uint64_t id)
+{
+	uint64_t *v = id ? hmap_get(&d->sparse, id) : NULL;
+	return v ? (struct decode_obj *)(uintptr_t)*v : NULL;
+}
+
+/* Any thread. Enter obj in the ID table (id already range-checked): in its
+** page, or in the sparse map when a new page would be over budget. */
 int dec_insert(struct decode *d, struct decode_obj *obj)
 {
 	size_t pg = obj->id >> PAGE_BITS;
+	d->nobjs++;
+	if ((pg >= d->npages || !d->pages[pg]) &&
+	    d->pages_used >= PAGES_FREE + d->nobjs / PAGE_OBJS)
+		return hmap_put(&d->sparse, obj->id, (uintptr_t)obj);
 	if (pg >= d->npages) {
 		size_t n = d->npages ? d->npages : 16;
 		while (n <= pg)
@@ -124,6 +136,7 @@ int dec_insert(struct decode *d, struct decode_obj *obj)
 		d->pages[pg] = calloc(PAGE_SIZE, sizeof **d->pages);
 		if (!d->pages[pg])
 			return -ENOMEM;
+		d->pages_used++;
 	}
 	d->pages[pg][obj->id & (PAGE_SIZE - 1)] = obj;
 	return 0;
@@ -363,6 +376,7 @@ void decode_free(struct decode *d)
 	for (size_t i = 0; i < d->npages; i++)
 		free(d->pages[i]);
 	free(d->pages);
+	hmap_free(&d->sparse);
 	free(d->lua);
 	free(d->host);
 	free(d->msg);

@@ -16,6 +16,10 @@
 /* A sample with more Lua or more host frames than this is corrupt. */
 #define DECODE_MAX_FRAMES 4096u
 
+/* A TRACE record with more snapshots than this is corrupt (LuaJIT counts a
+** trace's snapshots in 16 bits, GCtrace.nsnap). */
+#define DECODE_MAX_SNAPS 65535u
+
 /* A string from the log: NUL-terminated copy, len may count inner NULs. */
 struct decode_str {
 	const char *s;

@@ -8,12 +8,21 @@
 #define LJLOG_READER_DECODE_INT_H
 
 #include "decode.h"
+#include "util/hmap.h"
 #include "util/util.h"
 
 #define PAGE_BITS   12
 #define PAGE_SIZE   (1u << PAGE_BITS)
 #define ARENA_CHUNK (64u << 10)
 #define ERR_MAX	    400
+
+/* ID table budget: past the first PAGES_FREE pages (32 KiB each), one more
+** page per PAGE_OBJS objects defined; an object whose page is over budget
+** goes to the sparse map instead. Memory stays in proportion to the records
+** however sparse the IDs (IDs 4096 apart would take a page each: 32 KiB
+** for a 6-byte record). */
+#define PAGES_FREE 16u
+#define PAGE_OBJS  256u
 
 /* Arena chunk: objects and strings live until decode_free. */
 struct chunk {
@@ -26,6 +35,9 @@ struct decode {
 	struct decode_sink sink;    /* where data goes */
 	struct decode_obj ***pages; /* ID table: pages of PAGE_SIZE entries */
 	size_t npages;		    /* entries at pages */
+	size_t pages_used;	    /* pages allocated */
+	uint64_t nobjs;		    /* objects in the ID table */
+	struct hmap sparse;	    /* ID -> object, pages over budget */
 	struct chunk *arena;	    /* newest chunk first */
 	struct decode_intro intro;  /* copy of the INTRO block */
 	struct decode_end end;	    /* copy of the END block */
@@ -77,6 +89,7 @@ struct decode_cur {
 /* -- decode.c ------------------------------------------------------------- */
 
 void *dec_alloc(struct decode *d, size_t n);
+struct decode_obj *dec_lookup_sparse(const struct decode *d, uint64_t id);
 int dec_str(struct decode *d, const char *s, size_t len,
 	    struct decode_str *out);
 int dec_insert(struct decode *d, struct decode_obj *obj);
@@ -93,13 +106,17 @@ int dec_bad_field(struct decode *d, const struct reader_block *b,
 int dec_check_tail(struct decode *d, const struct reader_block *b,
 		   struct decode_cur *c, const char *what);
 
-/* Any thread. The object with this ID, NULL if undefined (hot path). */
+/* Any thread. The object with this ID, NULL if undefined (hot path: a
+** page; the sparse map only when the page has no such ID). */
 static inline struct decode_obj *dec_lookup(const struct decode *d, uint64_t id)
 {
 	uint64_t pg = id >> PAGE_BITS;
-	if (UTIL_UNLIKELY(pg >= d->npages) || !d->pages[pg])
-		return NULL;
-	return d->pages[pg][id & (PAGE_SIZE - 1)];
+	struct decode_obj *o = NULL;
+	if (UTIL_LIKELY(pg < d->npages) && d->pages[pg])
+		o = d->pages[pg][id & (PAGE_SIZE - 1)];
+	if (UTIL_UNLIKELY(!o) && d->sparse.count)
+		o = dec_lookup_sparse(d, id);
+	return o;
 }
 
 /* -- One decoder per block kind (rows of the kind table in decode.c) ------- */

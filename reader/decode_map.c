@@ -19,6 +19,13 @@ static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 	int rc;
 	if ((rc = dec_get_u(c, "TRACE nsnap", &ns)) < 0)
 		return dec_bad_field(d, b, c, rc);
+	/* Counts are checked before anything is allocated for them. */
+	if (ns > DECODE_MAX_SNAPS)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "TRACE record %u: %llu snapshots, more than "
+				   "the reader accepts (%u)",
+				   o->id, (unsigned long long)ns,
+				   DECODE_MAX_SNAPS);
 	if (ns > (uint64_t)(c->end - c->p) / 2)
 		return dec_corrupt(d, b, -EBADMSG,
 				   "TRACE record %u: %llu snapshots cannot fit "
@@ -37,6 +44,13 @@ static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 			    d, b, -EBADMSG,
 			    "TRACE record %u snapshot %llu: %llu "
 			    "frames, more than the reader accepts",
+			    o->id, (unsigned long long)k,
+			    (unsigned long long)nf);
+		if (nf > (uint64_t)(c->end - c->p) / 2)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "TRACE record %u snapshot %llu: %llu "
+			    "frames cannot fit in the payload",
 			    o->id, (unsigned long long)k,
 			    (unsigned long long)nf);
 		if (k && sn[k].mcofs < sn[k - 1].mcofs)

@@ -90,6 +90,16 @@ static int fill(struct reader *r, uint64_t off, size_t n, size_t *have)
 	if (r->skipping && ahead > SKIP_READAHEAD)
 		ahead = SKIP_READAHEAD;
 	size_t want = n > ahead ? n : ahead;
+	if (want > r->cap && want > n && !(r->flags & READER_FOLLOW)) {
+		/* Before growing the buffer: read ahead no further than the
+		** file ends (a 3 KiB log gets no 1 MiB buffer). */
+		struct stat st;
+		if (fstat(r->fd, &st) == 0 && (uint64_t)st.st_size >= off) {
+			uint64_t left = (uint64_t)st.st_size - off;
+			if (left < want)
+				want = left > n ? (size_t)left : n;
+		}
+	}
 	if (want > r->cap) {
 		size_t cap = r->cap ? r->cap : 4096;
 		while (cap < want)

@@ -1030,3 +1030,152 @@ Test(reader, mutated_logs_never_crash)
 	}
 	lblog_free(&l);
 }
+
+/* -- Memory on hostile input ------------------------------------------------- */
+/* A count or an ID from the file never sizes an allocation by itself: what
+** the decoder holds stays in proportion to the bytes it decoded. Measured
+** as the heap in use (malloc's own count, or ASan's under ASan) while the
+** decoder still holds everything. */
+
+#include <malloc.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/allocator_interface.h>
+#endif
+
+/* Test thread. Bytes of heap in use now. */
+static size_t heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/* Test thread. Decode path (then unlink it); *held gets the heap the
+** reader and decoder hold at the end, *found whether ID `id` is defined
+** then. Returns decode_run's result, message in err. */
+static int run_heap(const char *path, uint64_t id, size_t *held, int *found,
+		    char *err, size_t errlen)
+{
+	struct reader *r;
+	struct decode *d;
+	size_t before = heap_in_use();
+	cr_assert_eq(reader_open(&r, path, 0, err, errlen), 0, "%s", err);
+	cr_assert_eq(decode_new(&d, NULL), 0);
+	int rc = decode_run(r, d, err, errlen);
+	size_t now = heap_in_use();
+	*held = now > before ? now - before : 0;
+	*found = decode_lookup(d, id) != NULL;
+	decode_free(d);
+	reader_close(r);
+	unlink(path);
+	return rc;
+}
+
+Test(reader, sparse_ids_take_no_page_each)
+{
+	/* 16384 COROUTINE records 4096 IDs apart: 6 bytes each, and each in
+	** a page of its own (32 KiB: 512 MiB for a 98 KiB block) if the ID
+	** table gave every page its memory. */
+	enum { N = 16384, STEP = 4096 };
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	char err[512];
+	size_t held;
+	int found;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	for (uint64_t k = 1; k <= N; k++)
+		map_co(&m, k * STEP, 0);
+	lblog_mapping(&l, &m);
+	/* Every one of them is still found: switch to the first and last. */
+	ev_begin(&e);
+	ev_switch(&e, STEP, 1);
+	ev_switch(&e, (uint64_t)N * STEP, 1);
+	lblog_events(&l, 1, 10, &e);
+	lblog_end(&l);
+	int rc = run_heap(lblog_write(&l), (uint64_t)(N / 2) * STEP, &held,
+			  &found, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert(found, "ID %u not found", (N / 2) * STEP);
+	cr_assert_lt(held, 32u << 20,
+		     "the decoder holds %zu bytes for %d records", held, N);
+	lblog_free(&l);
+
+	/* A redefinition of a sparse ID is still one. */
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	for (uint64_t k = 1; k <= N; k++)
+		map_co(&m, k * STEP, 0);
+	map_co(&m, (uint64_t)N * STEP, 0);
+	lblog_mapping(&l, &m);
+	rc = run_heap(lblog_write(&l), STEP, &held, &found, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG);
+	cr_assert_not_null(strstr(err, "redefines ID 67108864"), "%s", err);
+	lblog_free(&l);
+}
+
+Test(reader, trace_snapshot_count_claim_refused)
+{
+	/* A TRACE record claiming 16 Mi snapshots, with the 32 MiB they
+	** would need at 2 bytes each (0 bytes: a snapshot at mcofs 0 with no
+	** frames, repeated): refused by its count, before 384 MiB of
+	** snapshot table are allocated. */
+	enum { NSNAP = 16 << 20 };
+	struct lblog l;
+	struct lbmap m;
+	char err[512];
+	size_t held;
+	int found;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@t.lua", 1, 10);
+	map_trace_snaps(&m, 3, 1, 2, 1, 0, 0, NULL);
+	m.p.len--; /* nsnap 0 -> NSNAP */
+	lb_uleb(&m.p, NSNAP);
+	uint8_t *zeros = calloc(2 * (size_t)NSNAP, 1);
+	cr_assert_not_null(zeros);
+	lb_bytes(&m.p, zeros, 2 * (size_t)NSNAP);
+	free(zeros);
+	lblog_mapping(&l, &m);
+	lblog_end(&l);
+	int rc = run_heap(lblog_write(&l), 3, &held, &found, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG, "%d: %s", rc, err);
+	cr_assert_not_null(strstr(err, "TRACE record 3: 16777216 snapshots, "
+				       "more than the reader accepts (65535)"),
+			   "%s", err);
+	/* The reader's buffer holds the 32 MiB block (in up to twice that:
+	** it doubles); nothing else big. */
+	cr_assert_lt(held, (64u << 20) + (16u << 20),
+		     "the decoder holds %zu bytes", held);
+	lblog_free(&l);
+
+	/* A snapshot claiming more frames than the bytes left can hold is
+	** refused before its frame table is allocated. */
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@t.lua", 1, 10);
+	map_trace_snaps(&m, 3, 1, 2, 1, 0, 1, (const uint64_t[]){0, 1, 2, 1});
+	m.p.len -= 3; /* nframes 1 -> 4000, one frame left */
+	lb_uleb(&m.p, 4000);
+	lb_uleb(&m.p, 2); /* proto */
+	lb_uleb(&m.p, 1); /* line */
+	lblog_mapping(&l, &m);
+	rc = run_heap(lblog_write(&l), 3, &held, &found, err, sizeof err);
+	cr_assert_eq(rc, -EBADMSG);
+	cr_assert_not_null(strstr(err, "TRACE record 3 snapshot 0: 4000 "
+				       "frames cannot fit in the payload"),
+			   "%s", err);
+	lblog_free(&l);
+}
