@@ -223,7 +223,8 @@ static void run(int (*cmd)(int, char **), const char **argv)
 	optind = 0; /* getopt starts over */
 	int rc = cmd(argc, (char **)argv);
 	fflush(stdout);
-	if (rc != CLI_OK && rc != CLI_TRUNCATED && rc != CLI_CORRUPT) {
+	if (rc != CLI_OK && rc != CLI_TRUNCATED && rc != CLI_CORRUPT &&
+	    rc != CLI_STOPPED) {
 		fprintf(stderr, "fuzz_reader: %s exited %d\n", argv[0], rc);
 		abort();
 	}

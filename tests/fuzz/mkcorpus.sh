@@ -6,7 +6,8 @@
 # one per event family and mix: calls, alloc, gc, jit, samples with and
 # without host stacks, samples with the JIT on (TRACE records with
 # snapshots), coroutines, several VMs in threads (tests/e2e/host), the Lua
-# API, and a log cut inside a block. The libFuzzer run adds its own finds
+# API, a log a write error stopped (ulimit -f), and a log cut inside a
+# block. The libFuzzer run adds its own finds
 # to a corpus of its own, not to this one.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,6 +57,12 @@ luajit "$top/tests/e2e/names_start.lua" "$out/luaapi.ljlog" >/dev/null 2>&1
 host threads2 2 calls,flush=1ms
 host threads3_sample 3 sample=1ms,wall,jit,gc
 host threads2_detach 2 calls --malloc --detach
+
+# A log stopped by a write error: its END names the error (version 5).
+(
+	ulimit -f 4
+	log stopped calls,alloc 0 1
+)
 
 # A log cut inside a block (a writer that died mid-write).
 size=$(stat -c %s "$out/calls.ljlog")
