@@ -304,3 +304,39 @@ print("ok: %s: %d coroutines (main + coroutine.create + coroutine.wrap)" % (test
 PY
 		fail "$prog: call counts differ from the hook's (see above)"
 }
+
+# -- The real programs (realprogs.sh, soak.sh) ----------------------------------
+
+# modpath MODULE: where the installed luajit finds MODULE ('' if nowhere).
+modpath() {
+	"$LUAJIT" -e "print(package.searchpath('$1', package.path) or '')"
+}
+
+# realprogs_find: Debian's luacheck, LDoc and Penlight as the installed
+# luajit finds them: sets lc_main, ldoc_mod, lc_bin, ldoc_bin (the scripts,
+# resolved) and pl_dir; skips the test (77) when a package is missing. Then
+# gives the test a private HOME (luacheck reads ~/.config/luacheck) and its
+# own LDoc style sheet directory (/tmp/ldoc$HOME, '/' as '_'), removed at
+# exit.
+realprogs_find() {
+	local pl_utils
+	lc_main=$(modpath luacheck.main)
+	ldoc_mod=$(modpath ldoc.doc)
+	pl_utils=$(modpath pl.utils)
+	lc_bin=$(command -v luacheck || true)
+	ldoc_bin=$(command -v ldoc || true)
+	if [ -z "$lc_main" ] || [ -z "$ldoc_mod" ] || [ -z "$pl_utils" ] ||
+		[ -z "$lc_bin" ] || [ -z "$ldoc_bin" ]; then
+		echo "SKIP: $test_name: needs Debian's lua-check, lua-ldoc and lua-penlight (scripts/setup.sh installs them)"
+		exit 77
+	fi
+	lc_bin=$(readlink -f "$lc_bin")
+	ldoc_bin=$(readlink -f "$ldoc_bin")
+	grep -q 'luacheck.main' "$lc_bin" || fail "$lc_bin does not start luacheck.main"
+	head -c 2000 "$ldoc_bin" | grep -q 'ldoc' || fail "$ldoc_bin is not LDoc's script"
+	pl_dir=$(dirname "$pl_utils")
+	export HOME=$T/home
+	mkdir -p "$HOME"
+	ldoc_tmp=/tmp/ldoc$(printf '%s' "$HOME" | tr '/\\: ' '____')
+	trap 'rm -rf "$ldoc_tmp"; e2e_cleanup' EXIT
+}

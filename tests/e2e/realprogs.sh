@@ -76,33 +76,8 @@ strict_names=${REALPROGS_STRICT_NAMES:-1}
 strict_edges=${REALPROGS_STRICT_EDGES:-1}
 HOOK=$E2E/realprogs_hook.lua
 
-# Where the packages put things: as the installed luajit finds them.
-modpath() {
-	"$LUAJIT" -e "print(package.searchpath('$1', package.path) or '')"
-}
-lc_main=$(modpath luacheck.main)
-ldoc_mod=$(modpath ldoc.doc)
-pl_utils=$(modpath pl.utils)
-lc_bin=$(command -v luacheck || true)
-ldoc_bin=$(command -v ldoc || true)
-if [ -z "$lc_main" ] || [ -z "$ldoc_mod" ] || [ -z "$pl_utils" ] ||
-	[ -z "$lc_bin" ] || [ -z "$ldoc_bin" ]; then
-	echo "SKIP: $test_name: needs Debian's lua-check, lua-ldoc and lua-penlight (scripts/setup.sh installs them)"
-	exit 77
-fi
-lc_bin=$(readlink -f "$lc_bin")
-ldoc_bin=$(readlink -f "$ldoc_bin")
-grep -q 'luacheck.main' "$lc_bin" || fail "$lc_bin does not start luacheck.main"
-head -c 2000 "$ldoc_bin" | grep -q 'ldoc' || fail "$ldoc_bin is not LDoc's script"
-pl_dir=$(dirname "$pl_utils")
-
-# Neither the user's configuration (luacheck reads ~/.config/luacheck) nor
-# LDoc's style sheet directory (/tmp/ldoc$HOME, '/' as '_') are shared with
-# anything else.
-export HOME=$T/home
-mkdir -p "$HOME"
-ldoc_tmp=/tmp/ldoc$(printf '%s' "$HOME" | tr '/\\: ' '____')
-trap 'rm -rf "$ldoc_tmp"; e2e_cleanup' EXIT
+# Where the packages put things, a private HOME (lib.sh).
+realprogs_find
 
 # Inputs sized for the time budget (the JIT-on runs are the slow ones:
 # every trace's machine code is mprotect()ed). luacheck: 6 of Penlight's

@@ -30,26 +30,8 @@ rounds=${SOAK_ROUNDS:-$([ -n "$san" ] && echo 2 || echo 3)}
 findings_dir=${SOAK_FINDINGS:-$top_builddir/soak-findings}
 nthreads=${SOAK_THREADS:-4}
 
-modpath() {
-	"$LUAJIT" -e "print(package.searchpath('$1', package.path) or '')"
-}
-pl_utils=$(modpath pl.utils)
-lc_bin=$(command -v luacheck || true)
-ldoc_bin=$(command -v ldoc || true)
-if [ -z "$(modpath luacheck.main)" ] || [ -z "$(modpath ldoc.doc)" ] ||
-	[ -z "$pl_utils" ] || [ -z "$lc_bin" ] || [ -z "$ldoc_bin" ]; then
-	echo "SKIP: $test_name: needs Debian's lua-check, lua-ldoc and lua-penlight (scripts/setup.sh installs them)"
-	exit 77
-fi
-lc_bin=$(readlink -f "$lc_bin")
-ldoc_bin=$(readlink -f "$ldoc_bin")
-pl_dir=$(dirname "$pl_utils")
-
-# Private HOME and LDoc style sheet directory (see realprogs.sh).
-export HOME=$T/home
-mkdir -p "$HOME"
-ldoc_tmp=/tmp/ldoc$(printf '%s' "$HOME" | tr '/\\: ' '____')
-trap 'rm -rf "$ldoc_tmp"; e2e_cleanup' EXIT
+# Where the packages put things, a private HOME (lib.sh).
+realprogs_find
 
 # Inputs smaller than realprogs.sh's: many runs, each short.
 lc_in=
