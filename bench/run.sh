@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader|sample]...   (default: all)
+# Usage: bench/run.sh [calls|alloc|size|reader|sample|costs]...   (default: all)
 # Times are CPU seconds (user + sys) of the measured process (the sample
 # benchmark also shows wall-clock seconds).
 # Env: RUNS (default 5), LJLOG_BUILDDIR (default: build/ in the source tree).
@@ -226,10 +226,49 @@ if n > 0:
 PY
 }
 
-what=${*:-calls alloc size reader sample}
+# -- costs: three programs, each unprofiled vs attached vs sampled vs alloc
+# vs jit.p (JIT on in all): what merely attaching costs, what sampling and
+# exact allocation tracking cost, against LuaJIT's own profiler.
+cost_prog() {
+	case $1 in
+	bt) echo "$src/binarytrees.lua 17" ;;
+	str) echo "$src/strings.lua 300000" ;;
+	sn) echo "$src/spectral.lua 3000" ;;
+	esac
+}
+for p in bt str sn; do
+	eval "cfg_${p}_base() { \"\$luajit\" \$(cost_prog $p); }"
+	eval "cfg_${p}_attach() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-attach.ljlog,nodefaults\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
+	eval "cfg_${p}_sample() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-sample.ljlog,sample=1ms\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
+	eval "cfg_${p}_alloc() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-alloc.ljlog,nodefaults,alloc\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
+	eval "cfg_${p}_jitp() { \"\$luajit\" -jp=i1 \$(cost_prog $p); }"
+done
+bench_costs() {
+	local p name c w r
+	echo "== costs: binary-trees (allocation-heavy), strings, spectral-norm (no allocation); JIT on; $runs rounds"
+	echo "paired: median over the rounds of the ratio to the unprofiled run of the same round (CPU, wall)"
+	for p in bt str sn; do
+		case $p in bt) name=binary-trees ;; str) name=strings ;; sn) name=spectral-norm ;; esac
+		measure_both ${p}_base ${p}_attach ${p}_sample ${p}_alloc ${p}_jitp
+		printf '%s (%s): unprofiled %ss CPU, %ss wall\n' "$name" "$(cost_prog $p | sed "s|$src/||")" "${best[${p}_base]}" "${wall[${p}_base]}"
+		for c in "ljlog nodefaults (attached):attach" "ljlog sample=1ms:sample" "ljlog nodefaults,alloc:alloc" "jit.p -jp=i1:jitp"; do
+			w=${p}_${c##*:}
+			r=$(paired "$w" "${p}_base")
+			printf '  %-30s CPU %sx  wall %sx\n' "${c%:*}" "${r% *}" "${r#* }"
+		done
+		# Everything sampling wrote (samples, their stacks, names), per sample.
+		python3 - "$tmp/$p-sample.ljlog" "$("$b/ljlog" report --json "$tmp/$p-sample.ljlog" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("samples", 0))')" <<'PY'
+import os, sys
+size, n = os.path.getsize(sys.argv[1]), int(sys.argv[2])
+print(f"  sample=1ms log: {size} bytes, {n} samples: {size / n:.1f} bytes per sample" if n else "  sample=1ms log: no samples")
+PY
+	done
+}
+
+what=${*:-calls alloc size reader sample costs}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader | sample) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample | costs) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, costs)" >&2; exit 2 ;;
 	esac
 done

@@ -8,9 +8,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 deps="$top/third_party"
 # lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh;
 # clang, libclang-rt-dev (libFuzzer, sanitizers): the reader's fuzzer, tests/fuzz.
+# strace: tests/e2e/vmheap.sh counts the VM allocator's heap trims.
 pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev libcriterion-dev
 autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3
-clang libclang-rt-dev
+clang libclang-rt-dev strace
 lua-check lua-ldoc lua-penlight"
 
 say() { printf 'setup: %s\n' "$*" >&2; }

@@ -11,6 +11,11 @@
 	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto)                 \
 					     : sizeof(lua_State))
 
+/* Every Lua stack (LuaJIT's smallest: LJ_STACK_START + LJ_STACK_EXTRA
+** slots) is at least MIN_MAPPED bytes: a smaller block is no stack. */
+_Static_assert((LUA_MINSTACK * 2 + 5) * sizeof(TValue) >= MIN_MAPPED,
+	       "a Lua stack may be smaller than MIN_MAPPED");
+
 /* -- Sites ---------------------------------------------------------------------- */
 
 /* Site word (buf.h) of an allocation happening now; *key gets the site's
@@ -133,10 +138,10 @@ mark_stack_move(struct logger_vm *vm, void *ptr, size_t nsize)
 
 /* -- The allocator ----------------------------------------------------------------- */
 
-/* VM thread only. lua_Alloc wrapper. */
-void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
+/* VM thread only. The allocator call with all it may have to record. */
+static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
+				      size_t osize, size_t nsize)
 {
-	struct logger_vm *vm = ud;
 	uint64_t x = 0, key = 0;
 	lua_State *co = NULL;
 	void *np;
@@ -193,4 +198,21 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 		vm->bp = p + 7;
 	}
 	return np;
+}
+
+/* VM thread only. lua_Alloc wrapper. Most calls of an allocation-heavy
+** program record nothing: they go straight to the VM's allocator (a tail
+** call), the rest through alloc_full. */
+void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct logger_vm *vm = ud;
+	vmheap_keep(vm->heap);
+	/* Nothing to record, no new GC phase, nothing mapped at ptr (nor a
+	** Lua stack: smaller than any), no stack mark to clear. */
+	if (UTIL_LIKELY(
+		!(vm->events & OPTS_ALLOC) && vm->g->gc.state == vm->gcstate &&
+		(!ptr || osize < MIN_MAPPED) &&
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED)))
+		return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+	return alloc_full(vm, ptr, osize, nsize);
 }

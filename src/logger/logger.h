@@ -15,6 +15,7 @@
 #include "logger/buf.h"
 #include "logger/flush.h"
 #include "logger/opts.h"
+#include "logger/vmheap.h"
 #include "maps/ljwin.h"
 #include "maps/mapper.h"
 #include "stat/clock.h"
@@ -23,16 +24,17 @@
 
 struct logger_vm {
 	/* -- Hot: the recorders ---------------------------------------------- */
-	uint64_t *bp;	   /* next free word of the buffer */
-	uint64_t *bend;	   /* flush when bp reaches it */
-	uint64_t flush_at; /* counter value of the next timed flush */
-	lua_State *last_L; /* coroutine of the last record */
-	global_State *g;   /* the VM */
-	unsigned events;   /* OPTS_* families */
-	uint64_t ts_last;  /* latest clock read (allocation events) */
-	uint32_t ts_left;  /* allocator calls before the next read */
-	uint8_t gcstate;   /* last GC state seen by the allocator */
-	uint8_t in_flush;  /* reentrancy guard */
+	uint64_t *bp;		    /* next free word of the buffer */
+	uint64_t *bend;		    /* flush when bp reaches it */
+	uint64_t flush_at;	    /* counter value of the next timed flush */
+	lua_State *last_L;	    /* coroutine of the last record */
+	global_State *g;	    /* the VM */
+	struct vmheap_mstate *heap; /* its allocator, kept from trimming */
+	unsigned events;	    /* OPTS_* families */
+	uint64_t ts_last;	    /* latest clock read (allocation events) */
+	uint32_t ts_left;	    /* allocator calls before the next read */
+	uint8_t gcstate;	    /* last GC state seen by the allocator */
+	uint8_t in_flush;	    /* reentrancy guard */
 	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */
 	uintptr_t ffi_seen[16]; /* FFI targets already named (by address) */
 	/* -- Saved VM state, restored at detach -------------------------------- */

@@ -52,6 +52,9 @@ Test(opts, families)
 	cr_assert_eq(ok("log:calls").events, OPTS_CALLS);
 	cr_assert_eq(ok("calls,alloc").events, OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:keepjit").keepjit, 1);
+	cr_assert_eq(ok("log:vmtrim").vmtrim, 1);
+	cr_assert_eq(ok("log:vmtrim").events, OPTS_DEFAULTS);
+	cr_assert_eq(ok("log:calls").vmtrim, 0);
 	cr_assert_eq(ok("log:keepjit").events, OPTS_DEFAULTS);
 	cr_assert_eq(ok("log:calls,,alloc,").events, OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:sample").events, OPTS_SAMPLE);
