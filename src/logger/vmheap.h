@@ -8,10 +8,13 @@
 ** state, which is pinned: it never trims. Loading ljlog (its libraries,
 ** buffers and threads are mapped below the heap) splits the heap, and the
 ** newest segment, unpinned, is then trimmed and faulted back in again and
-** again: binary-trees ran 20% slower merely attached. So ljlog keeps the
-** allocator's trim threshold at "never", as LuaJIT itself sets it after a
-** trim finds its segment pinned. After detach, LuaJIT sets it back at its
-** heap's next growth.
+** again; whole segments that became free were unmapped and mapped anew
+** (LuaJIT releases them every 4095 frees of large chunks): binary-trees
+** ran 20% slower merely attached. So ljlog keeps the allocator's trim
+** threshold at "never", as LuaJIT itself sets it after a trim finds its
+** segment pinned, and its release count from reaching 0: the heap behaves
+** as the one segment of an unprofiled run, which never shrinks. After
+** detach, LuaJIT resets the threshold at its heap's next growth.
 **
 ** Only LuaJIT's own allocator is touched, recognised field by field; a host
 ** allocator is left alone. The layout mirrored here is lj_alloc.c's struct
@@ -43,6 +46,9 @@ struct vmheap_mstate {
 	void *prng;
 };
 
+/* A release count LuaJIT's frees never count down to 0. */
+#define VMHEAP_RELEASE_NEVER SIZE_MAX
+
 /* lj_alloc.c's DEFAULT_TRIM_THRESHOLD. */
 #define VMHEAP_TRIM_DEFAULT ((size_t)2 << 20)
 
@@ -55,8 +61,11 @@ struct vmheap_mstate *vmheap_find(lua_State *L, lua_Alloc f, void *ud);
 ** LuaJIT resets the threshold each time its heap grows. */
 static inline void vmheap_keep(struct vmheap_mstate *ms)
 {
-	if (ms && ms->trim_check != SIZE_MAX)
+	if (ms && (ms->trim_check != SIZE_MAX ||
+		   ms->release_checks < VMHEAP_RELEASE_NEVER / 2)) {
 		ms->trim_check = SIZE_MAX;
+		ms->release_checks = VMHEAP_RELEASE_NEVER;
+	}
 }
 
 #endif

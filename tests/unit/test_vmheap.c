@@ -118,9 +118,13 @@ Test(vmheap, attached_vm_never_trims)
 			strcat(opts, ",vmtrim");
 		cr_assert_eq(logger_attach(L, opts, err, sizeof err), 0, "%s",
 			     err);
-		for (int round = 0; round < 3; round++)
+		for (int round = 0; round < 3; round++) {
 			cr_expect_eq(threshold_after_growth(L, ms),
 				     vmtrim ? VMHEAP_TRIM_DEFAULT : SIZE_MAX);
+			if (!vmtrim)
+				cr_expect_eq(ms->release_checks,
+					     VMHEAP_RELEASE_NEVER);
+		}
 		cr_assert_eq(logger_detach(L, err, sizeof err), 0, "%s", err);
 		lua_close(L);
 	}
