@@ -146,6 +146,7 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 	lua_State *co = NULL;
 	void *np;
 
+	vmheap_keep(vm->heap);
 	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate))
 		gc_changed(vm);
 	/* The sampler must not walk a Lua stack that is being reallocated,
@@ -206,13 +207,17 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	vmheap_keep(vm->heap);
-	/* Nothing to record, no new GC phase, nothing mapped at ptr (nor a
-	** Lua stack: smaller than any), no stack mark to clear. */
+	/* Nothing to record, no new GC phase, no stack mark to clear. */
 	if (UTIL_LIKELY(
 		!(vm->events & OPTS_ALLOC) && vm->g->gc.state == vm->gcstate &&
-		(!ptr || osize < MIN_MAPPED) &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED)))
-		return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
+		if (osize < MIN_MAPPED) {
+			vmheap_keep(vm->heap);
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		}
+	}
 	return alloc_full(vm, ptr, osize, nsize);
 }

@@ -397,8 +397,10 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			vm->jitlines = jitev_lines_on(L);
 	}
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
-	if (!o.vmtrim)
+	if (!o.vmtrim) {
 		vm->heap = vmheap_find(L, vm->orig_alloc, vm->orig_ud);
+		vmheap_hold(vm->heap);
+	}
 	vm->gcstate = g->gc.state;
 	record_vm_event(vm, BUF_ATTACH);
 	lua_setallocf(L, alloc_lua, vm); /* from here on, vm is live */

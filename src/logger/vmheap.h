@@ -57,12 +57,24 @@ struct vmheap_mstate {
 ** PRNG the VM's), else NULL. */
 struct vmheap_mstate *vmheap_find(lua_State *L, lua_Alloc f, void *ud);
 
-/* VM thread only (inside the allocator wrapper). Keep ms from trimming:
-** LuaJIT resets the threshold each time its heap grows. */
+/* VM thread only (inside the allocator wrapper, before a call that may
+** free). Keep ms from trimming: LuaJIT resets the threshold each time its
+** heap grows. The release count, once set, only counts down by one per
+** large free and is reset only by a trim or by reaching 0: it need not be
+** checked on every call. */
 static inline void vmheap_keep(struct vmheap_mstate *ms)
 {
-	if (ms && (ms->trim_check != SIZE_MAX ||
-		   ms->release_checks < VMHEAP_RELEASE_NEVER / 2)) {
+	if (ms && ms->trim_check != SIZE_MAX) {
+		ms->trim_check = SIZE_MAX;
+		ms->release_checks = VMHEAP_RELEASE_NEVER;
+	}
+}
+
+/* VM thread only (attach). Hold ms from trimming and releasing from now
+** on (vmheap_keep then keeps it so). */
+static inline void vmheap_hold(struct vmheap_mstate *ms)
+{
+	if (ms) {
 		ms->trim_check = SIZE_MAX;
 		ms->release_checks = VMHEAP_RELEASE_NEVER;
 	}
