@@ -13,6 +13,29 @@
 
 /* -- Sites ---------------------------------------------------------------------- */
 
+/* Words of C stack searched for the return address into a trace. The C code
+** between a trace and this wrapper (lj_tab_new1, lj_mem_newgco, alloc_lua)
+** takes about 25; sanitizer builds take more. */
+#define TRACE_SCAN_WORDS 128
+
+/* VM thread only, inside an allocation made by C code that trace code
+** [lo, lo + len) called. 1 + the offset into that code of the call's
+** return address minus 1 (as a sample's pcofs), from the first word on the
+** C stack above this frame that points into the trace; 0 when none does
+** within TRACE_SCAN_WORDS. The words read belong to the callers' frames:
+** not instrumented (their redzones are not ours to check). */
+static UTIL_NOINLINE __attribute__((no_sanitize_address)) uint64_t
+trace_retofs(uintptr_t lo, uintptr_t len)
+{
+	const uintptr_t *sp = __builtin_frame_address(0);
+	for (int i = 0; i < TRACE_SCAN_WORDS; i++) {
+		uintptr_t v = sp[i];
+		if (v > lo && v - lo < len)
+			return v - lo;
+	}
+	return 0;
+}
+
 /* Site word (buf.h) of an allocation happening now; *key gets the site's
 ** pointer or ffid. ptr is the block being reallocated (or NULL). */
 static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
@@ -21,19 +44,15 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 	global_State *g = vm->g;
 	int32_t st = g->vmstate;
 	*co = NULL;
-	if (st >= 0) { /* compiled code: trace number */
+	if (st >= 0) { /* compiled code: the running trace, where in it */
 		jit_State *J = G2J(g);
 		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-		if (T && gcref(T->startpt)) {
-			GCproto *pt = &gcref(T->startpt)->pt;
-			const BCIns *pc = mref(T->startpc, const BCIns);
-			uint32_t line =
-			    ljwin_proto_line(pt, proto_bcpos(pt, pc));
-			*key = (uint64_t)(uintptr_t)pt;
-			return FORMAT_SITE_TRACE | MAPPER_PROTO << 4 |
-			       (uint64_t)line << 8;
-		}
-		return FORMAT_SITE_TRACE;
+		if (!T)
+			return FORMAT_SITE_TRACE;
+		uint64_t ofs = trace_retofs((uintptr_t)T->mcode, T->szmcode);
+		*key = (uint64_t)(uintptr_t)T;
+		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+		       BUF_SITE_TRACE(ofs, (uint64_t)st);
 	}
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;
