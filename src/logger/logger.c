@@ -396,6 +396,10 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		else
 			vm->jitlines = jitev_lines_on(L);
 	}
+	/* An allocation in compiled code is charged to the snapshot before
+	** its call: with a snapshot per line, that is its own line. */
+	if ((o.events & OPTS_ALLOC) && !vm->jitlines)
+		vm->jitlines = jitev_lines_on(L);
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	vm->gcstate = g->gc.state;
 	record_vm_event(vm, BUF_ATTACH);
