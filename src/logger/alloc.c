@@ -5,6 +5,8 @@
 */
 #include "logger/alloc.h"
 
+#include <stdlib.h>
+
 #include "logger/logger.h"
 
 #define MIN_MAPPED                                                             \
@@ -13,22 +15,27 @@
 
 /* -- Sites ---------------------------------------------------------------------- */
 
-/* Words of C stack searched for the return address into a trace. The C code
-** between a trace and this wrapper (lj_tab_new1, lj_mem_newgco, alloc_lua)
-** takes about 25; sanitizer builds take more. */
-#define TRACE_SCAN_WORDS 128
+/* Any thread (attach). See alloc.h. */
+unsigned alloc_trace_scan_words(void)
+{
+	const char *e = getenv("LJLOG_TEST_TRACE_SCAN");
+	if (!e || !*e)
+		return ALLOC_TRACE_SCAN;
+	unsigned long n = strtoul(e, NULL, 10);
+	return n > ALLOC_TRACE_SCAN_MAX ? ALLOC_TRACE_SCAN_MAX : (unsigned)n;
+}
 
 /* VM thread only, inside an allocation made by C code that trace code
 ** [lo, lo + len) called. 1 + the offset into that code of the call's
 ** return address minus 1 (as a sample's pcofs), from the first word on the
 ** C stack above this frame that points into the trace; 0 when none does
-** within TRACE_SCAN_WORDS. The words read belong to the callers' frames:
-** not instrumented (their redzones are not ours to check). */
+** within words. The words read belong to the callers' frames: not
+** instrumented (their redzones are not ours to check). */
 static UTIL_NOINLINE __attribute__((no_sanitize_address)) uint64_t
-trace_retofs(uintptr_t lo, uintptr_t len)
+trace_retofs(uintptr_t lo, uintptr_t len, unsigned words)
 {
 	const uintptr_t *sp = __builtin_frame_address(0);
-	for (int i = 0; i < TRACE_SCAN_WORDS; i++) {
+	for (unsigned i = 0; i < words; i++) {
 		uintptr_t v = sp[i];
 		if (v > lo && v - lo < len)
 			return v - lo;
@@ -49,7 +56,8 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
 		if (!T)
 			return FORMAT_SITE_TRACE;
-		uint64_t ofs = trace_retofs((uintptr_t)T->mcode, T->szmcode);
+		uint64_t ofs = trace_retofs((uintptr_t)T->mcode, T->szmcode,
+					    vm->trace_scan);
 		*key = (uint64_t)(uintptr_t)T;
 		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
 		       BUF_SITE_TRACE(ofs, (uint64_t)st);

@@ -331,6 +331,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
+	vm->trace_scan = alloc_trace_scan_words();
 	vm->buf_words = o.buffer / sizeof(uint64_t);
 	vm->bp = vm->buf;
 	vm->bend = vm->buf + vm->buf_words - BUF_SLACK;

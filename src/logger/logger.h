@@ -31,6 +31,7 @@ struct logger_vm {
 	unsigned events;   /* OPTS_* families */
 	uint64_t ts_last;  /* latest clock read (allocation events) */
 	uint32_t ts_left;  /* allocator calls before the next read */
+	uint32_t trace_scan; /* words of C stack searched in traces (alloc.c) */
 	uint8_t gcstate;   /* last GC state seen by the allocator */
 	uint8_t in_flush;  /* reentrancy guard */
 	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */
