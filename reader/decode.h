@@ -146,15 +146,15 @@ struct decode_event {
 	struct decode_obj *trace;
 	uint64_t pcofs;
 	const struct decode_tsnap *snap;
-	uint64_t addr;		  /* ALLOC, FREE; REALLOC: the new address */
-	uint64_t size;		  /* ALLOC, FREE; REALLOC: the new size */
-	uint64_t old_addr;	  /* REALLOC */
-	uint64_t old_size;	  /* REALLOC */
-	uint64_t heap;		  /* GC, VM ATTACH and DETACH */
-	uint64_t traceno;	  /* TRACE_START, TRACE_ABORT */
-	uint64_t reason;	  /* TRACE_ABORT: LuaJIT's TraceError */
-	struct decode_str msg;	  /* TRACE_ABORT: valid during the call */
-	uint64_t index;		  /* event number in its block */
+	uint64_t addr;	       /* ALLOC, FREE; REALLOC: the new address */
+	uint64_t size;	       /* ALLOC, FREE; REALLOC: the new size */
+	uint64_t old_addr;     /* REALLOC */
+	uint64_t old_size;     /* REALLOC */
+	uint64_t heap;	       /* GC, VM ATTACH and DETACH */
+	uint64_t traceno;      /* TRACE_START, TRACE_ABORT */
+	uint64_t reason;       /* TRACE_ABORT: LuaJIT's TraceError */
+	struct decode_str msg; /* TRACE_ABORT: valid during the call */
+	uint64_t index;	       /* event number in its block */
 };
 
 /* SAMPLES block header. */

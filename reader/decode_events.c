@@ -103,8 +103,8 @@ int dec_events(struct decode *d, const struct reader_block *b,
 	uint64_t t = h.base_ts, addr = 0, i, n = h.count, v, dt;
 	int64_t slot = 0, delta;
 	/* Version 6: a trace site names the TRACE; before, its first PROTO. */
-	const unsigned trace_kind = d->intro.version >= 6 ? FORMAT_REC_TRACE
-							  : FORMAT_REC_PROTO;
+	const unsigned trace_kind =
+	    d->intro.version >= 6 ? FORMAT_REC_TRACE : FORMAT_REC_PROTO;
 	struct decode_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.vm = h.vm;

@@ -138,7 +138,7 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 		fn = o ? (int64_t)fnid_of(o) : fnid_pseudo(fi, FNID_PS_UNKNOWN);
 		break;
 	case FORMAT_SITE_TRACE: /* PROTO (resolved; version 5), TRACE */
-		fn = !o			       ? fnid_pseudo(fi, FNID_PS_TRACE)
+		fn = !o ? fnid_pseudo(fi, FNID_PS_TRACE)
 		     : o->kind == FORMAT_REC_TRACE ? fnid_trace(fi, o)
 						   : (int64_t)fnid_of(o);
 		break;

@@ -41,9 +41,9 @@ enum buf_rec {
 	(((x) >> 4 & 15) == MAPPER_TRACE ? (x) >> 8 & 0xffffffffu : (x) >> 8)
 #define BUF_SITE_TRACENO(x) ((unsigned)((x) >> 40 & 0xffff))
 
-#define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
-#define BUF_KIND(w0)	((unsigned)((w0)&0xff))
-#define BUF_X(w0)	((w0) >> 8)
+#define BUF_W0(kind, x)	    ((uint64_t)(kind) | ((uint64_t)(x) << 8))
+#define BUF_KIND(w0)	    ((unsigned)((w0)&0xff))
+#define BUF_X(w0)	    ((w0) >> 8)
 
 /* Words of each record kind, indexed by kind. */
 extern const uint8_t buf_words[];

@@ -31,7 +31,6 @@ struct logger_vm {
 	unsigned events;   /* OPTS_* families */
 	uint64_t ts_last;  /* latest clock read (allocation events) */
 	uint32_t ts_left;  /* allocator calls before the next read */
-	uint32_t trace_scan; /* words of C stack searched in traces (alloc.c) */
 	uint8_t gcstate;   /* last GC state seen by the allocator */
 	uint8_t in_flush;  /* reentrancy guard */
 	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */
@@ -55,6 +54,7 @@ struct logger_vm {
 	struct flush_enc fe;	/* the flush's encoder */
 	struct wbuf out;	/* blocks of a flush */
 	uint64_t nevents;	/* events recorded */
+	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 };

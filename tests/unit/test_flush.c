@@ -30,11 +30,11 @@ struct seen {
 	uint64_t firstline[MAXEV];
 	char msg[MAXEV][160];
 	int nev;
-	uint32_t inl[MAXEV];   /* frames of ev[i].snap (trace sites) */
+	uint32_t inl[MAXEV];	 /* frames of ev[i].snap (trace sites) */
 	uint64_t traceno[MAXEV]; /* traceno of ev[i].trace */
-	int ntrace;	       /* TRACE records */
-	uint32_t trace_snaps;  /* snapshots of the last TRACE record */
-	uint32_t trace_frames; /* frames in them, all told */
+	int ntrace;		 /* TRACE records */
+	uint32_t trace_snaps;	 /* snapshots of the last TRACE record */
+	uint32_t trace_frames;	 /* frames in them, all told */
 };
 
 /* Test thread. Copy an event. */

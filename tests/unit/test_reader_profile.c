@@ -576,8 +576,7 @@ Test(profile, trace_site_resolved_through_snapshots)
 	ev_alloc(&e, FORMAT_SITE_TRACE, T, 0, 7, 0x4000, 1);
 	ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 60, 5, 0x5000, 1);
 	ev_alloc(&e, FORMAT_SITE_TRACE, 0, 0, 3, 0x6000, 1);
-	ev_realloc(&e, FORMAT_SITE_TRACE, T, 1 + 45, 0x3000, 10, 0x7000, 20,
-		   1);
+	ev_realloc(&e, FORMAT_SITE_TRACE, T, 1 + 45, 0x3000, 10, 0x7000, 20, 1);
 	lblog_events(&l, VM, 0, &e);
 	struct profile *p = load(&l, 1, 0);
 	const struct heap_site *s = site(p, "t.lua:1", 3);
