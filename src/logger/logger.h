@@ -43,7 +43,7 @@ struct logger_vm {
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
-	int jitlines;		  /* a snapshot per line in traces (sample) */
+	int jitlines;		  /* per-line snapshots (sample, alloc) */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */
