@@ -13,15 +13,14 @@
 void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize);
 
 /* Any thread (attach). Words of C stack searched for the return address
-** into a trace: ALLOC_TRACE_SCAN, or LJLOG_TEST_TRACE_SCAN from the
-** environment (at most ALLOC_TRACE_SCAN_MAX; 0 turns the search off, as
-** the tests need to see allocation sites in traces whose place is
-** unknown). */
+** into a trace: ALLOC_TRACE_SCAN, or fewer when LJLOG_TEST_TRACE_SCAN in
+** the environment says so (0 turns the search off: the tests need
+** allocation sites in traces whose place is unknown). Never more: the
+** words searched must lie in the stack. */
 unsigned alloc_trace_scan_words(void);
 
 /* The C code between a trace and the allocator wrapper (lj_tab_new1,
 ** lj_mem_newgco, alloc_lua) takes about 25 words; sanitizer builds more. */
-#define ALLOC_TRACE_SCAN     128
-#define ALLOC_TRACE_SCAN_MAX 4096
+#define ALLOC_TRACE_SCAN 128
 
 #endif

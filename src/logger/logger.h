@@ -55,6 +55,7 @@ struct logger_vm {
 	struct wbuf out;	/* blocks of a flush */
 	uint64_t nevents;	/* events recorded */
 	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
+	unsigned trace_slot;	/* where the last return address was found */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 };
