@@ -138,15 +138,23 @@ struct decode_event {
 	struct decode_obj *obj;	  /* the object named by id (NULL for ID 0) */
 	struct decode_obj *vmobj; /* the VM */
 	uint64_t line;		  /* ALLOC, REALLOC */
-	uint64_t addr;		  /* ALLOC, FREE; REALLOC: the new address */
-	uint64_t size;		  /* ALLOC, FREE; REALLOC: the new size */
-	uint64_t old_addr;	  /* REALLOC */
-	uint64_t old_size;	  /* REALLOC */
-	uint64_t heap;		  /* GC, VM ATTACH and DETACH */
-	uint64_t traceno;	  /* TRACE_START, TRACE_ABORT */
-	uint64_t reason;	  /* TRACE_ABORT: LuaJIT's TraceError */
-	struct decode_str msg;	  /* TRACE_ABORT: valid during the call */
-	uint64_t index;		  /* event number in its block */
+	/* ALLOC, REALLOC of site kind 3 in version 6 and later: the TRACE
+	** running (or NULL), 1 + the offset into its code (or 0), and the
+	** snapshot there (or NULL). With a snapshot, obj and line are its
+	** innermost frame's PROTO and line, its other frames the inlined
+	** callers; without one, obj is the TRACE (when known) and line 0. */
+	struct decode_obj *trace;
+	uint64_t pcofs;
+	const struct decode_tsnap *snap;
+	uint64_t addr;	       /* ALLOC, FREE; REALLOC: the new address */
+	uint64_t size;	       /* ALLOC, FREE; REALLOC: the new size */
+	uint64_t old_addr;     /* REALLOC */
+	uint64_t old_size;     /* REALLOC */
+	uint64_t heap;	       /* GC, VM ATTACH and DETACH */
+	uint64_t traceno;      /* TRACE_START, TRACE_ABORT */
+	uint64_t reason;       /* TRACE_ABORT: LuaJIT's TraceError */
+	struct decode_str msg; /* TRACE_ABORT: valid during the call */
+	uint64_t index;	       /* event number in its block */
 };
 
 /* SAMPLES block header. */
@@ -175,6 +183,12 @@ struct decode_tsnap {
 	uint32_t nframes;
 	struct decode_lua_frame *f;
 };
+
+/* Any thread. The snapshot of TRACE t holding byte offset ofs of its code:
+** the last one starting at or before it (the first when none does; NULL
+** when t has none), as LuaJIT's unwinder picks it. */
+const struct decode_tsnap *decode_trace_snap(const struct decode_obj *t,
+					     uint64_t ofs);
 
 /* One sample. The frame arrays belong to the decoder and are reused by the
 ** next sample: a sink copies what it keeps. */

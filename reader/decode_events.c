@@ -37,6 +37,25 @@ static int dec_msg_copy(struct decode *d, const uint8_t *s, size_t len)
 	return 0;
 }
 
+/* Any thread. A trace site (version 6): ev->obj is the TRACE or NULL,
+** ev->line 1 + the offset into its code or 0. Resolve it to the snapshot
+** there (see decode.h, struct decode_event). */
+static void trace_site(struct decode_event *ev)
+{
+	struct decode_obj *t = ev->obj;
+	ev->trace = t;
+	ev->pcofs = ev->line;
+	ev->line = 0;
+	if (!t || !ev->pcofs)
+		return;
+	const struct decode_tsnap *sn = decode_trace_snap(t, ev->pcofs - 1);
+	if (!sn || !sn->nframes)
+		return;
+	ev->snap = sn;
+	ev->obj = sn->f[sn->nframes - 1].func;
+	ev->line = sn->f[sn->nframes - 1].line;
+}
+
 /* Any thread. Decode an EVENTS payload, one sink call per event. */
 int dec_events(struct decode *d, const struct reader_block *b,
 	       struct decode_cur *c)
@@ -83,6 +102,9 @@ int dec_events(struct decode *d, const struct reader_block *b,
 	const char *why = NULL;
 	uint64_t t = h.base_ts, addr = 0, i, n = h.count, v, dt;
 	int64_t slot = 0, delta;
+	/* Version 6: a trace site names the TRACE; before, its first PROTO. */
+	const unsigned trace_kind =
+	    d->intro.version >= 6 ? FORMAT_REC_TRACE : FORMAT_REC_PROTO;
 	struct decode_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.vm = h.vm;
@@ -158,9 +180,10 @@ int dec_events(struct decode *d, const struct reader_block *b,
 				}
 				break;
 			case FORMAT_SITE_TRACE:
-				if (UTIL_UNLIKELY(o && o->kind !=
-							   FORMAT_REC_PROTO)) {
-					why = "trace site is not a PROTO";
+				if (UTIL_UNLIKELY(o && o->kind != trace_kind)) {
+					why = trace_kind == FORMAT_REC_TRACE
+						  ? "trace site is not a TRACE"
+						  : "trace site is not a PROTO";
 					goto bad_id;
 				}
 				break;
@@ -177,6 +200,11 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			}
 			ev.obj = o;
 			ULEB(ev.line, "line");
+			ev.trace = NULL;
+			ev.snap = NULL;
+			if (lo == FORMAT_SITE_TRACE &&
+			    trace_kind == FORMAT_REC_TRACE)
+				trace_site(&ev);
 			if (op == FORMAT_OP_ALLOC) {
 				ULEB(ev.size, "size");
 				SLEB(delta, "addr delta");

@@ -11,6 +11,23 @@
 
 /* -- MAPPING ----------------------------------------------------------------- */
 
+/* Any thread. Snapshot of t at ofs (see decode.h): a rightmost search. */
+const struct decode_tsnap *decode_trace_snap(const struct decode_obj *t,
+					     uint64_t ofs)
+{
+	uint32_t lo = 0, hi = t->u.trace.nsnap;
+	if (!hi)
+		return NULL;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ofs < t->u.trace.snap[mid].mcofs)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return &t->u.trace.snap[lo ? lo - 1 : 0];
+}
+
 /* Any thread. A TRACE record's snapshots (version 3) into o. */
 static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 			   struct decode_cur *c, struct decode_obj *o)

@@ -22,18 +22,9 @@ static void inline_frames(struct decode_sample *sm,
 			  struct decode_lua_frame *lua)
 {
 	const struct decode_obj *t = sm->trace;
-	uint64_t ofs = sm->pcofs - 1;
-	uint32_t lo = 0, hi = t->u.trace.nsnap;
-	if (!hi)
+	const struct decode_tsnap *sn = decode_trace_snap(t, sm->pcofs - 1);
+	if (!sn)
 		return;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ofs < t->u.trace.snap[mid].mcofs)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	const struct decode_tsnap *sn = &t->u.trace.snap[lo ? lo - 1 : 0];
 	uint32_t m = sn->nframes, from = 0;
 	if (!m)
 		return;

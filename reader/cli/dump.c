@@ -81,6 +81,24 @@ static void obj_name(const struct decode_obj *o)
 	}
 }
 
+/* Main thread. A trace site (version 6): the trace, where in its code,
+** and the function it resolves to. */
+static void trace_site(const struct decode_event *ev)
+{
+	const struct decode_obj *t = ev->trace;
+	printf(" (trace %" PRIu64 " started at line %" PRIu64 ")",
+	       t->u.trace.traceno, t->u.trace.line);
+	if (ev->pcofs)
+		printf(" at +%" PRIu64, ev->pcofs - 1);
+	else
+		printf(" at ?");
+	if (ev->snap) {
+		printf(" ->");
+		obj_name(ev->obj);
+		printf(" %u inlined", ev->snap->nframes - 1);
+	}
+}
+
 /* -- Sink --------------------------------------------------------------------- */
 
 /* Main thread. INTRO fields. */
@@ -237,7 +255,10 @@ static int on_event(void *ud, const struct decode_event *ev)
 	case FORMAT_OP_ALLOC:
 	case FORMAT_OP_REALLOC:
 		printf(" site %s %u", format_site_name(ev->lo), ev->id);
-		obj_name(ev->obj);
+		if (ev->trace) /* version 6: where in the trace, resolved */
+			trace_site(ev);
+		else
+			obj_name(ev->obj);
 		printf(" line %" PRIu64, ev->line);
 		if (ev->op == FORMAT_OP_ALLOC)
 			printf(" addr 0x%" PRIx64 " size %" PRIu64, ev->addr,

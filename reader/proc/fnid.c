@@ -125,6 +125,24 @@ int64_t fnid_host(struct fnid *f, const char *hname, const char *obj)
 	return fn;
 }
 
+/* Any thread. Index of the pseudo-function of TRACE t, an allocation site
+** in it whose place is unknown: "trace N (started at line L)", its file
+** the chunk it starts in. */
+int64_t fnid_trace(struct fnid *f, const struct decode_obj *t)
+{
+	const struct decode_obj *pt = t->u.trace.proto;
+	char name[96], file[256], key[320];
+	snprintf(name, sizeof name, "trace %llu (started at line %llu)",
+		 (unsigned long long)t->u.trace.traceno,
+		 (unsigned long long)t->u.trace.line);
+	file[0] = 0;
+	if (pt && pt->kind == FORMAT_REC_PROTO)
+		decode_chunk_name(&pt->u.proto.chunk, file, sizeof file);
+	size_t kl = key_join(key, sizeof key, 'T', name, strlen(name), file,
+			     strlen(file), 0);
+	return get(f, key, kl, name, file, 0, FNID_INTERNAL);
+}
+
 /* Any thread. Function index for a PROTO, CFUNC or FFUNC object. */
 static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 {

@@ -78,6 +78,10 @@ static inline uint32_t fnid_of(const struct decode_obj *o)
 /* Any thread. Index of a pseudo-function; -1 when out of memory. */
 int64_t fnid_pseudo(struct fnid *f, enum fnid_pseudo ps);
 
+/* Any thread. Index of the site "trace N (started at line L)" of TRACE t
+** (an allocation in it whose place is unknown); -1 when out of memory. */
+int64_t fnid_trace(struct fnid *f, const struct decode_obj *t);
+
 /* Any thread. Index of the host function named after a HOSTSYM's symbol
 ** name (may be "") and object; -1 when out of memory. */
 int64_t fnid_host(struct fnid *f, const char *name, const char *object);

@@ -137,8 +137,10 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 	case FORMAT_SITE_C:
 		fn = o ? (int64_t)fnid_of(o) : fnid_pseudo(fi, FNID_PS_UNKNOWN);
 		break;
-	case FORMAT_SITE_TRACE:
-		fn = o ? (int64_t)fnid_of(o) : fnid_pseudo(fi, FNID_PS_TRACE);
+	case FORMAT_SITE_TRACE: /* PROTO (resolved; version 5), TRACE */
+		fn = !o ? fnid_pseudo(fi, FNID_PS_TRACE)
+		     : o->kind == FORMAT_REC_TRACE ? fnid_trace(fi, o)
+						   : (int64_t)fnid_of(o);
 		break;
 	case FORMAT_SITE_GC: fn = fnid_pseudo(fi, FNID_PS_GC); break;
 	case FORMAT_SITE_JIT: fn = fnid_pseudo(fi, FNID_PS_JIT); break;

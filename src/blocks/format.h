@@ -10,8 +10,10 @@
 ** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
 ** 3: TRACE snapshots' frames; pcofs in state 7 samples.
 ** 4: PROTO records end with the function's name; FFUNC flag CALLBACK;
-**    NOEXIT frames without it end at the next event. */
-#define FORMAT_VERSION 5
+**    NOEXIT frames without it end at the next event.
+** 5: END stop_error and stop_reason.
+** 6: ALLOC/REALLOC trace sites name the TRACE and where in its code. */
+#define FORMAT_VERSION 6
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

@@ -1,9 +1,11 @@
 /*
 ** ljlog allocator wrapper.
 ** Every free of a mapped address forgets its ID; entering a sweep phase
-** flushes first, because sweeping frees prototypes and coroutines.
+** flushes first, because sweeping frees prototypes, coroutines and traces.
 */
 #include "logger/alloc.h"
+
+#include <stdlib.h>
 
 #include "logger/logger.h"
 
@@ -18,27 +20,66 @@ _Static_assert((LUA_MINSTACK * 2 + 5) * sizeof(TValue) >= MIN_MAPPED,
 
 /* -- Sites ---------------------------------------------------------------------- */
 
-/* Site word (buf.h) of an allocation happening now; *key gets the site's
-** pointer or ffid. ptr is the block being reallocated (or NULL). */
+/* Any thread (attach). See alloc.h. */
+unsigned alloc_trace_scan_words(void)
+{
+	const char *e = getenv("LJLOG_TEST_TRACE_SCAN");
+	if (!e || !*e)
+		return ALLOC_TRACE_SCAN;
+	unsigned long n = strtoul(e, NULL, 10);
+	return n > ALLOC_TRACE_SCAN ? ALLOC_TRACE_SCAN : (unsigned)n;
+}
+
+/* VM thread only, inside an allocation made by C code that trace code
+** [lo, lo + len) called. 1 + the offset into that code of the call's
+** return address minus 1 (as a sample's pcofs), from the first word on the
+** C stack above this frame that points into the trace; 0 when none does
+** within vm->trace_scan words. The word where the last one was found is
+** tried first: the C code between a trace and here is mostly the same
+** (lj_tab_new1, lj_mem_newgco). Words above the return address belong to
+** the trace's frame and the interpreter's, which hold no address in a
+** trace's code (it is entered by a jump). The words read belong to the
+** callers' frames: not instrumented (their redzones are not ours). */
+static UTIL_NOINLINE __attribute__((no_sanitize_address)) uint64_t
+trace_retofs(struct logger_vm *vm, uintptr_t lo, uintptr_t len)
+{
+	const uintptr_t *sp = __builtin_frame_address(0);
+	unsigned n = vm->trace_scan, i = vm->trace_slot;
+	uintptr_t v = sp[i];
+	if (UTIL_LIKELY(i < n && v > lo && v - lo < len))
+		return v - lo;
+	for (i = 0; i < n; i++) {
+		v = sp[i];
+		if (v > lo && v - lo < len) {
+			vm->trace_slot = i;
+			return v - lo;
+		}
+	}
+	return 0;
+}
+
+/* VM thread only (allocator). Site word (buf.h) of an allocation happening
+** now; *key gets the site's pointer or ffid. ptr is the block being
+** reallocated (or NULL). In compiled code: the running trace, and where in
+** it from the return address of its call into the allocating C code (the
+** reader maps it to the snapshot there: with the per-line snapshots that
+** logger.c turns on for alloc, the allocating line). */
 static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 			lua_State **co)
 {
 	global_State *g = vm->g;
 	int32_t st = g->vmstate;
 	*co = NULL;
-	if (st >= 0) { /* compiled code: trace number */
+	if (st >= 0) { /* compiled code: the running trace, where in it */
 		jit_State *J = G2J(g);
 		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-		if (T && gcref(T->startpt)) {
-			GCproto *pt = &gcref(T->startpt)->pt;
-			const BCIns *pc = mref(T->startpc, const BCIns);
-			uint32_t line =
-			    ljwin_proto_line(pt, proto_bcpos(pt, pc));
-			*key = (uint64_t)(uintptr_t)pt;
-			return FORMAT_SITE_TRACE | MAPPER_PROTO << 4 |
-			       (uint64_t)line << 8;
-		}
-		return FORMAT_SITE_TRACE;
+		if (!T)
+			return FORMAT_SITE_TRACE;
+		uint64_t ofs =
+		    trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
+		*key = (uint64_t)(uintptr_t)T;
+		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+		       BUF_SITE_TRACE(ofs, (uint64_t)st);
 	}
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;

@@ -32,11 +32,18 @@ enum buf_rec {
 #define BUF_SLACK   (BUF_REC_MAX + 3)
 
 /* Site word (x of ALLOC/REALLOC): site kind | key kind (mapper_key) << 4
-** | line << 8. */
+** | line << 8. A trace site (key kind MAPPER_TRACE) has, in place of the
+** line, 1 + the offset into the trace's code (32 bits; 0 unknown), then
+** the trace's number (16 bits: LuaJIT numbers at most 65535 traces). */
+#define BUF_SITE_TRACE(ofs, traceno)                                           \
+	(((uint64_t)(ofs)&0xffffffffu) << 8 | (uint64_t)(traceno) << 40)
+#define BUF_SITE_LINE(x)                                                       \
+	(((x) >> 4 & 15) == MAPPER_TRACE ? (x) >> 8 & 0xffffffffu : (x) >> 8)
+#define BUF_SITE_TRACENO(x) ((unsigned)((x) >> 40 & 0xffff))
 
-#define BUF_W0(kind, x) ((uint64_t)(kind) | ((uint64_t)(x) << 8))
-#define BUF_KIND(w0)	((unsigned)((w0)&0xff))
-#define BUF_X(w0)	((w0) >> 8)
+#define BUF_W0(kind, x)	    ((uint64_t)(kind) | ((uint64_t)(x) << 8))
+#define BUF_KIND(w0)	    ((unsigned)((w0)&0xff))
+#define BUF_X(w0)	    ((w0) >> 8)
 
 /* Words of each record kind, indexed by kind. */
 extern const uint8_t buf_words[];

@@ -37,12 +37,13 @@ static uint8_t *put_site(struct mapper *m, uint8_t *p, unsigned op, uint64_t x,
 			 uint64_t key)
 {
 	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
+	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
 	uint64_t id = keykind != MAPPER_NONE
-			  ? mapper_ref(m, keykind, (uintptr_t)key, 0)
+			  ? mapper_ref(m, keykind, (uintptr_t)key, traceno)
 			  : 0;
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
 	p = blocks_uleb_put(p, id);
-	return blocks_uleb_put(p, x >> 8);
+	return blocks_uleb_put(p, BUF_SITE_LINE(x));
 }
 
 /* Caller holds m's lock. A trace abort's reason and message. */

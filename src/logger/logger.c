@@ -331,6 +331,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
+	vm->trace_scan = alloc_trace_scan_words();
 	vm->buf_words = o.buffer / sizeof(uint64_t);
 	vm->bp = vm->buf;
 	vm->bend = vm->buf + vm->buf_words - BUF_SLACK;
@@ -396,6 +397,10 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		else
 			vm->jitlines = jitev_lines_on(L);
 	}
+	/* An allocation in compiled code is charged to the snapshot before
+	** its call: with a snapshot per line, that is its own line. */
+	if ((o.events & OPTS_ALLOC) && !vm->jitlines)
+		vm->jitlines = jitev_lines_on(L);
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	if (!o.vmtrim) {
 		vm->heap = vmheap_find(L, vm->orig_alloc, vm->orig_ud);

@@ -45,7 +45,7 @@ struct logger_vm {
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
-	int jitlines;		  /* a snapshot per line in traces (sample) */
+	int jitlines;		  /* per-line snapshots (sample, alloc) */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */
@@ -56,6 +56,8 @@ struct logger_vm {
 	struct flush_enc fe;	/* the flush's encoder */
 	struct wbuf out;	/* blocks of a flush */
 	uint64_t nevents;	/* events recorded */
+	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
+	unsigned trace_slot;	/* where the last return address was found */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 };

@@ -17,6 +17,7 @@
 #include "logger/buf.h"
 #include "logger/flush.h"
 #include "maps/mapper.h"
+#include "maps/tsnap.h"
 #include "stat/clock.h"
 
 #define MAXEV 64
@@ -29,9 +30,11 @@ struct seen {
 	uint64_t firstline[MAXEV];
 	char msg[MAXEV][160];
 	int nev;
-	int ntrace;	       /* TRACE records */
-	uint32_t trace_snaps;  /* snapshots of the last TRACE record */
-	uint32_t trace_frames; /* frames in them, all told */
+	uint32_t inl[MAXEV];	 /* frames of ev[i].snap (trace sites) */
+	uint64_t traceno[MAXEV]; /* traceno of ev[i].trace */
+	int ntrace;		 /* TRACE records */
+	uint32_t trace_snaps;	 /* snapshots of the last TRACE record */
+	uint32_t trace_frames;	 /* frames in them, all told */
 };
 
 /* Test thread. Copy an event. */
@@ -44,6 +47,10 @@ static int on_event(void *ud, const struct decode_event *ev)
 	s->ev[i] = *ev;
 	s->ev[i].obj = NULL;
 	s->kind[i] = ev->obj ? ev->obj->kind : 0;
+	s->ev[i].trace = NULL;
+	s->ev[i].snap = NULL;
+	s->inl[i] = ev->snap ? ev->snap->nframes : 0;
+	s->traceno[i] = ev->trace ? ev->trace->u.trace.traceno : 0;
 	if (ev->obj && ev->obj->kind == FORMAT_REC_PROTO) {
 		snprintf(s->chunk[i], sizeof s->chunk[i], "%s",
 			 ev->obj->u.proto.chunk.s);
@@ -323,5 +330,76 @@ Test(flush, trace_stop_writes_the_trace_with_its_snapshots)
 	cr_assert_eq(s.trace_snaps, T->nsnap, "every snapshot written");
 	cr_assert_geq(s.trace_frames, T->nsnap,
 		      "a frame per snapshot at least");
+	rig_free(&r);
+}
+
+/* An allocation in compiled code: the TRACE and 1 + the offset written,
+** read back as the snapshot there (its innermost frame, an inlined
+** function) or, without an offset, as the trace itself. */
+Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
+{
+	struct rig r;
+	struct seen s;
+	rig_init(&r);
+	lua_State *L = r.L;
+	const char *code = "local function f(i) return { i } end\n"
+			   "local t = {}\n"
+			   "for i = 1, 2000 do t[i % 8 + 1] = f(i) end\n"
+			   "return #t\n";
+	cr_assert_eq(luaL_loadbuffer(L, code, strlen(code), "@alloc.lua"), 0);
+	cr_assert_eq(lua_pcall(L, 0, 1, 0), 0);
+	jit_State *J = G2J(G(L));
+	GCtrace *T = NULL;
+	for (MSize i = 1; i < J->sizetrace && !T; i++)
+		if (gcref(J->trace[i]))
+			T = gco2trace(gcref(J->trace[i]));
+	cr_assert_not_null(T, "the loop was compiled");
+	/* The snapshot with the most frames: f inlined into the chunk. */
+	struct tsnap_frame fr[TSNAP_MAX_FRAMES], best[TSNAP_MAX_FRAMES];
+	int nbest = 0;
+	SnapNo k = 0;
+	for (SnapNo i = 0; i < T->nsnap; i++) {
+		int n = tsnap_frames(T, i, fr, TSNAP_MAX_FRAMES);
+		if (n > nbest)
+			nbest = n, k = i, memcpy(best, fr, sizeof fr);
+	}
+	cr_assert_geq(nbest, 2, "a snapshot inside f");
+	uint64_t ofs = 1 + T->snap[k].mcofs;
+	/* the last snapshot starting at or before the offset */
+	while (k + 1 < T->nsnap && T->snap[k + 1].mcofs == T->snap[k].mcofs)
+		k++;
+	nbest = tsnap_frames(T, k, best, TSNAP_MAX_FRAMES);
+	uint64_t x = FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+		     BUF_SITE_TRACE(ofs, T->traceno);
+	rec(&r, BUF_ALLOC, x, (uintptr_t)T, 0x1000, 24, 0, 0);
+	rec(&r, BUF_REALLOC, x, (uintptr_t)T, 0x1000, 24, 0x2000, 48);
+	x = FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+	    BUF_SITE_TRACE(0, T->traceno);
+	rec(&r, BUF_ALLOC, x, (uintptr_t)T, 0x3000, 16, 0, 0);
+	rec(&r, BUF_ALLOC, FORMAT_SITE_TRACE, 0, 0x4000, 8, 0, 0);
+	rig_flush(&r);
+	rig_decode(&r, &s);
+	cr_assert_eq(s.nev, 4);
+	cr_assert_eq(s.ntrace, 1, "the TRACE record, once");
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(s.ev[i].lo, FORMAT_SITE_TRACE);
+		cr_assert_eq(s.ev[i].pcofs, ofs, "event %d", i);
+		cr_assert_eq(s.traceno[i], T->traceno);
+		cr_assert_eq(s.inl[i], (uint32_t)nbest);
+		cr_assert_eq(s.kind[i], FORMAT_REC_PROTO);
+		cr_assert_str_eq(s.chunk[i], "@alloc.lua");
+		cr_assert_eq(s.firstline[i], best[nbest - 1].pt->firstline,
+			     "the innermost frame's function");
+		cr_assert_eq(s.ev[i].line, best[nbest - 1].line);
+	}
+	cr_assert_eq(s.firstline[0], 1, "f, inlined");
+	cr_assert_eq(s.ev[1].addr, 0x2000);
+	cr_assert_eq(s.ev[1].old_size, 24);
+	cr_assert_eq(s.ev[2].pcofs, 0);
+	cr_assert_eq(s.kind[2], FORMAT_REC_TRACE, "unknown offset: the trace");
+	cr_assert_eq(s.traceno[2], T->traceno);
+	cr_assert_eq(s.ev[2].line, 0);
+	cr_assert_eq(s.kind[3], 0, "no trace readable: site 0");
+	cr_assert_eq(s.ev[3].size, 8);
 	rig_free(&r);
 }

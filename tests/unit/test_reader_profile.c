@@ -541,11 +541,79 @@ Test(profile, call_tree_nodes)
 
 /* -- Allocations ------------------------------------------------------------------------- */
 
-Test(profile, free_attributed_to_allocating_site)
+/* Test thread. Site of fn at line, or NULL. */
+static const struct heap_site *site(const struct profile *p, const char *name,
+				    uint64_t line)
+{
+	for (size_t i = 0; i < p->heap.nsite; i++) {
+		const struct heap_site *s = &p->heap.sites[i];
+		if (!strcmp(p->fns[s->fn].name, name) && s->line == line)
+			return s;
+	}
+	return NULL;
+}
+
+/* Version 6: a trace site is the TRACE and where in its code; the snapshot
+** there gives the function and line, the trace itself stands when it is
+** not known. */
+Test(profile, trace_site_resolved_through_snapshots)
+{
+	enum { T = 30 };
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	/* snapshot 0 at +0: C at line 21; snapshot 1 at +40: A (line 3)
+	** inlined into C (line 22); snapshot 2 at +60: no frames known. */
+	const uint64_t snaps[] = {0, 1, C, 21, 40, 2, C, 22, A, 3, 60, 0};
+	begin(&l);
+	map_begin(&m, VM);
+	map_trace_snaps(&m, T, 3, C, 21, 0, 3, snaps);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 50, 100, 0x1000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 40, 100, 0x2000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 39, 10, 0x3000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, T, 0, 7, 0x4000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 60, 5, 0x5000, 1);
+	ev_alloc(&e, FORMAT_SITE_TRACE, 0, 0, 3, 0x6000, 1);
+	ev_realloc(&e, FORMAT_SITE_TRACE, T, 1 + 45, 0x3000, 10, 0x7000, 20, 1);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, 0);
+	const struct heap_site *s = site(p, "t.lua:1", 3);
+	cr_assert_not_null(s, "the inlined function's line");
+	cr_assert_eq(s->alloc_count, 3);
+	cr_assert_eq(s->alloc_bytes, 220);
+	s = site(p, "stdin:20", 21);
+	cr_assert_not_null(s, "the function the trace started in");
+	cr_assert_eq(s->alloc_bytes, 10);
+	cr_assert_eq(s->free_bytes, 10, "the REALLOC's old half");
+	s = site(p, "trace 3 (started at line 21)", 0);
+	cr_assert_not_null(s, "an unknown offset: the trace, never a line");
+	cr_assert_eq(s->alloc_bytes, 7 + 5);
+	cr_assert_str_eq(p->fns[s->fn].file, "stdin");
+	cr_assert_eq(fn(p, "(trace)")->alloc_bytes, 3);
+	cr_assert_null(site(p, "stdin:20", 0));
+	profile_free(p);
+}
+
+/* Version 6: a trace site names a TRACE, not a PROTO. */
+Test(profile, trace_site_must_be_a_trace)
 {
 	struct lblog l;
 	struct lbev e;
 	begin(&l);
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_TRACE, C, 20, 4, 0x6000, 1);
+	lblog_events(&l, VM, 0, &e);
+	struct profile *p = load(&l, 1, -EBADMSG);
+	profile_free(p);
+}
+
+Test(profile, free_attributed_to_allocating_site)
+{
+	struct lblog l;
+	struct lbev e;
+	begin_version(&l, 5); /* a trace site names a PROTO before version 6 */
 	ev_begin(&e);
 	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
 	ev_alloc(&e, FORMAT_SITE_LUA, A, 5, 100, 0x1000, 1);
