@@ -209,6 +209,17 @@ static int on_record(void *ud, struct decode_obj *o)
 		printf(" flags 0x%" PRIx64 "%s", o->u.host.flags,
 		       o->u.host.flags & FORMAT_HOST_VM ? " (vm)" : "");
 		break;
+	case FORMAT_REC_STACK:
+		printf(" lua %u [", o->u.stack.nlua);
+		for (uint32_t i = 0; i < o->u.stack.nlua; i++)
+			printf("%s%u:%" PRIu64, i ? " " : "",
+			       o->u.stack.lua[i].func->id,
+			       o->u.stack.lua[i].line);
+		printf("] host %u [", o->u.stack.nhost);
+		for (uint32_t i = 0; i < o->u.stack.nhost; i++)
+			printf("%s%u", i ? " " : "", o->u.stack.host[i]->id);
+		putchar(']');
+		break;
 	}
 	putchar('\n');
 	return 0;
@@ -300,6 +311,8 @@ static int on_sample(void *ud, const struct decode_sample *s)
 {
 	printf("    ts %" PRIu64 " state %s", s->ts,
 	       format_state_name(s->state));
+	if (s->stack)
+		printf(" stack %u", s->stack->id);
 	if (s->trace)
 		printf(" trace %u (traceno %" PRIu64 ")", s->trace->id,
 		       s->trace->u.trace.traceno);
