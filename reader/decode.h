@@ -111,9 +111,11 @@ struct decode_obj {
 			uint64_t flags; /* FORMAT_HOST_VM */
 		} host;
 		struct {
-			uint32_t nlua, nhost; /* version 6: a sample's frames */
+			/* version 6: a sample's frames, the parent's included */
+			uint32_t nlua, nhost;
 			struct decode_lua_frame *lua; /* innermost first */
 			struct decode_obj **host;     /* HOSTSYMs, same */
+			struct decode_obj *parent; /* STACK it extends, or NULL */
 		} stack;
 	} u;
 	/* Decoder state of a VM object. */

@@ -113,16 +113,37 @@ static int stack_count(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. A STACK record's frames (version 6) into o. */
+/* Any thread. A STACK record's frames (version 6) into o: its own, then
+** its parent's. */
 static int dec_stack(struct decode *d, const struct reader_block *b,
 		     struct decode_cur *c, struct decode_obj *o)
 {
 	uint64_t v;
-	uint32_t n;
+	uint32_t n, pn;
 	int rc;
+	if ((rc = dec_get_u(c, "STACK parent", &v)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	struct decode_obj *par = NULL;
+	if (v) {
+		par = v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+		if (!par || par->kind != FORMAT_REC_STACK)
+			return dec_corrupt(d, b, -EBADMSG,
+					   "STACK record %u: parent ID %llu is "
+					   "%s",
+					   o->id, (unsigned long long)v,
+					   par ? "not a STACK"
+					       : "not defined before use");
+	}
 	if ((rc = stack_count(d, b, c, o, "nlua", 2, &n)) != 0)
 		return rc;
-	struct decode_lua_frame *lua = dec_alloc(d, n * sizeof *lua + 1);
+	pn = par ? par->u.stack.nlua : 0;
+	if (n + pn > DECODE_MAX_FRAMES)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %u Lua frames with its "
+				   "parent's, more than the reader accepts",
+				   o->id, n + pn);
+	struct decode_lua_frame *lua =
+	    dec_alloc(d, (n + pn) * sizeof *lua + 1);
 	if (!lua)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < n; j++) {
@@ -143,11 +164,19 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 					     : "not defined before use");
 		lua[j].func = f;
 	}
-	o->u.stack.nlua = n;
+	if (pn)
+		memcpy(lua + n, par->u.stack.lua, pn * sizeof *lua);
+	o->u.stack.nlua = n + pn;
 	o->u.stack.lua = lua;
 	if ((rc = stack_count(d, b, c, o, "nhost", 1, &n)) != 0)
 		return rc;
-	struct decode_obj **host = dec_alloc(d, n * sizeof *host + 1);
+	pn = par ? par->u.stack.nhost : 0;
+	if (n + pn > DECODE_MAX_FRAMES)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %u host frames with its "
+				   "parent's, more than the reader accepts",
+				   o->id, n + pn);
+	struct decode_obj **host = dec_alloc(d, (n + pn) * sizeof *host + 1);
 	if (!host)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < n; j++) {
@@ -164,8 +193,11 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 					     : "not defined before use");
 		host[j] = h;
 	}
-	o->u.stack.nhost = n;
+	if (pn)
+		memcpy(host + n, par->u.stack.host, pn * sizeof *host);
+	o->u.stack.nhost = n + pn;
 	o->u.stack.host = host;
+	o->u.stack.parent = par;
 	return 0;
 }
 

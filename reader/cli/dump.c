@@ -210,6 +210,8 @@ static int on_record(void *ud, struct decode_obj *o)
 		       o->u.host.flags & FORMAT_HOST_VM ? " (vm)" : "");
 		break;
 	case FORMAT_REC_STACK:
+		if (o->u.stack.parent)
+			printf(" parent %u", o->u.stack.parent->id);
 		printf(" lua %u [", o->u.stack.nlua);
 		for (uint32_t i = 0; i < o->u.stack.nlua; i++)
 			printf("%s%u:%" PRIu64, i ? " " : "",

@@ -12,6 +12,10 @@
 
 #include "stat/clock.h"
 
+_Static_assert(SAMPLE_LUA_MAX <= STACKS_LUA_MAX &&
+		   SAMPLE_HOST_MAX <= STACKS_HOST_MAX,
+	       "a sample's frames fit a STACK");
+
 /* Caller holds s->hostlock. HOSTSYM ID of the function containing ip, its
 ** record appended to b when new; ip is the interrupted address or, for
 ** outer frames, a return address minus 1 (a call at a function's very end
@@ -138,19 +142,15 @@ static uint64_t stack_id(struct sample_vm *s, struct wbuf *b,
 			 const struct sample_entry *e, const uint64_t *hid,
 			 int nh)
 {
-	uint64_t w[2 + 2 * SAMPLE_LUA_MAX + SAMPLE_HOST_MAX];
-	size_t n = 0;
+	uint64_t lua[2 * SAMPLE_LUA_MAX];
 	if (!e->nlua && !nh)
 		return 0;
-	w[n++] = e->nlua;
 	for (unsigned k = 0; k < e->nlua; k++) {
-		w[n++] = e->lua[k].key;
-		w[n++] = e->lua[k].line;
+		lua[2 * k] = e->lua[k].key;
+		lua[2 * k + 1] = e->lua[k].line;
 	}
-	w[n++] = (uint64_t)nh;
-	for (int k = 0; k < nh; k++)
-		w[n++] = hid[k];
-	uint64_t id = stacks_ref(&s->stacks, b, w, n);
+	uint64_t id =
+	    stacks_ref(&s->stacks, b, lua, e->nlua, hid, (unsigned)nh);
 	return id ? id : (uint64_t)-1;
 }
 

@@ -15,6 +15,12 @@
 #define STACKS_MAX 4096u
 /* Frame words remembered per VM (8 bytes each), same rule. */
 #define STACKS_WORDS (128u << 10)
+/* Frames of a stack, at most: Lua frames, host frames. */
+#define STACKS_LUA_MAX	96u
+#define STACKS_HOST_MAX 96u
+/* A new stack's parent is sought among those with up to this many of its
+** innermost frames (Lua and host together) fewer. */
+#define STACKS_PARENT_DEPTH 6u
 
 /* One remembered stack: its frame words are pool[off, off + len). */
 struct stacks_slot {
@@ -34,12 +40,14 @@ struct stacks {
 };
 
 /* Caller owns t (the VM's drainer: holds its hostlock). The STACK ID of
-** the frames w[0..n) (nlua, then nlua (func ID, line) pairs, nhost, then
-** nhost HOSTSYM IDs: the record's fields after its ID), appending its
-** STACK record to b when the table lacks it. 0 when b is out of memory.
-** A table out of memory still gives an ID: a new one, not remembered. */
-uint64_t stacks_ref(struct stacks *t, struct wbuf *b, const uint64_t *w,
-		    size_t n);
+** nlua Lua frames (lua: (func ID, line) pairs) and nhost host frames
+** (HOSTSYM IDs), both innermost first, at most STACKS_LUA_MAX and
+** STACKS_HOST_MAX; its STACK record appended to b when the table lacks it,
+** on a parent when the table holds the same frames but a few innermost
+** ones. 0 when b is out of memory. A table out of memory still gives an
+** ID: a new one, not remembered. */
+uint64_t stacks_ref(struct stacks *t, struct wbuf *b, const uint64_t *lua,
+		    unsigned nlua, const uint64_t *host, unsigned nhost);
 
 /* Caller owns t. Forget every stack (their records were not written, or
 ** the table is full): the next use of each defines it again. */
