@@ -111,11 +111,12 @@ struct decode_obj {
 			uint64_t flags; /* FORMAT_HOST_VM */
 		} host;
 		struct {
-			/* version 6: a sample's frames, the parent's included */
+			/* version 6: a sample's frames, the parent's included;
+			** parent: the STACK it extends */
 			uint32_t nlua, nhost;
 			struct decode_lua_frame *lua; /* innermost first */
 			struct decode_obj **host;     /* HOSTSYMs, same */
-			struct decode_obj *parent; /* STACK it extends, or NULL */
+			struct decode_obj *parent; /* or NULL */
 		} stack;
 	} u;
 	/* Decoder state of a VM object. */

@@ -142,8 +142,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 				   "STACK record %u: %u Lua frames with its "
 				   "parent's, more than the reader accepts",
 				   o->id, n + pn);
-	struct decode_lua_frame *lua =
-	    dec_alloc(d, (n + pn) * sizeof *lua + 1);
+	struct decode_lua_frame *lua = dec_alloc(d, (n + pn) * sizeof *lua + 1);
 	if (!lua)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < n; j++) {

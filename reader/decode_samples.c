@@ -158,8 +158,8 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 				struct decode_obj *o =
 				    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
 				bad_v = v;
-				if (UTIL_UNLIKELY(!o ||
-						  o->kind != FORMAT_REC_STACK)) {
+				if (UTIL_UNLIKELY(!o || o->kind !=
+							    FORMAT_REC_STACK)) {
 					why = o ? "stack is not a STACK"
 						: "stack ID used before "
 						  "definition";

@@ -9,6 +9,8 @@
 **   sample_helper.c  the drainer (helper thread, or the VM thread before a
 **                    sweep and at stop): mapping, host symbols, SAMPLES
 **   sample.c         timers, handler install, start and stop (VM thread)
+**   stacks.c         the drainer's table of stacks: each written once, as a
+**                    STACK record (format 6)
 **
 ** -- Locking ----------------------------------------------------------------
 ** Locks, in the order they may be taken (never the other way round):

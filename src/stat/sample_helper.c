@@ -1,8 +1,9 @@
 /*
 ** ljlog sampling, the drainer: the helper thread (or the VM thread before
 ** a sweep and at stop) empties each VM's signal buffer: Lua keys to IDs
-** through the VM's mapper, host stacks unwound and symbolized, SAMPLES
-** blocks written. Lock order: sample.h, "Locking".
+** through the VM's mapper, host stacks unwound and symbolized, each
+** distinct stack written once (a STACK record, stacks.h), SAMPLES blocks
+** written. Lock order: sample.h, "Locking".
 */
 #define _GNU_SOURCE
 #include "stat/sample_int.h"
@@ -295,7 +296,8 @@ void *sample_helper_main(void *arg)
 		int n = sample_pin_all(vms, SAMPLE_SLOTS);
 		if (n < 0)
 			return NULL;
-		uint64_t now = clock_now(), batch = clock_ticks(SAMPLE_BATCH_NS);
+		uint64_t now = clock_now(),
+			 batch = clock_ticks(SAMPLE_BATCH_NS);
 		for (int i = 0; i < n; i++) {
 			if (!drain_due(vms[i], now, batch))
 				continue;

@@ -94,8 +94,8 @@ static int put_record(struct wbuf *b, uint64_t id, uint64_t parent,
 		      const uint64_t *lua, unsigned nlua, const uint64_t *host,
 		      unsigned nhost)
 {
-	uint8_t *p = wbuf_room(b, 1 + (5 + 2 * (size_t)nlua + nhost) *
-					  BLOCKS_ULEB_MAX);
+	uint8_t *p =
+	    wbuf_room(b, 1 + (5 + 2 * (size_t)nlua + nhost) * BLOCKS_ULEB_MAX);
 	if (!p)
 		return -1;
 	*p++ = FORMAT_REC_STACK;
@@ -139,10 +139,10 @@ static int remember(struct stacks *t, struct stacks_slot *sl, uint64_t hash,
 /* Caller owns t, t->slots allocated. Define (w[0..n), hash) in slot sl:
 ** its record into b on parent with its own frames; the new ID, 0 when b
 ** is out of memory. */
-static uint64_t define(struct stacks *t, struct wbuf *b,
-		       struct stacks_slot *sl, const uint64_t *w, size_t n,
-		       uint64_t hash, uint64_t parent, const uint64_t *lua,
-		       unsigned nlua, const uint64_t *host, unsigned nhost)
+static uint64_t define(struct stacks *t, struct wbuf *b, struct stacks_slot *sl,
+		       const uint64_t *w, size_t n, uint64_t hash,
+		       uint64_t parent, const uint64_t *lua, unsigned nlua,
+		       const uint64_t *host, unsigned nhost)
 {
 	uint64_t id = mapper_new_id();
 	if (put_record(b, id, parent, lua, nlua, host, nhost) < 0)
@@ -157,8 +157,8 @@ static uint64_t define(struct stacks *t, struct wbuf *b,
 ** without host frames, defined when new, on the same frames without the
 ** innermost, and so on out (a chain: each link costs one frame). 0 for no
 ** frames; (uint64_t)-1 when b is out of memory. */
-static uint64_t lua_chain(struct stacks *t, struct wbuf *b,
-			  const uint64_t *lua, unsigned nlua)
+static uint64_t lua_chain(struct stacks *t, struct wbuf *b, const uint64_t *lua,
+			  unsigned nlua)
 {
 	uint64_t w[2 + 2 * STACKS_LUA_MAX];
 	uint64_t parent = 0;

@@ -52,8 +52,8 @@ static void capture(struct cap *c, unsigned maxdepth)
 	memset(c, 0, sizeof *c);
 	c->state = (unsigned)rnd(9);
 	unsigned depth = c->state == FORMAT_STATE_IDLE ? 0
-			 : rnd(8)			 ? 1 + (unsigned)rnd(maxdepth)
-							 : 0;
+			 : rnd(8) ? 1 + (unsigned)rnd(maxdepth)
+				  : 0;
 	/* outermost first into a scratch, then reversed */
 	uint64_t fr[2 * STACKS_LUA_MAX];
 	unsigned rec = P0 + 1 + (unsigned)rnd(2);
@@ -98,8 +98,8 @@ static void begin(struct lblog *l, uint64_t version)
 		map_hostsym(&m, H0 + i, 0x1000 * (i + 1), name, "/usr/bin/x",
 			    i == 0 ? FORMAT_HOST_VM : 0);
 	}
-	static const uint64_t snaps[] = {0,	 1, P0 + 3, 51, 300,
-					 2,	 P0 + 3, 52, P0 + 4, 7};
+	static const uint64_t snaps[] = {0, 1,	    P0 + 3, 51,	    300,
+					 2, P0 + 3, 52,	    P0 + 4, 7};
 	map_trace_snaps(&m, TR, 1, P0 + 3, 50, 0, 2, snaps);
 	lblog_mapping(l, &m);
 }
@@ -239,8 +239,8 @@ static int emit(void *ud, const char *line, size_t len, uint64_t weight)
 {
 	struct text *t = ud;
 	char num[32];
-	int nn = snprintf(num, sizeof num, " %llu\n",
-			  (unsigned long long)weight);
+	int nn =
+	    snprintf(num, sizeof num, " %llu\n", (unsigned long long)weight);
 	if (t->len + len + (size_t)nn + 1 > t->cap) {
 		t->cap = 2 * (t->len + len + (size_t)nn + 1);
 		t->p = realloc(t->p, t->cap);
@@ -412,8 +412,7 @@ Test(stacks, bad_stacks_are_corrupt)
 		cr_assert_eq(decode_new(&d, &sink), 0);
 		cr_assert_eq(decode_run(r, d, err, sizeof err), -EBADMSG,
 			     "case %d", k);
-		cr_assert_not_null(strstr(err, want[k]), "case %d: %s", k,
-				   err);
+		cr_assert_not_null(strstr(err, want[k]), "case %d: %s", k, err);
 		decode_free(d);
 		reader_close(r);
 		unlink(path);
