@@ -116,7 +116,7 @@ struct decode_obj {
 			uint32_t nlua, nhost;
 			struct decode_lua_frame *lua; /* innermost first */
 			struct decode_obj **host;     /* HOSTSYMs, same */
-			struct decode_obj *parent; /* or NULL */
+			struct decode_obj *parent;    /* or NULL */
 		} stack;
 	} u;
 	/* Decoder state of a VM object. */
