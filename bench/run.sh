@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader|sample|costs]...   (default: all)
+# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs]...
+#        (default: all)
 # Times are CPU seconds (user + sys) of the measured process (the sample
 # benchmark also shows wall-clock seconds).
 # Env: RUNS (default 5), LJLOG_BUILDDIR (default: build/ in the source tree).
@@ -226,6 +227,72 @@ if n > 0:
 PY
 }
 
+# -- sample_bytes: log bytes per sample, 1 kHz wall clock, host stacks --------
+# Per sample: the whole file; the SAMPLES blocks (headers included); the
+# STACK records (format 6: each distinct stack written once); the two
+# together, what a sample costs. Read from the blocks and MAPPING records.
+bytes_per_sample() {
+	python3 - "$1" <<'PY'
+import struct, sys
+f = open(sys.argv[1], "rb").read()
+def uleb(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 127) << s; s += 7
+        if c < 128: return v, i
+def skip_str(b, i):
+    n, i = uleb(b, i); return i + n
+def ulebs(b, i, n):
+    for _ in range(n): _, i = uleb(b, i)
+    return i
+off, version, nsamples, by = 8, 0, 0, {"samples": 0, "stack": 0}
+while off + 16 <= len(f):
+    kind, ln = f[off + 2], struct.unpack_from("<I", f, off + 4)[0]
+    b, end = f[off + 16:off + 16 + ln], off + 16 + ln
+    if kind == 1: version = uleb(b, 0)[0]
+    elif kind == 5:
+        by["samples"] += 16 + ln; nsamples += uleb(b, uleb(b, 0)[1])[0]
+    elif kind == 3:
+        _, i = uleb(b, 0)
+        while i < len(b):
+            at, rk = i, b[i]; i = ulebs(b, i + 1, 1)
+            if rk == 1: i = ulebs(b, i, 3)
+            elif rk == 2:
+                i = ulebs(b, skip_str(b, i), 2)
+                if version >= 4: i = skip_str(b, i)
+            elif rk in (3, 7):
+                i = skip_str(b, skip_str(b, ulebs(b, i, 1)))
+                if rk == 7: i = ulebs(b, i, 1)
+            elif rk == 4: i = ulebs(b, skip_str(b, ulebs(b, i, 1)), 1)
+            elif rk == 5: i = ulebs(b, i, 1)
+            elif rk == 6:
+                i = ulebs(b, i, 4)
+                if version >= 3:
+                    ns, i = uleb(b, i)
+                    for _ in range(ns):
+                        _, i = uleb(b, i); nf, i = uleb(b, i); i = ulebs(b, i, 2 * nf)
+            elif rk == 8:
+                i = ulebs(b, i, 1); nl, i = uleb(b, i); i = ulebs(b, i, 2 * nl)
+                nh, i = uleb(b, i); i = ulebs(b, i, nh); by["stack"] += i - at
+    off = end
+n = max(nsamples, 1)
+print(f"{nsamples} samples (format {version}): file {len(f) / n:.1f} B/sample, "
+      f"SAMPLES blocks {by['samples'] / n:.1f}, STACK records {by['stack'] / n:.1f}, "
+      f"samples + stacks {(by['samples'] + by['stack']) / n:.1f}")
+PY
+}
+bench_sample_bytes() {
+	echo "== sample_bytes: log bytes per sample, sample=1ms,wall with host stacks"
+	LUAJIT_PROFILE="log:file=$tmp/bytes_sn.ljlog,sample=1ms,wall" \
+		"$luajit" -lljlog "$src/sample.lua" >/dev/null
+	printf '%-28s ' "spectral-norm (sample.lua):"
+	bytes_per_sample "$tmp/bytes_sn.ljlog"
+	LUAJIT_PROFILE="log:file=$tmp/bytes_bt.ljlog,sample=1ms,wall" \
+		"$luajit" -lljlog "$src/binarytrees.lua" 16 >/dev/null
+	printf '%-28s ' "binary-trees 16:"
+	bytes_per_sample "$tmp/bytes_bt.ljlog"
+}
+
 # -- costs: three programs, each unprofiled vs attached vs sampled vs alloc
 # vs jit.p (JIT on in all): what merely attaching costs, what sampling and
 # exact allocation tracking cost, against LuaJIT's own profiler.
@@ -265,10 +332,10 @@ PY
 	done
 }
 
-what=${*:-calls alloc size reader sample costs}
+what=${*:-calls alloc size reader sample sample_bytes costs}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader | sample | costs) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, costs)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample | sample_bytes | costs) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs)" >&2; exit 2 ;;
 	esac
 done

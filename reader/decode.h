@@ -64,6 +64,12 @@ struct decode_end {
 
 struct decode_tsnap;
 
+/* One Lua frame of a sample. */
+struct decode_lua_frame {
+	struct decode_obj *func; /* PROTO, CFUNC or FFUNC */
+	uint64_t line;		 /* line being executed (PROTO) */
+};
+
 /* One ID, defined by a MAPPING record; pointers stay valid until decode_free. */
 struct decode_obj {
 	uint32_t id;
@@ -104,6 +110,14 @@ struct decode_obj {
 			struct decode_str name, object;
 			uint64_t flags; /* FORMAT_HOST_VM */
 		} host;
+		struct {
+			/* version 6: a sample's frames, the parent's included;
+			** parent: the STACK it extends */
+			uint32_t nlua, nhost;
+			struct decode_lua_frame *lua; /* innermost first */
+			struct decode_obj **host;     /* HOSTSYMs, same */
+			struct decode_obj *parent;    /* or NULL */
+		} stack;
 	} u;
 	/* Decoder state of a VM object. */
 	uint64_t last_ts;	 /* last event time */
@@ -170,12 +184,6 @@ struct decode_samples {
 	const struct reader_block *block;
 };
 
-/* One Lua frame of a sample. */
-struct decode_lua_frame {
-	struct decode_obj *func; /* PROTO, CFUNC or FFUNC */
-	uint64_t line;		 /* line being executed (PROTO) */
-};
-
 /* A trace's snapshot (TRACE record, version 3): where its machine code
 ** starts and the Lua frames it stands for, outermost first. */
 struct decode_tsnap {
@@ -201,6 +209,7 @@ struct decode_sample {
 	uint32_t nlua, nhost;
 	const struct decode_lua_frame *lua; /* innermost first */
 	struct decode_obj *const *host;	    /* HOSTSYMs, innermost first */
+	struct decode_obj *stack; /* its STACK (version 6), else NULL */
 	uint32_t vm;
 	struct decode_obj *vmobj;
 	uint64_t index; /* sample number in its block */

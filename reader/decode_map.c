@@ -105,6 +105,118 @@ static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
+/* Any thread. A count of frames of STACK record o, each at least min
+** bytes; 0 or an error. */
+static int stack_count(struct decode *d, const struct reader_block *b,
+		       struct decode_cur *c, struct decode_obj *o,
+		       const char *what, unsigned min, uint32_t *n)
+{
+	uint64_t v;
+	int rc;
+	if ((rc = dec_get_u(c, what, &v)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if (v > DECODE_MAX_FRAMES)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %s %llu, more than the "
+				   "reader accepts (%u)",
+				   o->id, what, (unsigned long long)v,
+				   DECODE_MAX_FRAMES);
+	if (v > (uint64_t)(c->end - c->p) / min)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %s %llu cannot fit in "
+				   "the payload",
+				   o->id, what, (unsigned long long)v);
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* Any thread. A STACK record's frames (version 6) into o: its own, then
+** its parent's. */
+static int dec_stack(struct decode *d, const struct reader_block *b,
+		     struct decode_cur *c, struct decode_obj *o)
+{
+	uint64_t v;
+	uint32_t n, pn;
+	int rc;
+	if ((rc = dec_get_u(c, "STACK parent", &v)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	struct decode_obj *par = NULL;
+	if (v) {
+		par = v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+		if (!par || par->kind != FORMAT_REC_STACK)
+			return dec_corrupt(d, b, -EBADMSG,
+					   "STACK record %u: parent ID %llu is "
+					   "%s",
+					   o->id, (unsigned long long)v,
+					   par ? "not a STACK"
+					       : "not defined before use");
+	}
+	if ((rc = stack_count(d, b, c, o, "nlua", 2, &n)) != 0)
+		return rc;
+	pn = par ? par->u.stack.nlua : 0;
+	if (n + pn > DECODE_MAX_FRAMES)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %u Lua frames with its "
+				   "parent's, more than the reader accepts",
+				   o->id, n + pn);
+	struct decode_lua_frame *lua = dec_alloc(d, (n + pn) * sizeof *lua + 1);
+	if (!lua)
+		return dec_corrupt(d, b, -ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < n; j++) {
+		if ((rc = dec_get_u(c, "STACK Lua frame func", &v)) < 0 ||
+		    (rc = dec_get_u(c, "STACK Lua frame line", &lua[j].line)) <
+			0)
+			return dec_bad_field(d, b, c, rc);
+		struct decode_obj *f =
+		    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+		if (!f || (f->kind != FORMAT_REC_PROTO &&
+			   f->kind != FORMAT_REC_CFUNC &&
+			   f->kind != FORMAT_REC_FFUNC))
+			return dec_corrupt(d, b, -EBADMSG,
+					   "STACK record %u: Lua frame %u func "
+					   "ID %llu is %s",
+					   o->id, j, (unsigned long long)v,
+					   f ? "not a function"
+					     : "not defined before use");
+		lua[j].func = f;
+	}
+	if (pn)
+		memcpy(lua + n, par->u.stack.lua, pn * sizeof *lua);
+	o->u.stack.nlua = n + pn;
+	o->u.stack.lua = lua;
+	if ((rc = stack_count(d, b, c, o, "nhost", 1, &n)) != 0)
+		return rc;
+	pn = par ? par->u.stack.nhost : 0;
+	if (n + pn > DECODE_MAX_FRAMES)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "STACK record %u: %u host frames with its "
+				   "parent's, more than the reader accepts",
+				   o->id, n + pn);
+	struct decode_obj **host = dec_alloc(d, (n + pn) * sizeof *host + 1);
+	if (!host)
+		return dec_corrupt(d, b, -ENOMEM, "out of memory");
+	for (uint32_t j = 0; j < n; j++) {
+		if ((rc = dec_get_u(c, "STACK host frame sym", &v)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		struct decode_obj *h =
+		    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+		if (!h || h->kind != FORMAT_REC_HOSTSYM)
+			return dec_corrupt(d, b, -EBADMSG,
+					   "STACK record %u: host frame %u sym "
+					   "ID %llu is %s",
+					   o->id, j, (unsigned long long)v,
+					   h ? "not a HOSTSYM"
+					     : "not defined before use");
+		host[j] = h;
+	}
+	if (pn)
+		memcpy(host + n, par->u.stack.host, pn * sizeof *host);
+	o->u.stack.nhost = n + pn;
+	o->u.stack.host = host;
+	o->u.stack.parent = par;
+	return 0;
+}
+
 /* Any thread. Decode a MAPPING payload: records up to the end. */
 int dec_mapping(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
@@ -122,7 +234,8 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
 		kind = *c->p++;
-		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_HOSTSYM)
+		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_STACK ||
+		    (kind == FORMAT_REC_STACK && d->intro.version < 6))
 			return dec_corrupt(
 			    d, b, -EBADMSG,
 			    "unknown record kind %llu at payload "
@@ -237,6 +350,10 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 			    (rc = dec_get_u(c, "HOSTSYM flags",
 					    &o->u.host.flags)) < 0)
 				return dec_bad_field(d, b, c, rc);
+			break;
+		case FORMAT_REC_STACK:
+			if ((rc = dec_stack(d, b, c, o)) != 0)
+				return rc;
 			break;
 		}
 		if (dec_insert(d, o) < 0)

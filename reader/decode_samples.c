@@ -70,12 +70,15 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 		    "signals %llu is not count %llu + dropped %llu",
 		    (unsigned long long)h.signals, (unsigned long long)h.count,
 		    (unsigned long long)h.dropped);
-	if (h.count > (uint64_t)(c->end - c->p) / 5)
+	/* Version 6: dt, state, stack; before: dt, state, trace, nlua, nhost. */
+	const int v6 = d->intro.version >= 6;
+	const unsigned min = v6 ? 3 : 5;
+	if (h.count > (uint64_t)(c->end - c->p) / min)
 		return dec_corrupt(
 		    d, b, -EBADMSG,
 		    "count %llu samples cannot fit in the %zu bytes "
-		    "left (5 bytes at least each)",
-		    (unsigned long long)h.count, (size_t)(c->end - c->p));
+		    "left (%u bytes at least each)",
+		    (unsigned long long)h.count, (size_t)(c->end - c->p), min);
 	if (h.base_ts < vo->last_sample_ts)
 		dec_warn(d,
 			 "block %llu (SAMPLES) at offset %llu: base_ts %llu is "
@@ -136,7 +139,35 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			why = "unknown state";
 			goto bad;
 		}
-		ULEB(v, "trace");
+		if (v6) {
+			/* Version 6: the STACK, then the trace in state 7. */
+			ULEB(v, "stack");
+			sm.stack = NULL;
+			sm.lua = lua;
+			sm.host = host;
+			if (v) {
+				struct decode_obj *o =
+				    v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+				bad_v = v;
+				if (UTIL_UNLIKELY(!o || o->kind !=
+							    FORMAT_REC_STACK)) {
+					why = o ? "stack is not a STACK"
+						: "stack ID used before "
+						  "definition";
+					goto bad_id;
+				}
+				sm.stack = o;
+				sm.nlua = o->u.stack.nlua;
+				sm.nhost = o->u.stack.nhost;
+				sm.lua = o->u.stack.lua;
+				sm.host = o->u.stack.host;
+			}
+			v = 0;
+			if (sm.state == FORMAT_STATE_TRACE)
+				ULEB(v, "trace");
+		} else {
+			ULEB(v, "trace");
+		}
 		sm.trace = NULL;
 		if (v) {
 			struct decode_obj *o =
@@ -157,6 +188,8 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 		sm.inlined = 0;
 		if (sm.state == FORMAT_STATE_TRACE && d->intro.version >= 3)
 			ULEB(sm.pcofs, "pcofs");
+		if (v6)
+			goto frames_done;
 		ULEB(v, "nlua");
 		if (UTIL_UNLIKELY(v > DECODE_MAX_FRAMES)) {
 			bad_v = v;
@@ -202,8 +235,15 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			}
 			host[j] = o;
 		}
-		if (sm.trace && sm.pcofs)
+	frames_done:
+		if (sm.trace && sm.pcofs) {
+			/* The STACK's frames stay as they are: edit a copy. */
+			if (sm.lua != lua) {
+				memcpy(lua, sm.lua, sm.nlua * sizeof *lua);
+				sm.lua = lua;
+			}
 			inline_frames(&sm, lua);
+		}
 		if (fn && (rc = fn(ud, &sm)) != 0)
 			return rc;
 	}

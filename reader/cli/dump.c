@@ -22,10 +22,11 @@ static const char dump_usage[] =
     "of SAMPLES blocks, END totals).\n"
     "\n"
     "  -v, --events    also print every event and every sample, decoded; a\n"
-    "                  sample is its time, state, trace, Lua frames\n"
-    "                  innermost first ('chunk:line' for Lua functions) and\n"
-    "                  host frames innermost first ('name+object', the\n"
-    "                  address for a symbol without a name)\n"
+    "                  sample is its time, state, STACK (format 6), trace,\n"
+    "                  Lua frames innermost first ('chunk:line' for Lua\n"
+    "                  functions) and host frames innermost first\n"
+    "                  ('name+object', the address for a symbol without a\n"
+    "                  name)\n"
     "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
     "                  skipped unread\n"
     "  -f, --follow    keep printing blocks as a running program writes them;\n"
@@ -227,6 +228,19 @@ static int on_record(void *ud, struct decode_obj *o)
 		printf(" flags 0x%" PRIx64 "%s", o->u.host.flags,
 		       o->u.host.flags & FORMAT_HOST_VM ? " (vm)" : "");
 		break;
+	case FORMAT_REC_STACK:
+		if (o->u.stack.parent)
+			printf(" parent %u", o->u.stack.parent->id);
+		printf(" lua %u [", o->u.stack.nlua);
+		for (uint32_t i = 0; i < o->u.stack.nlua; i++)
+			printf("%s%u:%" PRIu64, i ? " " : "",
+			       o->u.stack.lua[i].func->id,
+			       o->u.stack.lua[i].line);
+		printf("] host %u [", o->u.stack.nhost);
+		for (uint32_t i = 0; i < o->u.stack.nhost; i++)
+			printf("%s%u", i ? " " : "", o->u.stack.host[i]->id);
+		putchar(']');
+		break;
 	}
 	putchar('\n');
 	return 0;
@@ -321,6 +335,8 @@ static int on_sample(void *ud, const struct decode_sample *s)
 {
 	printf("    ts %" PRIu64 " state %s", s->ts,
 	       format_state_name(s->state));
+	if (s->stack)
+		printf(" stack %u", s->stack->id);
 	if (s->trace)
 		printf(" trace %u (traceno %" PRIu64 ")", s->trace->id,
 		       s->trace->u.trace.traceno);

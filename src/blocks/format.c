@@ -27,6 +27,7 @@ static const char *const rec_names[] = {
     [FORMAT_REC_COROUTINE] = "COROUTINE",
     [FORMAT_REC_TRACE] = "TRACE",
     [FORMAT_REC_HOSTSYM] = "HOSTSYM",
+    [FORMAT_REC_STACK] = "STACK",
 };
 
 static const char *const op_names[] = {

@@ -11,8 +11,9 @@
 ** 3: TRACE snapshots' frames; pcofs in state 7 samples.
 ** 4: PROTO records end with the function's name; FFUNC flag CALLBACK;
 **    NOEXIT frames without it end at the next event.
-** 5: END stop_error and stop_reason.
-** 6: ALLOC/REALLOC trace sites name the TRACE and where in its code. */
+** 5: END's stop_error and stop_reason (a write error stopped the log).
+** 6: STACK records; a sample names its STACK, trace fields in state 7 only;
+**    ALLOC/REALLOC trace sites name the TRACE and where in its code. */
 #define FORMAT_VERSION 6
 
 /* -- File and block header ------------------------------------------------- */
@@ -46,6 +47,7 @@ enum format_rec {
 	FORMAT_REC_COROUTINE = 5,
 	FORMAT_REC_TRACE = 6,
 	FORMAT_REC_HOSTSYM = 7,
+	FORMAT_REC_STACK = 8,
 };
 
 #define FORMAT_VM_JIT_OFF  1u /* VM record flags, bit 0 */

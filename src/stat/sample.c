@@ -170,6 +170,7 @@ static void release(struct sample_vm *s)
 	free(s->ring);
 	s->ring = NULL;
 	hmap_free(&s->hostmap);
+	stacks_free(&s->stacks);
 	if (s->syms)
 		unwind_syms_free(s->syms);
 	s->syms = NULL;

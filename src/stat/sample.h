@@ -9,6 +9,8 @@
 **   sample_helper.c  the drainer (helper thread, or the VM thread before a
 **                    sweep and at stop): mapping, host symbols, SAMPLES
 **   sample.c         timers, handler install, start and stop (VM thread)
+**   stacks.c         the drainer's table of stacks: each written once, as a
+**                    STACK record (format 6)
 **
 ** -- Locking ----------------------------------------------------------------
 ** Locks, in the order they may be taken (never the other way round):
@@ -45,6 +47,7 @@
 
 #include "blocks/writer.h"
 #include "maps/mapper.h"
+#include "stat/stacks.h"
 #include "stat/unwind.h"
 #include "util/hmap.h"
 
@@ -75,7 +78,9 @@ struct sample_vm {
 	uint64_t signals_done;	  /* signals already in SAMPLES blocks */
 	uint64_t dropped_done;	  /* drops already in SAMPLES blocks */
 	uint64_t t_prev;	  /* last sample's ts: time never goes back */
+	uint64_t drained;	  /* helper only: its last drain (counter) */
 	struct hmap hostmap;	  /* host symbol start -> HOSTSYM ID */
+	struct stacks stacks;	  /* frames -> STACK ID */
 	struct unwind_syms *syms; /* symbol cache */
 	uintptr_t vm_lo, vm_hi;	  /* LuaJIT's interpreter code */
 	uint64_t vm_sym;	  /* its HOSTSYM ID, 0 until mapped */

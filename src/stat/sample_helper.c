@@ -1,8 +1,9 @@
 /*
 ** ljlog sampling, the drainer: the helper thread (or the VM thread before
 ** a sweep and at stop) empties each VM's signal buffer: Lua keys to IDs
-** through the VM's mapper, host stacks unwound and symbolized, SAMPLES
-** blocks written. Lock order: sample.h, "Locking".
+** through the VM's mapper, host stacks unwound and symbolized, each
+** distinct stack written once (a STACK record, stacks.h), SAMPLES blocks
+** written. Lock order: sample.h, "Locking".
 */
 #define _GNU_SOURCE
 #include "stat/sample_int.h"
@@ -11,6 +12,10 @@
 #include <string.h>
 
 #include "stat/clock.h"
+
+_Static_assert(SAMPLE_LUA_MAX <= STACKS_LUA_MAX &&
+		   SAMPLE_HOST_MAX <= STACKS_HOST_MAX,
+	       "a sample's frames fit a STACK");
 
 /* Caller holds s->hostlock. HOSTSYM ID of the function containing ip, its
 ** record appended to b when new; ip is the interrupted address or, for
@@ -131,6 +136,25 @@ static int host_frames(struct sample_vm *s, struct sample_entry *e,
 	return nh;
 }
 
+/* Caller holds s->hostlock. The STACK ID of e's frames (its Lua frames,
+** mapped, and the nh host frames hid), its record appended to b when new;
+** 0 for a sample without frames, -1 when out of memory. */
+static uint64_t stack_id(struct sample_vm *s, struct wbuf *b,
+			 const struct sample_entry *e, const uint64_t *hid,
+			 int nh)
+{
+	uint64_t lua[2 * SAMPLE_LUA_MAX];
+	if (!e->nlua && !nh)
+		return 0;
+	for (unsigned k = 0; k < e->nlua; k++) {
+		lua[2 * k] = e->lua[k].key;
+		lua[2 * k + 1] = e->lua[k].line;
+	}
+	uint64_t id =
+	    stacks_ref(&s->stacks, b, lua, e->nlua, hid, (unsigned)nh);
+	return id ? id : (uint64_t)-1;
+}
+
 /* Caller holds s->hostlock. Drain s's signal buffer into blocks. */
 void sample_drain(struct sample_vm *s)
 {
@@ -151,6 +175,7 @@ void sample_drain(struct sample_vm *s)
 	struct wbuf *b = &s->out;
 	b->len = 0;
 	uint8_t *q;
+	int written = 0;
 	size_t hoff = writer_block_begin(b);
 	if (hoff == (size_t)-1 || !(q = wbuf_room(b, BLOCKS_ULEB_MAX)))
 		goto done;
@@ -171,24 +196,17 @@ void sample_drain(struct sample_vm *s)
 		}
 		uint64_t dt = ts > t ? ts - t : 0;
 		t += dt;
-		q = wbuf_room(sb, 5 * BLOCKS_ULEB_MAX +
-				      (size_t)e->nlua * 2 * BLOCKS_ULEB_MAX +
-				      (size_t)nh * BLOCKS_ULEB_MAX);
-		if (!q)
+		uint64_t sid = stack_id(s, b, e, hid, nh);
+		if (sid == (uint64_t)-1 ||
+		    !(q = wbuf_room(sb, 5 * BLOCKS_ULEB_MAX)))
 			goto done;
 		q = blocks_uleb_put(q, dt);
 		*q++ = e->state;
-		q = blocks_uleb_put(q, e->trace);
-		if (e->state == FORMAT_STATE_TRACE)
+		q = blocks_uleb_put(q, sid);
+		if (e->state == FORMAT_STATE_TRACE) {
+			q = blocks_uleb_put(q, e->trace);
 			q = blocks_uleb_put(q, pcofs);
-		q = blocks_uleb_put(q, e->nlua);
-		for (unsigned k = 0; k < e->nlua; k++) {
-			q = blocks_uleb_put(q, e->lua[k].key);
-			q = blocks_uleb_put(q, e->lua[k].line);
 		}
-		q = blocks_uleb_put(q, (uint64_t)nh);
-		for (int k = 0; k < nh; k++)
-			q = blocks_uleb_put(q, hid[k]);
 		sb->len = (size_t)(q - sb->p);
 	}
 	s->t_prev = t;
@@ -230,15 +248,40 @@ void sample_drain(struct sample_vm *s)
 	writer_unlock();
 	s->signals_done += dsig;
 	s->dropped_done = drop;
+	written = 1;
 done:
+	if (!written) {
+		/* Out of memory: the records made are lost with the blocks;
+		** forget them, so that the next drain defines them anew. */
+		stacks_reset(&s->stacks);
+		hmap_free(&s->hostmap);
+		s->vm_sym = 0;
+	}
 	__atomic_store_n(&s->tail, head, __ATOMIC_RELEASE);
 }
 
 /* -- The helper thread ---------------------------------------------------------- */
 
+/* Helper thread, s pinned. 1 when s is worth a drain now: SAMPLE_BATCH
+** entries pending, drops to report, or SAMPLE_BATCH_NS since its last
+** drain. Fewer, longer SAMPLES blocks: a block's header costs as much as
+** several samples (doc/format.txt, SAMPLES payload). */
+static int drain_due(struct sample_vm *s, uint64_t now, uint64_t batch)
+{
+	uint32_t head = __atomic_load_n(&s->head, __ATOMIC_ACQUIRE);
+	uint32_t tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
+	uint64_t drop = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+	if (head - tail >= SAMPLE_BATCH || drop != s->dropped_done ||
+	    now - s->drained >= batch) {
+		s->drained = now;
+		return 1;
+	}
+	return 0;
+}
+
 /* Helper thread. Every SAMPLE_PERIOD_NS: pin the sampled VMs (under smtx),
-** drain each outside smtx, unpin; leave when nothing was sampled for a
-** while (a later start makes a new thread). */
+** drain each that is due outside smtx, unpin; leave when nothing was
+** sampled for a while (a later start makes a new thread). */
 void *sample_helper_main(void *arg)
 {
 	struct sample_vm *vms[SAMPLE_SLOTS];
@@ -253,7 +296,11 @@ void *sample_helper_main(void *arg)
 		int n = sample_pin_all(vms, SAMPLE_SLOTS);
 		if (n < 0)
 			return NULL;
+		uint64_t now = clock_now(),
+			 batch = clock_ticks(SAMPLE_BATCH_NS);
 		for (int i = 0; i < n; i++) {
+			if (!drain_due(vms[i], now, batch))
+				continue;
 			pthread_mutex_lock(&vms[i]->hostlock);
 			sample_drain(vms[i]);
 			pthread_mutex_unlock(&vms[i]->hostlock);

@@ -13,6 +13,8 @@
 #define SAMPLE_RING	 128	    /* entries per VM */
 #define SAMPLE_STACK	 (8u << 10) /* bytes of host stack copied per sample */
 #define SAMPLE_PERIOD_NS 4000000    /* helper thread wake-up */
+#define SAMPLE_BATCH	 (SAMPLE_RING / 4) /* entries worth a drain */
+#define SAMPLE_BATCH_NS	 100000000	   /* else drain at least this often */
 
 /* One Lua frame as read in the handler: a raw key, mapped later. */
 struct sample_frame {

@@ -7,7 +7,9 @@
 # without host stacks, samples with the JIT on (TRACE records with
 # snapshots), coroutines, several VMs in threads (tests/e2e/host), the Lua
 # API, a log a write error stopped (ulimit -f), and a log cut inside a
-# block. The libFuzzer run adds its own finds
+# block. The inline_*.ljlog files are version 4 logs (samples with their
+# frames inline) an older ljlog wrote; they stay, as the reader still reads
+# them. The libFuzzer run adds its own finds
 # to a corpus of its own, not to this one.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +21,7 @@ unset LUA_INIT LUAJIT_PROFILE
 
 mkdir -p "$out"
 cd "$top/tests/fuzz"
-rm -f "$out"/*.ljlog
+find "$out" -name '*.ljlog' ! -name 'inline_*' -delete
 
 # log NAME OPTIONS [ARGS...]: profile corpus.lua ARGS with OPTIONS.
 log() {

@@ -513,6 +513,29 @@ void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 	for (uint64_t i = 0; i < nhost; i++)
 		lb_uleb(&s->p, host[i]);
 	s->count++;
+	/* Version 6: a STACK per sample with frames (no parent). */
+	static uint64_t next_stack = LB_STACK_ID0;
+	uint64_t sid = 0;
+	if (nlua || nhost) {
+		sid = next_stack++;
+		lb_u8(&s->stacks, FORMAT_REC_STACK);
+		lb_uleb(&s->stacks, sid);
+		lb_uleb(&s->stacks, 0);
+		lb_uleb(&s->stacks, nlua);
+		for (uint64_t i = 0; i < 2 * nlua; i++)
+			lb_uleb(&s->stacks, lua[i]);
+		lb_uleb(&s->stacks, nhost);
+		for (uint64_t i = 0; i < nhost; i++)
+			lb_uleb(&s->stacks, host[i]);
+	}
+	lb_uleb(&s->p6, dt);
+	lb_u8(&s->p6, state);
+	lb_uleb(&s->p6, sid);
+	if (state == FORMAT_STATE_TRACE) {
+		lb_uleb(&s->p6, trace);
+		lb_uleb(&s->p6, pcofs);
+	}
+	s->v6 = 1;
 }
 
 /* Test thread. Append a SAMPLES block with every header field given. */
@@ -521,6 +544,16 @@ void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
 		       uint64_t dropped, struct lbsam *s)
 {
 	struct lb p = {0};
+	const struct lb *sp = &s->p;
+	if (s->v6 && (l->version ? l->version : FORMAT_VERSION) >= 6) {
+		sp = &s->p6;
+		if (s->stacks.len) {
+			lb_uleb(&p, vm);
+			lb_bytes(&p, s->stacks.buf, s->stacks.len);
+			lblog_block(l, FORMAT_KIND_MAPPING, p.buf, p.len);
+			p.len = 0;
+		}
+	}
 	lb_uleb(&p, vm);
 	lb_uleb(&p, count);
 	lb_uleb(&p, base_ts);
@@ -529,12 +562,15 @@ void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
 	lb_uleb(&p, thread);
 	lb_uleb(&p, signals);
 	lb_uleb(&p, dropped);
-	lb_bytes(&p, s->p.buf, s->p.len);
+	lb_bytes(&p, sp->buf, sp->len);
 	lblog_block(l, FORMAT_KIND_SAMPLES, p.buf, p.len);
 	l->samples_dropped += dropped;
 	lb_free(&p);
 	lb_free(&s->p);
+	lb_free(&s->p6);
+	lb_free(&s->stacks);
 	s->count = 0;
+	s->v6 = 0;
 }
 
 /* Test thread. Append a SAMPLES block. */

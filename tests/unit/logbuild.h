@@ -68,11 +68,21 @@ void lblog_free(struct lblog *l);
 void lblog_block(struct lblog *l, unsigned kind, const void *payload,
 		 size_t len);
 
-/* SAMPLES payload under construction (samples only; header added later). */
+/* SAMPLES payload under construction (samples only; header added later).
+** sam_add writes each sample both ways: inline frames (versions 2 to 5)
+** into p, and (version 6) a STACK record of its own into stacks and the
+** sample naming it into p6; lblog_samples picks by the log's version.
+** Bytes a test writes into p itself are taken as they are. */
 struct lbsam {
 	struct lb p;
 	uint64_t count;
+	struct lb p6;	  /* version 6 samples */
+	struct lb stacks; /* their STACK records */
+	int v6;		  /* sam_add wrote p6 */
 };
+
+/* STACK IDs the builder makes: from here up (a test's own IDs are lower). */
+#define LB_STACK_ID0 (1u << 20)
 
 /* Append a standard INTRO (FORMAT_VERSION, pid, counter in ns, CLOCK). */
 void lblog_intro(struct lblog *l, uint64_t pid);
@@ -149,7 +159,8 @@ void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 		uint64_t nhost, const uint64_t *host);
 
 /* Append a SAMPLES block: vm, count, base_ts, CLOCK, thread, signals
-** (count + dropped), dropped, then the samples. */
+** (count + dropped), dropped, then the samples; in version 6, a MAPPING
+** block of vm with their STACK records first. */
 void lblog_samples(struct lblog *l, uint64_t vm, uint64_t base_ts,
 		   uint64_t thread, uint64_t dropped, struct lbsam *s);
 

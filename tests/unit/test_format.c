@@ -13,6 +13,7 @@
 
 #include "blocks/blocks.h"
 #include "reader/decode.h"
+#include "stat/stacks.h"
 
 #ifndef SRCDIR
 #define SRCDIR "."
@@ -323,7 +324,8 @@ Test(format, record_kinds)
 	cr_assert_eq(value_of(&hd, "COROUTINE"), FORMAT_REC_COROUTINE);
 	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_REC_TRACE);
 	cr_assert_eq(value_of(&hd, "HOSTSYM"), FORMAT_REC_HOSTSYM);
-	cr_assert_eq(d.n, 7, "7 record kinds in format.txt");
+	cr_assert_eq(value_of(&hd, "STACK"), FORMAT_REC_STACK);
+	cr_assert_eq(d.n, 8, "8 record kinds in format.txt");
 	cr_assert_not_null(strstr(sec, "bit 0: ljlog turned the JIT off"));
 	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));
@@ -348,7 +350,7 @@ Test(format, record_kinds)
 		at = x;
 	}
 	free(sec);
-	sec = section(doc, "kind 7  HOSTSYM", "Merging a sample's stacks");
+	sec = section(doc, "kind 7  HOSTSYM", "kind 8  STACK");
 	const char *hf[] = {"ID     id", "uleb   address", "str    name",
 			    "str    object", "uleb   flags"};
 	at = sec;
@@ -357,6 +359,19 @@ Test(format, record_kinds)
 		cr_assert_not_null(x, "HOSTSYM field '%s' (in order)", hf[i]);
 		at = x;
 	}
+	free(sec);
+	/* STACK (version 6): its fields in order, and the ID rule. */
+	sec = section(doc, "kind 8  STACK", "Merging a sample's stacks");
+	const char *sf[] = {"ID     id",   "ID     parent", "uleb   nlua",
+			    "ID     func", "uleb   line",   "uleb   nhost",
+			    "ID     sym",  "more than 4096"};
+	at = sec;
+	for (size_t i = 0; i < sizeof sf / sizeof sf[0]; i++) {
+		const char *x = strstr(at, sf[i]);
+		cr_assert_not_null(x, "STACK field '%s' (in order)", sf[i]);
+		at = x;
+	}
+	cr_assert_eq(STACKS_MAX, 4096u, "the doc says 4096 stacks per VM");
 	free(sec);
 	free(h);
 	free(doc);

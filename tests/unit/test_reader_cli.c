@@ -397,13 +397,16 @@ Test(cli, samples_check_and_dump)
 {
 	const char *p = sampled_log();
 	char *out = out_of(LJLOG " check %s", p);
-	cr_assert_not_null(strstr(out, ": ok: complete, 5 blocks, 4 events, 1 "
+	cr_assert_not_null(strstr(out, ": ok: complete, 6 blocks, 4 events, 1 "
 				       "VM, 6 samples (2 dropped)"),
 			   "%s", out);
 	free(out);
 	out = out_of(LJLOG " dump -v %s", p);
 	const char *want[] = {
 	    "block 3 at offset",
+	    ": MAPPING, ",
+	    "  STACK 1048578 lua 3 [4:0 3:13 2:30] host 5 [14 13 12 11 10]",
+	    "block 4 at offset",
 	    ": SAMPLES, ",
 	    "  vm 1, 6 samples, base_ts 100, thread 77, signals 8, dropped 2",
 	    "  TRACE 20 traceno 1 proto 3 (app.lua:10) line 12 root 0",
@@ -414,11 +417,12 @@ Test(cli, samples_check_and_dump)
 	    "VM TRACE_ABORT traceno 2 proto 3 (app.lua:10) line 14 reason 7 "
 	    "\"NYI: bytecode \\\"72\\\"\"",
 	    "VM TRACE_FLUSH",
-	    "    ts 103 state c lua 3 [io.write, app.lua:13, app.lua:30] host 5 "
+	    "    ts 103 state c stack 1048578 lua 3 [io.write, app.lua:13, app.lua:30] host 5 "
 	    "[memcpy+/lib/libc.so.6, l_write+/usr/lib/lua.so, (luajit "
 	    "interpreter)+/usr/lib/libluajit.so, "
 	    "lua_pcall+/usr/lib/libluajit.so, main+/usr/bin/luajit]",
-	    "    ts 104 state trace trace 20 (traceno 1) lua 2 [app.lua:12, "
+	    "    ts 104 state trace stack 1048579 trace 20 (traceno 1) lua 2 "
+	    "[app.lua:12, "
 	    "app.lua:30] host 0 []",
 	    "    ts 105 state idle lua 0 [] host 0 []",
 	    "0x7000+/usr/lib/libfoo.so",

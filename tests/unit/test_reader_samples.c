@@ -172,10 +172,13 @@ enum {
 
 /* Test thread. INTRO and the mapping: HOSTSYMs first, the CFUNC at the
 ** address of one of them in a later block. */
+static uint64_t begin_version; /* INTRO version of begin's logs, 0: ours */
+
 static void begin(struct lblog *l)
 {
 	struct lbmap m;
 	lblog_init(l);
+	l->version = begin_version;
 	lblog_intro(l, 7);
 	map_begin(&m, VM);
 	map_vm(&m, VM, 100, 1000, 0);
@@ -497,14 +500,17 @@ Test(samples, proto_names_by_version)
 /* -- Corruption -------------------------------------------------------------------- */
 
 /* Test thread. The standard mapping, then one SAMPLES block of the samples
-** in s with the given header, then END; decode it. */
+** in s with the given header, then END; decode it. A version 5 log: these
+** corrupt the inline frames (a version 6 sample names a STACK, below). */
 static int bad_samples(struct lbsam *s, uint64_t vm, uint64_t count,
 		       uint64_t signals, uint64_t dropped, size_t cut,
 		       char *err, size_t errlen)
 {
 	struct lblog l;
 	struct sseen seen;
+	begin_version = 5;
 	begin(&l);
+	begin_version = 0;
 	s->p.len -= cut;
 	lblog_samples_raw(&l, vm, count, 0, 1, signals, dropped, s);
 	lblog_end(&l);
@@ -734,7 +740,7 @@ Test(samples, end_samples_dropped_checked)
 	l.samples_dropped = 1;
 	lblog_end(&l);
 	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), -EBADMSG);
-	cr_assert_not_null(strstr(err, "block 4 (END)"), "%s", err);
+	cr_assert_not_null(strstr(err, "block 5 (END)"), "%s", err);
 	cr_assert_not_null(strstr(err, "END counts 1 samples dropped, the "
 				       "SAMPLES blocks count 2"),
 			   "%s", err);
