@@ -48,6 +48,24 @@ fail() {
 	exit 1
 }
 
+# The seeds are real logs of this format: each reads as it was made (a
+# format change must remake them: tests/fuzz/mkcorpus.sh BUILDDIR).
+ljlog=$top_builddir/ljlog
+for f in "$seeds"/*.ljlog; do
+	case ${f##*/} in
+	cut.ljlog) want=1 ;;     # cut inside a block: truncated
+	stopped.ljlog) want=4 ;; # a write error stopped it
+	*) want=0 ;;
+	esac
+	"$ljlog" check "$f" >"$T/check.out" 2>&1
+	got=$?
+	[ "$got" = "$want" ] || {
+		cat "$T/check.out" >&2
+		fail "seed ${f##*/}: ljlog check exits $got, not $want (remake the corpus: tests/fuzz/mkcorpus.sh BUILDDIR)"
+	}
+done
+echo "ok: fuzz: every seed checks as made"
+
 # Every regression input and every seed, once each.
 inputs=("$seeds"/*)
 [ -d "$regress" ] && inputs+=("$regress"/*)
