@@ -394,12 +394,12 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
 				 o.wall, serr, sizeof serr) < 0)
 			fprintf(stderr, "ljlog: %s\n", serr);
-		else
+		else if (!o.nolines)
 			vm->jitlines = jitev_lines_on(L);
 	}
 	/* An allocation in compiled code is charged to the snapshot before
 	** its call: with a snapshot per line, that is its own line. */
-	if ((o.events & OPTS_ALLOC) && !vm->jitlines)
+	if ((o.events & OPTS_ALLOC) && !vm->jitlines && !o.nolines)
 		vm->jitlines = jitev_lines_on(L);
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	if (!o.vmtrim) {

@@ -10,7 +10,7 @@
 
 static const char valid_list[] =
     "calls, alloc, gc, sample[=INTERVAL], host, nohost, wall, jit, nodefaults, "
-    "keepjit, vmtrim, file=PATH, buffer=SIZE, "
+    "keepjit, nolines, vmtrim, file=PATH, buffer=SIZE, "
     "flush=INTERVAL";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -129,6 +129,8 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 			*nodefaults = 1;
 		else if (word_is(s, len, "keepjit"))
 			o->keepjit = 1;
+		else if (word_is(s, len, "nolines"))
+			o->nolines = 1;
 		else if (word_is(s, len, "vmtrim"))
 			o->vmtrim = 1;
 		else if (word_is(s, len, "sample"))

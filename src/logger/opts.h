@@ -31,6 +31,7 @@
 struct opts {
 	unsigned events;	  /* OPTS_* families */
 	int keepjit;		  /* calls: leave the JIT on */
+	int nolines;		  /* sample, alloc: no per-line snapshots */
 	int vmtrim;		  /* let LuaJIT's allocator trim its heap */
 	int nohost;		  /* sample: no host (C) stacks */
 	int wall;		  /* sample: wall-clock time, not CPU time */

@@ -53,6 +53,8 @@ Test(opts, families)
 	cr_assert_eq(ok("calls,alloc").events, OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:keepjit").keepjit, 1);
 	cr_assert_eq(ok("log:vmtrim").vmtrim, 1);
+	cr_assert_eq(ok("log:sample,nolines").nolines, 1);
+	cr_assert_eq(ok("log:sample").nolines, 0);
 	cr_assert_eq(ok("log:vmtrim").events, OPTS_DEFAULTS);
 	cr_assert_eq(ok("log:calls").vmtrim, 0);
 	cr_assert_eq(ok("log:keepjit").events, OPTS_DEFAULTS);
