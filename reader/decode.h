@@ -111,11 +111,15 @@ struct decode_obj {
 			uint64_t flags; /* FORMAT_HOST_VM */
 		} host;
 		struct {
-			/* version 6: a sample's frames, the parent's included;
-			** parent: the STACK it extends */
+			/* version 6: the frames this record adds (own_*),
+			** innermost first, and the totals with the parent's
+			** (nlua, nhost): a sample's frames are the own ones,
+			** then the parent's, and so on up. Kept unexpanded:
+			** memory in proportion to the log. */
 			uint32_t nlua, nhost;
-			struct decode_lua_frame *lua; /* innermost first */
-			struct decode_obj **host;     /* HOSTSYMs, same */
+			uint32_t own_lua, own_host;
+			struct decode_lua_frame *lua; /* own Lua frames */
+			struct decode_obj **host;     /* own HOSTSYMs */
 			struct decode_obj *parent;    /* or NULL */
 		} stack;
 	} u;

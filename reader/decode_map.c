@@ -159,7 +159,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 				   "STACK record %u: %u Lua frames with its "
 				   "parent's, more than the reader accepts",
 				   o->id, n + pn);
-	struct decode_lua_frame *lua = dec_alloc(d, (n + pn) * sizeof *lua + 1);
+	struct decode_lua_frame *lua = dec_alloc(d, n * sizeof *lua + 1);
 	if (!lua)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < n; j++) {
@@ -180,8 +180,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 					     : "not defined before use");
 		lua[j].func = f;
 	}
-	if (pn)
-		memcpy(lua + n, par->u.stack.lua, pn * sizeof *lua);
+	o->u.stack.own_lua = n;
 	o->u.stack.nlua = n + pn;
 	o->u.stack.lua = lua;
 	if ((rc = stack_count(d, b, c, o, "nhost", 1, &n)) != 0)
@@ -192,7 +191,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 				   "STACK record %u: %u host frames with its "
 				   "parent's, more than the reader accepts",
 				   o->id, n + pn);
-	struct decode_obj **host = dec_alloc(d, (n + pn) * sizeof *host + 1);
+	struct decode_obj **host = dec_alloc(d, n * sizeof *host + 1);
 	if (!host)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint32_t j = 0; j < n; j++) {
@@ -209,8 +208,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 					     : "not defined before use");
 		host[j] = h;
 	}
-	if (pn)
-		memcpy(host + n, par->u.stack.host, pn * sizeof *host);
+	o->u.stack.own_host = n;
 	o->u.stack.nhost = n + pn;
 	o->u.stack.host = host;
 	o->u.stack.parent = par;

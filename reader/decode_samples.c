@@ -41,6 +41,23 @@ static void inline_frames(struct decode_sample *sm,
 	sm->inlined = m;
 }
 
+/* Any thread. A version 6 sample's frames: st's own, then its parent's and
+** so on up, into the decoder's frame arrays (st's totals were checked
+** against DECODE_MAX_FRAMES when it was defined). */
+static void stack_frames(const struct decode_obj *st,
+			 struct decode_lua_frame *lua, struct decode_obj **host)
+{
+	uint32_t nl = 0, nh = 0;
+	for (; st; st = st->u.stack.parent) {
+		memcpy(lua + nl, st->u.stack.lua,
+		       st->u.stack.own_lua * sizeof *lua);
+		memcpy(host + nh, st->u.stack.host,
+		       st->u.stack.own_host * sizeof *host);
+		nl += st->u.stack.own_lua;
+		nh += st->u.stack.own_host;
+	}
+}
+
 /* Any thread. Decode a SAMPLES payload, one sink call per sample. */
 int dec_samples(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
@@ -157,10 +174,9 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 					goto bad_id;
 				}
 				sm.stack = o;
+				stack_frames(o, lua, host);
 				sm.nlua = o->u.stack.nlua;
 				sm.nhost = o->u.stack.nhost;
-				sm.lua = o->u.stack.lua;
-				sm.host = o->u.stack.host;
 			}
 			v = 0;
 			if (sm.state == FORMAT_STATE_TRACE)
@@ -236,14 +252,8 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			host[j] = o;
 		}
 	frames_done:
-		if (sm.trace && sm.pcofs) {
-			/* The STACK's frames stay as they are: edit a copy. */
-			if (sm.lua != lua) {
-				memcpy(lua, sm.lua, sm.nlua * sizeof *lua);
-				sm.lua = lua;
-			}
+		if (sm.trace && sm.pcofs)
 			inline_frames(&sm, lua);
-		}
 		if (fn && (rc = fn(ud, &sm)) != 0)
 			return rc;
 	}

@@ -231,13 +231,13 @@ static int on_record(void *ud, struct decode_obj *o)
 	case FORMAT_REC_STACK:
 		if (o->u.stack.parent)
 			printf(" parent %u", o->u.stack.parent->id);
-		printf(" lua %u [", o->u.stack.nlua);
-		for (uint32_t i = 0; i < o->u.stack.nlua; i++)
+		printf(" lua %u [", o->u.stack.own_lua);
+		for (uint32_t i = 0; i < o->u.stack.own_lua; i++)
 			printf("%s%u:%" PRIu64, i ? " " : "",
 			       o->u.stack.lua[i].func->id,
 			       o->u.stack.lua[i].line);
-		printf("] host %u [", o->u.stack.nhost);
-		for (uint32_t i = 0; i < o->u.stack.nhost; i++)
+		printf("] host %u [", o->u.stack.own_host);
+		for (uint32_t i = 0; i < o->u.stack.own_host; i++)
 			printf("%s%u", i ? " " : "", o->u.stack.host[i]->id);
 		putchar(']');
 		break;

@@ -2,7 +2,8 @@
 # ljlog e2e: allocations made by compiled code are charged to the line that
 # allocates, not to the line where the trace started. The per-line split of
 # allocations with the JIT on must match the exact one with the JIT off
-# (within 3 percentage points), on binary-trees (alloc_trace.lua) and on a
+# (within 3 percentage points), on binary-trees (bench/binarytrees.lua:
+# its two table constructors allocate half the tables each) and on a
 # loop whose trace inlines the functions that allocate
 # (alloc_trace_inline.lua); the JIT-on runs must really have allocated in
 # traces. Without the return address into the trace (the stack search
@@ -47,15 +48,15 @@ trace_allocs() {
 	ljlog dump -v "$1" | grep -c ' ALLOC site trace .* at +[0-9]* ->' || true
 }
 
-for prog in "alloc_trace.lua 10" "alloc_trace_inline.lua"; do
+for prog in "$top_srcdir/bench/binarytrees.lua 10" "$E2E/alloc_trace_inline.lua"; do
 	set -- $prog
-	name=$1
+	name=${1##*/}
 	for jit in on off; do
 		log=$T/$jit.ljlog
 		rm -f "$log"
 		flag=
 		[ "$jit" = off ] && flag=-joff
-		profile "file=$log,nodefaults,alloc" $flag "$E2E/$name" ${2:-} \
+		profile "file=$log,nodefaults,alloc" $flag "$1" ${2:-} \
 			>"$T/out" 2>"$T/err" ||
 			{ show "$T/err"; fail "[$name, JIT $jit] the profiled run failed"; }
 		check_complete "$log"
@@ -72,7 +73,7 @@ done
 # No return address found: the trace, never a line.
 log=$T/noscan.ljlog
 LJLOG_TEST_TRACE_SCAN=0 profile "file=$log,nodefaults,alloc" \
-	"$E2E/alloc_trace.lua" 10 >"$T/out" 2>"$T/err" ||
+	"$top_srcdir/bench/binarytrees.lua" 10 >"$T/out" 2>"$T/err" ||
 	{ show "$T/err"; fail "[no scan] the profiled run failed"; }
 check_complete "$log"
 report_json "$log" "$T/noscan.json"
@@ -85,7 +86,7 @@ tr = [s for s in sites if re.fullmatch(r"trace \d+ \(started at line \d+\)", s["
 for s in tr:
     print(f"  {s['function']} ({s['file']}): {s['alloc_count']} allocs, line {s['line']}")
     assert s["line"] == 0 and s["kind"] == "internal", s
-    assert s["file"].endswith("alloc_trace.lua"), s
+    assert s["file"].endswith("binarytrees.lua"), s
 n = sum(s["alloc_count"] for s in tr)
 # most tables are made by compiled code
 assert n > total / 2, (n, total)

@@ -580,3 +580,21 @@ void lblog_samples(struct lblog *l, uint64_t vm, uint64_t base_ts,
 	lblog_samples_raw(l, vm, s->count, base_ts, thread, s->count + dropped,
 			  dropped, s);
 }
+
+#include <malloc.h>
+#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizer runtime's count (sanitizer/allocator_interface.h, which
+** GCC does not ship; libasan exports the function). */
+size_t __sanitizer_get_current_allocated_bytes(void);
+#endif
+
+/* Test thread. See logbuild.h. */
+size_t lb_heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return __sanitizer_get_current_allocated_bytes();
+#else
+	struct mallinfo2 mi = mallinfo2();
+	return mi.uordblks + mi.hblkhd;
+#endif
+}

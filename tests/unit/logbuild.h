@@ -169,4 +169,8 @@ void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
 		       uint64_t base_ts, uint64_t thread, uint64_t signals,
 		       uint64_t dropped, struct lbsam *s);
 
+/* Test thread. Bytes of heap in use now (malloc's own count, or ASan's
+** under ASan): what a reader holds, for tests of its memory. */
+size_t lb_heap_in_use(void);
+
 #endif

@@ -1037,24 +1037,6 @@ Test(reader, mutated_logs_never_crash)
 ** as the heap in use (malloc's own count, or ASan's under ASan) while the
 ** decoder still holds everything. */
 
-#include <malloc.h>
-#if defined(__SANITIZE_ADDRESS__)
-/* The sanitizer runtime's count (sanitizer/allocator_interface.h, which
-** GCC does not ship; libasan exports the function). */
-size_t __sanitizer_get_current_allocated_bytes(void);
-#endif
-
-/* Test thread. Bytes of heap in use now. */
-static size_t heap_in_use(void)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	return __sanitizer_get_current_allocated_bytes();
-#else
-	struct mallinfo2 mi = mallinfo2();
-	return mi.uordblks + mi.hblkhd;
-#endif
-}
-
 /* Test thread. Decode path (then unlink it); *held gets the heap the
 ** reader and decoder hold at the end, *found whether ID `id` is defined
 ** then. Returns decode_run's result, message in err. */
@@ -1063,11 +1045,11 @@ static int run_heap(const char *path, uint64_t id, size_t *held, int *found,
 {
 	struct reader *r;
 	struct decode *d;
-	size_t before = heap_in_use();
+	size_t before = lb_heap_in_use();
 	cr_assert_eq(reader_open(&r, path, 0, err, errlen), 0, "%s", err);
 	cr_assert_eq(decode_new(&d, NULL), 0);
 	int rc = decode_run(r, d, err, errlen);
-	size_t now = heap_in_use();
+	size_t now = lb_heap_in_use();
 	*held = now > before ? now - before : 0;
 	*found = decode_lookup(d, id) != NULL;
 	decode_free(d);

@@ -7,6 +7,7 @@
 ** stacks, from both.
 */
 #include <criterion/criterion.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -417,4 +418,67 @@ Test(stacks, bad_stacks_are_corrupt)
 		reader_close(r);
 		unlink(path);
 	}
+}
+
+/* A STACK that extends a deep one costs what its record adds, not its
+** parent's frames again: a chain of 4000 one-frame STACKs, then 20000
+** STACKs of no frame of their own under the deepest (about 7 bytes each;
+** copying the parent's frames would hold 64 KiB each, 1.3 GB in all). The
+** heap the decoder holds stays in proportion to the log, and a sample of
+** the deepest STACK still reads all 4000 frames. */
+Test(stacks, deep_parents_are_not_copied)
+{
+	enum { DEPTH = 4000, WIDE = 20000, BATCH = 1000, ID0 = 1000 };
+	struct lblog l;
+	struct lbmap m;
+	struct lb s = {0};
+	struct reader *r;
+	struct decode *d;
+	struct seen seen = {0};
+	struct decode_sink sink = {.sample = on_sample, .ud = &seen};
+	char err[512];
+	begin(&l, FORMAT_VERSION);
+	for (unsigned k = 0; k < DEPTH + WIDE; k++) {
+		if (k % BATCH == 0)
+			map_begin(&m, VM);
+		lb_u8(&m.p, FORMAT_REC_STACK);
+		lb_uleb(&m.p, ID0 + k);
+		lb_uleb(&m.p, k == 0	  ? 0
+			      : k < DEPTH ? ID0 + k - 1
+					  : ID0 + DEPTH - 1);
+		lb_uleb(&m.p, k < DEPTH);
+		if (k < DEPTH) {
+			lb_uleb(&m.p, P0 + k % NPROTO);
+			lb_uleb(&m.p, 10 * (k % NPROTO) + 1);
+		}
+		lb_uleb(&m.p, 0);
+		if (k % BATCH == BATCH - 1)
+			lblog_mapping(&l, &m);
+	}
+	lb_uleb(&s, 1);
+	lb_u8(&s, FORMAT_STATE_INTERP);
+	lb_uleb(&s, ID0 + DEPTH + WIDE - 1);
+	struct lbsam sm = {.p = s, .count = 1};
+	lblog_samples(&l, VM, 0, 1, 0, &sm);
+	const char *path = finish(&l);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	size_t before = lb_heap_in_use();
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	cr_assert_eq(decode_run(r, d, err, sizeof err), 0, "%s", err);
+	size_t now = lb_heap_in_use(), held = now > before ? now - before : 0;
+	cr_assert_eq(seen.samples, 1);
+	/* ~0, ts, state, trace, pcofs, inlined, nlua, then func, line... */
+	cr_assert_eq(seen.w[6], DEPTH, "the sample has %llu Lua frames",
+		     (unsigned long long)seen.w[6]);
+	cr_assert_eq(seen.w[7], P0 + (DEPTH - 1) % NPROTO, "innermost");
+	cr_assert_eq(seen.w[7 + 2 * (DEPTH - 1)], P0, "outermost");
+	cr_assert_lt(held, 64 * (size_t)st.st_size + (8u << 20),
+		     "decoder holds %zu bytes for a %lld-byte log", held,
+		     (long long)st.st_size);
+	free(seen.w);
+	decode_free(d);
+	reader_close(r);
+	unlink(path);
 }
