@@ -301,6 +301,21 @@ Test(flush, ids_are_defined_once_across_flushes)
 	rig_free(&r);
 }
 
+/* Test thread. Run code (a loop the JIT compiles) as chunk name; its
+** first compiled trace. */
+static GCtrace *run_compiled(lua_State *L, const char *code, const char *name)
+{
+	cr_assert_eq(luaL_loadbuffer(L, code, strlen(code), name), 0);
+	cr_assert_eq(lua_pcall(L, 0, 1, 0), 0);
+	jit_State *J = G2J(G(L));
+	GCtrace *T = NULL;
+	for (MSize i = 1; i < J->sizetrace && !T; i++)
+		if (gcref(J->trace[i]))
+			T = gco2trace(gcref(J->trace[i]));
+	cr_assert_not_null(T, "the loop was compiled");
+	return T;
+}
+
 Test(flush, trace_stop_writes_the_trace_with_its_snapshots)
 {
 	struct rig r;
@@ -312,14 +327,7 @@ Test(flush, trace_stop_writes_the_trace_with_its_snapshots)
 			   "local s = 0\n"
 			   "for i = 1, 2000 do s = s + f(i) end\n"
 			   "return s\n";
-	cr_assert_eq(luaL_loadbuffer(L, code, strlen(code), "@loop.lua"), 0);
-	cr_assert_eq(lua_pcall(L, 0, 1, 0), 0);
-	jit_State *J = G2J(G(L));
-	GCtrace *T = NULL;
-	for (MSize i = 1; i < J->sizetrace && !T; i++)
-		if (gcref(J->trace[i]))
-			T = gco2trace(gcref(J->trace[i]));
-	cr_assert_not_null(T, "the loop was compiled");
+	GCtrace *T = run_compiled(L, code, "@loop.lua");
 	cr_assert_gt(T->nsnap, 0);
 	rec(&r, BUF_TRACE_STOP, T->traceno, (uintptr_t)T, 0, 0, 0, 0);
 	rig_flush(&r);
@@ -346,14 +354,7 @@ Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
 			   "local t = {}\n"
 			   "for i = 1, 2000 do t[i % 8 + 1] = f(i) end\n"
 			   "return #t\n";
-	cr_assert_eq(luaL_loadbuffer(L, code, strlen(code), "@alloc.lua"), 0);
-	cr_assert_eq(lua_pcall(L, 0, 1, 0), 0);
-	jit_State *J = G2J(G(L));
-	GCtrace *T = NULL;
-	for (MSize i = 1; i < J->sizetrace && !T; i++)
-		if (gcref(J->trace[i]))
-			T = gco2trace(gcref(J->trace[i]));
-	cr_assert_not_null(T, "the loop was compiled");
+	GCtrace *T = run_compiled(L, code, "@alloc.lua");
 	/* The snapshot with the most frames: f inlined into the chunk. */
 	struct tsnap_frame fr[TSNAP_MAX_FRAMES], best[TSNAP_MAX_FRAMES];
 	int nbest = 0;
