@@ -262,7 +262,8 @@ done:
 
 /* -- The helper thread ---------------------------------------------------------- */
 
-/* Helper thread, s pinned. 1 when s is worth a drain now: SAMPLE_BATCH
+/* Helper thread, s pinned, caller holds s->hostlock (a drain from another
+** thread writes dropped_done). 1 when s is worth a drain now: SAMPLE_BATCH
 ** entries pending, drops to report, or SAMPLE_BATCH_NS since its last
 ** drain. Fewer, longer SAMPLES blocks: a block's header costs as much as
 ** several samples (doc/format.txt, SAMPLES payload). */
@@ -299,10 +300,9 @@ void *sample_helper_main(void *arg)
 		uint64_t now = clock_now(),
 			 batch = clock_ticks(SAMPLE_BATCH_NS);
 		for (int i = 0; i < n; i++) {
-			if (!drain_due(vms[i], now, batch))
-				continue;
 			pthread_mutex_lock(&vms[i]->hostlock);
-			sample_drain(vms[i]);
+			if (drain_due(vms[i], now, batch))
+				sample_drain(vms[i]);
 			pthread_mutex_unlock(&vms[i]->hostlock);
 		}
 		sample_unpin_all(vms, n);
