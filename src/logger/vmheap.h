@@ -9,7 +9,7 @@
 ** buffers and threads are mapped below the heap) splits the heap, and the
 ** newest segment, unpinned, is then trimmed and faulted back in again and
 ** again; whole segments that became free were unmapped and mapped anew
-** (LuaJIT releases them every 4095 frees of large chunks): binary-trees
+** (LuaJIT releases them every 255 frees of large chunks): binary-trees
 ** ran 20% slower merely attached. So ljlog keeps the allocator's trim
 ** threshold at "never", as LuaJIT itself sets it after a trim finds its
 ** segment pinned, and its release count from reaching 0: the heap behaves
