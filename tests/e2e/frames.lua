@@ -30,7 +30,7 @@ end
 local function loops(t, m)
 	local s = 0
 	for _, v in ipairs(t) do
-		s = s + work(20000) + sq(v)
+		s = s + work(400000) + sq(v)
 	end
 	for _, v in pairs(m) do
 		s = s + sq(v)
@@ -51,7 +51,7 @@ end
 
 local function asserts(x)
 	local y = assert(id(x))
-	local z = work(20000)
+	local z = work(400000)
 	assert(ok(y), "not ok")
 	local q = sq(z)
 	local r = assert(sq(x), "no square")

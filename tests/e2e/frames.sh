@@ -7,7 +7,10 @@
 # a leaf fast function (ipairs' iterator, next, assert, math.floor,
 # tostring, ...) belong to its caller. A leaf's total time is its own: the
 # iterator and assert take a small part of the work() calls that follow
-# them (a 20th of work()'s total at most). The FFUNC records mark exactly
+# them (a quarter of work()'s total at most; under the version 3 rule the
+# iterator would hold the 24 of work()'s 33 calls made in its loops, and
+# with work(400000) a leaf's own time, even under ThreadSanitizer's slower
+# hooks, is far below that). The FFUNC records mark exactly
 # pcall, xpcall, coroutine.resume, coroutine.yield and coroutine.wrap's
 # function CALLBACK. With the version 3 rule (leaves open until a call
 # above them returns) the edges and the totals both fail.
@@ -78,7 +81,7 @@ else:
         f = fn.get(leaf)
         if not f:
             bad.append("no %s in the report" % leaf)
-        elif f["kind"] != "fast" or f["total_ns"] * 20 > work["total_ns"]:
+        elif f["kind"] != "fast" or f["total_ns"] * 4 > work["total_ns"]:
             bad.append("%s: kind %s, total %d ns, work() total %d ns: a leaf's "
                        "total must be far below the calls after it"
                        % (leaf, f["kind"], f["total_ns"], work["total_ns"]))
