@@ -6,6 +6,7 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
+"$top/scripts/setup-tools.sh"
 cd "$top"
 jobs=$(nproc)
 src="$top/third_party/luajit-src"

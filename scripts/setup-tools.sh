@@ -1,0 +1,45 @@
+#!/bin/sh
+# ljlog test tools: what the export tests open ljlog's files with, installed
+# once per machine and skipped when present (scripts/test.sh runs this).
+#   Debian: chromium (headless page tests), golang-go (go tool pprof),
+#           zlib1g-dev (gzip-compressed pprof output and logs)
+#   npm, pinned in tests/tools/package.json + package-lock.json, installed
+#   into tests/tools/node_modules: speedscope (its importer), playwright-core
+#   (drives Debian's chromium), heap-snapshot-toolkit (DevTools' loader)
+# Usage: scripts/setup-tools.sh    (run as root, or with sudo available)
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+pkgs="chromium golang-go zlib1g-dev nodejs npm"
+
+say() { printf 'setup-tools: %s\n' "$*" >&2; }
+die() { printf 'setup-tools: error: %s\n' "$*" >&2; exit 1; }
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install as root: $pkgs"
+	sudo="sudo"
+fi
+
+missing=""
+for p in $pkgs; do
+	case $p in
+	nodejs | npm) command -v "${p%js}" >/dev/null 2>&1 && continue ;;
+	esac
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	say "installing:$missing"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi
+
+tools="$top/tests/tools"
+stamp="$tools/node_modules/.ljlog-installed"
+if [ ! -f "$stamp" ] || [ "$tools/package-lock.json" -nt "$stamp" ]; then
+	say "npm ci in tests/tools (speedscope, playwright-core, heap-snapshot-toolkit)"
+	(cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+		die "npm ci in $tools failed"
+	touch "$stamp"
+fi
