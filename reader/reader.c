@@ -2,6 +2,7 @@
 ** ljlog reader library, layer 1: the block reader.
 ** Reads through one buffer with pread(2); never trusts a length from the file.
 */
+#define _GNU_SOURCE /* O_TMPFILE, mkostemp */
 #include "reader.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Read-ahead while the caller skips payloads: a page, not a payload. */
 #define SKIP_READAHEAD 4096u
@@ -152,6 +154,65 @@ static int fill_wait(struct reader *r, uint64_t off, size_t n, size_t *have)
 	}
 }
 
+/* -- Compressed logs ----------------------------------------------------------- */
+
+/* Any thread. A gzip-compressed log (file=|gzip>out.ljlog.gz): inflate fd
+** into an unlinked temporary file (TMPDIR, else /tmp) and return that, so
+** the reader keeps reading with pread in constant memory. A cut gzip
+** stream keeps what inflated: the block reader then says where the log is
+** truncated. New fd (fd is closed) or -errno with a message in err. */
+static int gunzip_fd(int fd, const char *path, char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	if (!dir || !*dir)
+		dir = "/tmp";
+	int out = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (out < 0) {
+		char tmpl[4096];
+		snprintf(tmpl, sizeof tmpl, "%s/ljlog-gunzip.XXXXXX", dir);
+		out = mkostemp(tmpl, O_CLOEXEC);
+		if (out >= 0)
+			unlink(tmpl);
+	}
+	if (out < 0) {
+		int e = errno;
+		snprintf(err, errlen,
+			 "%s: cannot make a temporary file in %s to inflate "
+			 "the gzip-compressed log: %s",
+			 path, dir, strerror(e));
+		close(fd);
+		return -e;
+	}
+	gzFile gz = gzdopen(fd, "rb");
+	if (!gz) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		close(fd);
+		close(out);
+		return -ENOMEM;
+	}
+	static char chunk[1 << 16];
+	int n, e = 0;
+	while ((n = gzread(gz, chunk, sizeof chunk)) > 0)
+		for (int off = 0; off < n && !e;) {
+			ssize_t w = write(out, chunk + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0)
+				e = errno;
+			else
+				off += (int)w;
+		}
+	gzclose(gz); /* closes fd */
+	if (e) {
+		snprintf(err, errlen,
+			 "%s: cannot write the inflated log to %s: %s", path,
+			 dir, strerror(e));
+		close(out);
+		return -e;
+	}
+	return out;
+}
+
 /* -- Public ------------------------------------------------------------------ */
 
 /* Any thread. Open path for reading; 0 or -errno with a message in err. */
@@ -177,6 +238,24 @@ int reader_open(struct reader **out, const char *path, unsigned flags,
 		close(r->fd);
 		free(r);
 		return -EISDIR;
+	}
+	unsigned char magic[2];
+	if (pread(r->fd, magic, 2, 0) == 2 && magic[0] == 0x1f &&
+	    magic[1] == 0x8b) {
+		if (flags & READER_FOLLOW) {
+			snprintf(err, errlen,
+				 "%s: a gzip-compressed log cannot be followed "
+				 "while it grows; follow the uncompressed log",
+				 path);
+			close(r->fd);
+			free(r);
+			return -EINVAL;
+		}
+		if ((r->fd = gunzip_fd(r->fd, path, err, errlen)) < 0) {
+			int e = r->fd;
+			free(r);
+			return e;
+		}
 	}
 	r->flags = flags;
 	r->readahead = READER_DEFAULT_READAHEAD;

@@ -1,8 +1,7 @@
 #!/bin/sh
 # ljlog test tools: what the export tests open ljlog's files with, installed
 # once per machine and skipped when present (scripts/test.sh runs this).
-#   Debian: chromium (headless page tests), golang-go (go tool pprof),
-#           zlib1g-dev (gzip-compressed pprof output and logs)
+#   Debian: chromium (headless page tests), golang-go (go tool pprof)
 #   npm, pinned in tests/tools/package.json + package-lock.json, installed
 #   into tests/tools/node_modules: speedscope (its importer), playwright-core
 #   (drives Debian's chromium), heap-snapshot-toolkit (DevTools' loader)
@@ -10,7 +9,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs="chromium golang-go zlib1g-dev nodejs npm"
+pkgs="chromium golang-go nodejs npm"
 
 say() { printf 'setup-tools: %s\n' "$*" >&2; }
 die() { printf 'setup-tools: error: %s\n' "$*" >&2; exit 1; }

@@ -9,7 +9,7 @@ deps="$top/third_party"
 # lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh;
 # clang, libclang-rt-dev (libFuzzer, sanitizers): the reader's fuzzer, tests/fuzz.
 # strace: tests/e2e/vmheap.sh counts the VM allocator's heap trims.
-pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev libcriterion-dev
+pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev zlib1g-dev libcriterion-dev
 autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3
 clang libclang-rt-dev strace
 lua-check lua-ldoc lua-penlight"

@@ -3,6 +3,8 @@
 */
 #include "blocks/writer.h"
 
+#include "blocks/target.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -66,6 +68,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct {
 	int fd;	     /* -1 when closed */
+	pid_t child; /* file=|COMMAND: its shell (blocks/target.h) */
 	int err;     /* sticky -errno */
 	int regular; /* a regular file: a torn tail can be cut off */
 	/* Bytes the log may reach: RLIMIT_FSIZE less END_ROOM, else
@@ -178,6 +181,7 @@ static void at_fork_child(void)
 	if (out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;
+	out.child = 0; /* the parent's command, not ours to wait for */
 }
 
 /* Caller holds the global lock. Note whether fd is a regular file, and the
@@ -269,11 +273,13 @@ static void stop(int r)
 	(void)!ftruncate(out.fd, (off_t)out.bytes);
 }
 
-/* Caller holds the global lock. Create path and write magic + INTRO. */
-int writer_open(const char *path, const struct writer_intro *in, char *err,
-		size_t errlen)
+/* Caller holds the global lock. Open the target (blocks/target.h) and write
+** magic + INTRO. */
+int writer_open(const char *path, int fd, const struct writer_intro *in,
+		char *err, size_t errlen)
 {
 	struct wbuf b = {0};
+	struct target t;
 	char exe[4096];
 	ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
 	if (el < 0)
@@ -284,13 +290,10 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	static int atfork_set;
 	if (!atfork_set)
 		atfork_set = pthread_atfork(NULL, NULL, at_fork_child) == 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		int e = errno;
-		snprintf(err, errlen, "cannot open '%s' for writing: %s", path,
-			 strerror(e));
-		return -e;
-	}
+	int r = target_open(&t, path, fd, err, errlen);
+	if (r < 0)
+		return r;
+	fd = t.fd;
 	uint8_t *p = wbuf_room(&b, FORMAT_MAGIC_LEN);
 	if (!p)
 		goto nomem;
@@ -313,15 +316,16 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	p = put_clock(p, &in->clock);
 	b.len = (size_t)(p - b.p);
 	writer_block_end(&b, off, FORMAT_KIND_INTRO);
-	int r = write_all(fd, b.p, b.len);
+	r = write_all(fd, b.p, b.len);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot write '%s': %s", path,
 			 strerror(-r));
-		close(fd);
+		target_close(&t, path);
 		wbuf_free(&b);
 		return r;
 	}
 	out.fd = fd;
+	out.child = t.child;
 	out.err = 0;
 	out.now = in->now;
 	set_limit(fd);
@@ -336,7 +340,7 @@ int writer_open(const char *path, const struct writer_intro *in, char *err,
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory");
-	close(fd);
+	target_close(&t, path);
 	wbuf_free(&b);
 	return -ENOMEM;
 }
@@ -389,12 +393,11 @@ int writer_close(const struct writer_clock *c)
 			out.err = -ENOMEM;
 		wbuf_free(&b);
 	}
-	int r = 0; /* a write failure was reported when it happened */
-	if (close(out.fd) < 0) {
-		r = -errno;
-		fprintf(stderr, "ljlog: closing '%s' failed: %s\n", out.path,
-			strerror(-r));
-	}
+	/* A write failure was reported when it happened; target_close says
+	** if the close fails or the command does. */
+	struct target t = {out.fd, out.child};
+	int r = target_close(&t, out.path);
 	out.fd = -1;
+	out.child = 0;
 	return r;
 }

@@ -69,10 +69,11 @@ int writer_is_open(void);
 /* Caller holds the global lock. The open file's path ("" when closed). */
 const char *writer_path(void);
 
-/* Caller holds the global lock. Create path and write magic + INTRO; 0 or
-** -errno with a message in err. */
-int writer_open(const char *path, const struct writer_intro *in, char *err,
-		size_t errlen);
+/* Caller holds the global lock. Open the log (blocks/target.h: fd >= 0 an
+** inherited descriptor named by path, else path "|COMMAND" or a file) and
+** write magic + INTRO; 0 or -errno with a message in err. */
+int writer_open(const char *path, int fd, const struct writer_intro *in,
+		char *err, size_t errlen);
 
 /* Caller holds the global lock. Write the blocks in b (nblocks of them,
 ** holding nevents events) with one write(2). SIGPIPE and SIGXFSZ that the

@@ -311,7 +311,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	}
 	if ((r = check_vm(L, err, errlen)) < 0)
 		return r;
-	if (opts_expand_file(o.file, getpid(), path, sizeof path) < 0) {
+	if (o.fd >= 0)
+		snprintf(path, sizeof path, "fd=%d", o.fd);
+	else if (opts_expand_file(o.file, getpid(), path, sizeof path) < 0) {
 		snprintf(err, errlen, "file name too long: '%.200s'", o.file);
 		return -ENAMETOOLONG;
 	}
@@ -352,7 +354,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 					  {0, 0, 0},
 					  clock_pair_now};
 		clock_pair_now(&in.clock);
-		if ((r = writer_open(path, &in, err, errlen)) < 0) {
+		if ((r = writer_open(path, o.fd, &in, err, errlen)) < 0) {
 			writer_unlock();
 			vm_free(vm);
 			return r;

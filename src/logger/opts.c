@@ -10,7 +10,7 @@
 
 static const char valid_list[] =
     "calls, alloc, gc, sample[=INTERVAL], host, nohost, wall, jit, nodefaults, "
-    "keepjit, nolines, vmtrim, file=PATH, buffer=SIZE, "
+    "keepjit, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, buffer=SIZE, "
     "flush=INTERVAL";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -144,7 +144,7 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 		else if (word_is(s, len, "wall"))
 			o->wall = 1;
 		else if (word_is(s, len, "file") || word_is(s, len, "buffer") ||
-			 word_is(s, len, "flush"))
+			 word_is(s, len, "flush") || word_is(s, len, "fd"))
 			return fail(
 			    err, errlen,
 			    "option '%s' needs a value, like file=PATH, "
@@ -165,6 +165,15 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 				    s, kl);
 		memcpy(o->file, val, vl);
 		o->file[vl] = '\0';
+	} else if (word_is(s, kl, "fd")) {
+		uint64_t fd;
+		if (vl == 0 || digits(val, vl, &fd) != vl || fd > 1u << 20)
+			return fail(
+			    err, errlen,
+			    "bad descriptor in '%s': use a number, like "
+			    "fd=3 (valid: %s)",
+			    s, len);
+		o->fd = (int)fd;
 	} else if (word_is(s, kl, "buffer")) {
 		uint64_t b;
 		if (opts_parse_size(val, vl, &b) < 0 || b < OPTS_MIN_BUFFER ||
@@ -208,6 +217,7 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 	o->buffer = OPTS_DEFAULT_BUFFER;
 	o->flush_ns = OPTS_DEFAULT_FLUSH_NS;
 	o->sample_ns = OPTS_DEFAULT_SAMPLE_NS;
+	o->fd = -1;
 	snprintf(o->file, sizeof o->file, "%s", OPTS_DEFAULT_FILE);
 	if (err && errlen)
 		err[0] = '\0';

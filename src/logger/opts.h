@@ -38,7 +38,9 @@ struct opts {
 	uint64_t sample_ns;	  /* sample: interval of thread CPU time */
 	size_t buffer;		  /* per-VM event buffer bytes */
 	uint64_t flush_ns;	  /* flush interval, 0: only when full */
-	char file[OPTS_FILE_MAX]; /* output path, %p not yet expanded */
+	char file[OPTS_FILE_MAX]; /* output path or |COMMAND, %p not yet
+				  ** expanded */
+	int fd;			  /* fd=N: an inherited descriptor, else -1 */
 };
 
 /* Any context. Parse s ("log:calls,file=x" or "calls,file=x"); 0 or -EINVAL

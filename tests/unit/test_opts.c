@@ -89,6 +89,9 @@ Test(opts, file_buffer_flush)
 	cr_assert_str_eq(o.file, "|gzip > x.gz");
 	cr_assert_eq(ok("log:buffer=1m").buffer, 1u << 20);
 	cr_assert_eq(ok("log:flush=0").flush_ns, 0);
+	cr_assert_eq(ok("log").fd, -1, "no fd= means none");
+	cr_assert_eq(ok("log:fd=3").fd, 3);
+	cr_assert_eq(ok("log:fd=0").fd, 0);
 }
 
 Test(opts, durations)
@@ -161,6 +164,14 @@ Test(opts, bad_options_name_it_and_list_valid)
 	cr_assert_not_null(strstr(err, "100us"), "%s", err);
 	bad("log:sample=2s", err, sizeof err);
 	cr_assert_not_null(strstr(err, "sample=2s"), "%s", err);
+	bad("log:fd=x", err, sizeof err);
+	cr_assert_not_null(strstr(err, "bad descriptor in 'fd=x'"), "%s", err);
+	bad("log:fd=", err, sizeof err);
+	cr_assert_not_null(strstr(err, "fd="), "%s", err);
+	bad("log:fd=-1", err, sizeof err);
+	bad("log:fd=3x", err, sizeof err);
+	bad("log:fd", err, sizeof err);
+	cr_assert_not_null(strstr(err, "'fd'"), "%s", err);
 	bad("log:colour=red", err, sizeof err);
 	cr_assert_not_null(strstr(err, "colour=red"), "%s", err);
 	bad("perf:calls", err, sizeof err);
