@@ -22,8 +22,15 @@
 
 static struct logger_vm *vms; /* attached VMs; global lock */
 static int jit_note_said;     /* the JIT-off note is said once */
+static int keep_open;	      /* logger_keep_open: END only at exit */
 
 /* -- Keeping the code loaded ------------------------------------------------------- */
+
+/* Any thread. See logger.h. */
+void logger_keep_open(void)
+{
+	__atomic_store_n(&keep_open, 1, __ATOMIC_RELAXED);
+}
 
 /* Any context. Keep this shared object loaded for the life of the process. */
 void logger_pin(void)
@@ -471,7 +478,8 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 			break;
 		}
 	}
-	if (!vms && writer_is_open() && (r = close_log_locked()) < 0)
+	if (!vms && !__atomic_load_n(&keep_open, __ATOMIC_RELAXED) &&
+	    writer_is_open() && (r = close_log_locked()) < 0)
 		snprintf(err, errlen, "the log is incomplete: %s",
 			 strerror(-r));
 	writer_unlock();

@@ -77,6 +77,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen);
 ** the last VM, write the END block. 0 or -errno with a message in err. */
 int logger_detach(lua_State *L, char *err, size_t errlen);
 
+/* Any thread. The log stays open when the last VM detaches, for the VMs a
+** process makes later (preload attach: a server's VMs come and go); the
+** END is written at exit. */
+void logger_keep_open(void);
+
 /* Any context. Keep this shared object loaded for the life of the process:
 ** hooks and the allocator point into it. */
 void logger_pin(void);

@@ -32,7 +32,8 @@ static void *object_of(const void *p)
 struct vmheap_mstate *vmheap_find(lua_State *L, lua_Alloc f, void *ud)
 {
 	struct vmheap_mstate copy;
-	void *lj = object_of((const void *)(uintptr_t)lua_newstate);
+	/* lua_gettop: ljlog does not interpose it (logger/preload.c). */
+	void *lj = object_of((const void *)(uintptr_t)lua_gettop);
 	uintptr_t u = (uintptr_t)ud, page = (uintptr_t)sysconf(_SC_PAGESIZE);
 
 	/* LuaJIT's allocator lives in LuaJIT's object; its state is a chunk

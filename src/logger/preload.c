@@ -1,0 +1,77 @@
+/*
+** ljlog preload attach: LD_PRELOAD=libljlog.so with LUAJIT_PROFILE set
+** profiles every VM that a host linking LuaJIT dynamically creates
+** (nginx's lua module, any embedder), with no change to the host.
+**
+** libljlog.so defines luaL_newstate and lua_newstate; preloaded, they come
+** first in the process's symbol search and pass to LuaJIT's own (RTLD_NEXT).
+** The new VM gets a one-shot count hook: at its first Lua instruction the
+** host has opened its libraries and registered its own functions (so they
+** are named), and ljlog attaches there. Loaded as a Lua module (RTLD_LOCAL)
+** libljlog interposes nothing; a host that links libljlog and calls
+** ljlog_attach itself before running Lua code is left as it is.
+*/
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "ljlog.h"
+#include "logger/logger.h"
+
+typedef lua_State *(*newstate_fn)(lua_Alloc f, void *ud);
+typedef lua_State *(*lnewstate_fn)(void);
+
+/* VM thread only, in LuaJIT's hook. Attach at the VM's first instruction
+** (once: the hook removes itself). */
+static void first_instruction(lua_State *L, lua_Debug *ar)
+{
+	(void)ar;
+	lua_sethook(L, NULL, 0, 0);
+	const char *env = getenv("LUAJIT_PROFILE");
+	if (!env || !*env || logger_vm_of(G(L)))
+		return;
+	char err[512];
+	logger_keep_open(); /* later VMs join this log */
+	if (logger_attach(L, env, err, sizeof err) < 0)
+		fprintf(stderr,
+			"ljlog: LUAJIT_PROFILE: %s; running unprofiled\n", err);
+}
+
+/* VM thread only. A VM was just made: attach at its first instruction when
+** LUAJIT_PROFILE asks and nothing hooks it yet. */
+static lua_State *arm(lua_State *L)
+{
+	const char *env = getenv("LUAJIT_PROFILE");
+	if (L && env && *env && !logger_vm_of(G(L)) && !lua_gethook(L)) {
+		logger_pin();
+		lua_sethook(L, first_instruction, LUA_MASKCOUNT, 1);
+	}
+	return L;
+}
+
+/* VM thread only. LuaJIT's lua_newstate, then arm. */
+LJLOG_API lua_State *lua_newstate(lua_Alloc f, void *ud)
+{
+	static newstate_fn real;
+	newstate_fn r = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	if (!r) {
+		r = (newstate_fn)dlsym(RTLD_NEXT, "lua_newstate");
+		__atomic_store_n(&real, r, __ATOMIC_RELEASE);
+	}
+	return r ? arm(r(f, ud)) : NULL;
+}
+
+/* VM thread only. LuaJIT's luaL_newstate, then arm. */
+LJLOG_API lua_State *luaL_newstate(void)
+{
+	static lnewstate_fn real;
+	lnewstate_fn r = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	if (!r) {
+		r = (lnewstate_fn)dlsym(RTLD_NEXT, "luaL_newstate");
+		__atomic_store_n(&real, r, __ATOMIC_RELEASE);
+	}
+	return r ? arm(r()) : NULL;
+}
