@@ -69,8 +69,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int fd;	     /* -1 when closed */
 	pid_t child; /* file=|COMMAND: its shell (blocks/target.h) */
-	int err;     /* sticky -errno */
-	int regular; /* a regular file: a torn tail can be cut off */
+	int reopen;  /* forked child: open out.path at the first write */
+	const struct wbuf *pre; /* and write these blocks after its INTRO */
+	int err;		/* sticky -errno */
+	int regular;		/* a regular file: a torn tail can be cut off */
 	/* Bytes the log may reach: RLIMIT_FSIZE less END_ROOM, else
 	** UINT64_MAX. */
 	uint64_t limit;
@@ -98,16 +100,21 @@ void writer_unlock(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* Caller holds the global lock. 1 while an output file is open. */
+/* The INTRO of the log, kept for a forked child's own log. */
+static struct writer_intro intro;
+static char intro_version[256], intro_options[4096];
+
+/* Caller holds the global lock. 1 while an output file is open (or a
+** forked child's is to be opened at its first write). */
 int writer_is_open(void)
 {
-	return out.fd >= 0;
+	return out.fd >= 0 || out.reopen;
 }
 
 /* Caller holds the global lock. The open file's path. */
 const char *writer_path(void)
 {
-	return out.fd >= 0 ? out.path : "";
+	return out.fd >= 0 || out.reopen ? out.path : "";
 }
 
 /* Caller holds the global lock. write(2) with SIGPIPE and SIGXFSZ blocked
@@ -174,16 +181,20 @@ static uint8_t *put_clock(uint8_t *p, const struct writer_clock *c)
 	return blocks_uleb_put(p, c->real_ns);
 }
 
-/* In a forked child: the log is the parent's; the child writes nothing. */
-static void at_fork_child(void)
+/* Child side of fork(), single-threaded. See writer.h. */
+void writer_fork_child(const char *path, const struct wbuf *pre, unsigned nvms)
 {
 	pthread_mutex_init(&lock, NULL);
 	if (out.fd >= 0)
 		close(out.fd);
 	out.fd = -1;
 	out.child = 0; /* the parent's command, not ours to wait for */
+	out.reopen = path != NULL;
+	out.pre = pre;
+	out.vms = nvms;
+	if (path)
+		snprintf(out.path, sizeof out.path, "%s", path);
 }
-
 /* Caller holds the global lock. Note whether fd is a regular file, and the
 ** size the log may reach under RLIMIT_FSIZE. */
 static void set_limit(int fd)
@@ -287,9 +298,15 @@ int writer_open(const char *path, int fd, const struct writer_intro *in,
 	exe[el] = '\0';
 	size_t vl = strlen(in->luajit_version), ol = strlen(in->options);
 
-	static int atfork_set;
-	if (!atfork_set)
-		atfork_set = pthread_atfork(NULL, NULL, at_fork_child) == 0;
+	if (in != &intro) {
+		intro = *in;
+		snprintf(intro_version, sizeof intro_version, "%s",
+			 in->luajit_version);
+		snprintf(intro_options, sizeof intro_options, "%s",
+			 in->options);
+		intro.luajit_version = intro_version;
+		intro.options = intro_options;
+	}
 	int r = target_open(&t, path, fd, err, errlen);
 	if (r < 0)
 		return r;
@@ -333,7 +350,8 @@ int writer_open(const char *path, int fd, const struct writer_intro *in,
 	out.blocks = out.last_blocks = 1;
 	out.last_events = 0;
 	out.events = 0;
-	out.vms = 0;
+	if (in != &intro) /* a forked child's VMs are counted already */
+		out.vms = 0;
 	out.dropped = 0;
 	snprintf(out.path, sizeof out.path, "%s", path);
 	wbuf_free(&b);
@@ -348,6 +366,22 @@ nomem:
 /* Caller holds the global lock. Write the blocks in b with one write(2). */
 int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 {
+	if (out.fd < 0 && out.reopen) {
+		/* A forked child's first write: its own log, its own INTRO. */
+		char path[sizeof out.path], err[512];
+		snprintf(path, sizeof path, "%s", out.path);
+		out.reopen = 0;
+		if (intro.now)
+			intro.now(&intro.clock);
+		if (writer_open(path, -1, &intro, err, sizeof err) < 0)
+			fprintf(stderr,
+				"ljlog: forked child %ld: %s; it runs "
+				"unprofiled\n",
+				(long)getpid(), err);
+		else if (out.pre && out.pre->len &&
+			 writer_write(out.pre, out.vms, 0) < 0)
+			return out.err;
+	}
 	if (out.fd < 0)
 		return -EBADF;
 	if (out.err)

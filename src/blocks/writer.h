@@ -69,6 +69,13 @@ int writer_is_open(void);
 /* Caller holds the global lock. The open file's path ("" when closed). */
 const char *writer_path(void);
 
+/* Child side of fork(), single-threaded: the log is the parent's, closed
+** here without an END. path: the child's own log, opened at the child's
+** first write with an INTRO of its own, then pre's blocks (the VM records
+** of the nvms VMs that go on; pre must outlive the writer); NULL: the
+** child writes nothing. */
+void writer_fork_child(const char *path, const struct wbuf *pre, unsigned nvms);
+
 /* Caller holds the global lock. Open the log (blocks/target.h: fd >= 0 an
 ** inherited descriptor named by path, else path "|COMMAND" or a file) and
 ** write magic + INTRO; 0 or -errno with a message in err. */

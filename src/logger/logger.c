@@ -20,9 +20,11 @@
 
 #define SENTINEL_KEY "ljlog.sentinel"
 
-static struct logger_vm *vms; /* attached VMs; global lock */
-static int jit_note_said;     /* the JIT-off note is said once */
-static int keep_open;	      /* logger_keep_open: END only at exit */
+static struct logger_vm *vms;		/* attached VMs; global lock */
+static int jit_note_said;		/* the JIT-off note is said once */
+static int keep_open;			/* logger_keep_open: END only at exit */
+static char log_pattern[OPTS_FILE_MAX]; /* file= before %p, "" for fd= */
+static pid_t fork_tid;			/* the thread calling fork() */
 
 /* -- Keeping the code loaded ------------------------------------------------------- */
 
@@ -123,6 +125,8 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 
 /* -- Flushing: the one place that knows mapper, encoder, sampler, writer -- */
 
+static void premap_stack(struct logger_vm *vm, lua_State *L);
+
 /* VM thread only. Map, encode and write the buffer; empty it. The mapper's
 ** lock is held across the write: a drainer that finds an ID this flush
 ** made must not write a block using it before its MAPPING is out. */
@@ -132,6 +136,12 @@ void logger_flush(struct logger_vm *vm)
 	struct writer_clock c;
 	if (vm->in_flush || vm->bp == vm->buf)
 		return;
+	if (UTIL_UNLIKELY(vm->forked)) {
+		/* A forked child's first flush: the stack's functions,
+		** outermost first, as at attach. */
+		vm->forked = 0;
+		premap_stack(vm, vm->fork_L);
+	}
 	vm->in_flush = 1;
 	clock_pair_now(&c);
 	vm->out.len = 0;
@@ -165,20 +175,29 @@ void logger_before_sweep(struct logger_vm *vm)
 	logger_flush_full(vm);
 }
 
+/* VM thread only (or a forked child's handler). Append to b a MAPPING block
+** holding only vm's VM record; 0 or -ENOMEM. */
+static int put_vm_record(struct logger_vm *vm, struct wbuf *b, uint64_t heap,
+			 unsigned flags)
+{
+	size_t off = writer_block_begin(b);
+	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(b, BLOCKS_ULEB_MAX);
+	if (!p)
+		return -ENOMEM;
+	b->len = (size_t)(blocks_uleb_put(p, vm->id) - b->p);
+	if (names_put_vm(b, vm->id, vm->tid, heap, flags) < 0)
+		return -ENOMEM;
+	writer_block_end(b, off, FORMAT_KIND_MAPPING);
+	return 0;
+}
+
 /* VM thread only. Write a MAPPING block holding only vm's VM record. */
 static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 {
-	int r = -ENOMEM;
+	int r;
 	vm->out.len = 0;
-	size_t off = writer_block_begin(&vm->out);
-	uint8_t *p =
-	    off == (size_t)-1 ? NULL : wbuf_room(&vm->out, BLOCKS_ULEB_MAX);
-	if (!p)
+	if ((r = put_vm_record(vm, &vm->out, heap, flags)) < 0)
 		return r;
-	vm->out.len = (size_t)(blocks_uleb_put(p, vm->id) - vm->out.p);
-	if (names_put_vm(&vm->out, vm->id, vm->tid, heap, flags) < 0)
-		return r;
-	writer_block_end(&vm->out, off, FORMAT_KIND_MAPPING);
 	writer_lock();
 	r = writer_is_open() ? writer_write(&vm->out, 1, 0) : -EBADF;
 	writer_unlock();
@@ -289,6 +308,64 @@ static void at_exit(void)
 	close_log();
 }
 
+/* -- Forked children ---------------------------------------------------------------- */
+
+/* The thread calling fork(): its VMs live on in the child. */
+static void at_fork_prepare(void)
+{
+	fork_tid = util_tid();
+}
+
+/* Child side of fork(), single-threaded: the child profiles on into a log
+** of its own (file=PATH with %p: the child's pid; without: PATH.PID;
+** |COMMAND with %p: a command of its own; without, or fd=N: no log). The
+** VMs of the thread that forked go on: their buffers hold the parent's
+** events (the parent writes them), every ID is made again, the VM record
+** and then the events go to the child's log at its first flush, and
+** sampling starts again. The other threads' VMs are gone with them. */
+static void at_fork_child(void)
+{
+	static struct wbuf pre; /* the child's VM records */
+	char path[OPTS_FILE_MAX + 32], *pp = path;
+	pid_t me = util_tid(), pid = getpid();
+	unsigned nvms = 0;
+	if (!log_pattern[0])
+		pp = NULL;
+	else if (strstr(log_pattern, "%p"))
+		opts_expand_file(log_pattern, pid, path, sizeof path);
+	else if (log_pattern[0] == '|')
+		pp = NULL;
+	else if (opts_expand_file(log_pattern, pid, path, sizeof path - 24) ==
+		 0)
+		snprintf(path + strlen(path), 24, ".%ld", (long)pid);
+	sample_fork_child();
+	pre.len = 0;
+	for (struct logger_vm *vm = vms; vm; vm = vm->next) {
+		mapper_fork_child(&vm->map);
+		if (vm->tid != fork_tid)
+			continue;
+		vm->tid = me;
+		vm->bp = vm->buf;
+		vm->in_flush = 0;
+		vm->forked = 1;
+		vm->fork_L = vm->last_L ? vm->last_L : mainthread(vm->g);
+		if (put_vm_record(vm, &pre, vm->g->gc.total, vm->vm_flags) == 0)
+			nvms++;
+		record_vm_event(vm, BUF_ATTACH);
+	}
+	writer_fork_child(pp, &pre, nvms);
+	for (struct logger_vm *vm = vms; vm; vm = vm->next) {
+		if (vm->tid != me || !vm->sample_ns)
+			continue;
+		char err[256];
+		if (sample_start(&vm->s, vm->g, &vm->map, vm->sample_ns,
+				 vm->sample_host, vm->sample_wall, err,
+				 sizeof err) < 0)
+			fprintf(stderr, "ljlog: forked child %ld: %s\n",
+				(long)pid, err);
+	}
+}
+
 /* -- Attach and detach ------------------------------------------------------------- */
 
 /* VM thread only. Free vm (no other thread can reach it any more). */
@@ -304,7 +381,7 @@ static void vm_free(struct logger_vm *vm)
 /* VM thread only. Attach to L's VM; 0 or -errno with a message in err. */
 int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 {
-	static int atexit_set;
+	static int atexit_set, atfork_set;
 	global_State *g = G(L);
 	struct opts o;
 	char path[OPTS_FILE_MAX], vbuf[128];
@@ -366,6 +443,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			vm_free(vm);
 			return r;
 		}
+		snprintf(log_pattern, sizeof log_pattern, "%s",
+			 o.fd >= 0 ? "" : o.file);
+		if (!atfork_set)
+			atfork_set = pthread_atfork(at_fork_prepare, NULL,
+						    at_fork_child) == 0;
 		if (!atexit_set)
 			atexit_set = atexit(at_exit) == 0;
 	} else if (strcmp(writer_path(), path) != 0) {
@@ -396,15 +478,21 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 				"(LuaJIT fires no call hooks in compiled "
 				"code); add 'keepjit' to keep it on\n");
 	}
+	vm->vm_flags = flags;
 	write_vm_record(vm, g->gc.total, flags);
 	premap_stack(vm, L);
 	if (o.events & OPTS_SAMPLE) {
 		char serr[512];
 		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
-				 o.wall, serr, sizeof serr) < 0)
+				 o.wall, serr, sizeof serr) < 0) {
 			fprintf(stderr, "ljlog: %s\n", serr);
-		else if (!o.nolines)
-			vm->jitlines = jitev_lines_on(L);
+		} else {
+			vm->sample_ns = o.sample_ns;
+			vm->sample_host = !o.nohost;
+			vm->sample_wall = o.wall;
+			if (!o.nolines)
+				vm->jitlines = jitev_lines_on(L);
+		}
 	}
 	/* An allocation in compiled code is charged to the snapshot before
 	** its call: with a snapshot per line, that is its own line. */

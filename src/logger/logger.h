@@ -58,6 +58,12 @@ struct logger_vm {
 	uint64_t nevents;	/* events recorded */
 	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
 	unsigned trace_slot;	/* where the last return address was found */
+	unsigned vm_flags;	/* its VM record's flags (FORMAT_VM_*) */
+	uint64_t sample_ns;	/* sample: interval, 0 when not sampling */
+	int sample_host;	/* sample: host stacks */
+	int sample_wall;	/* sample: wall-clock time */
+	int forked;		/* a forked child's: VM record at next flush */
+	lua_State *fork_L;	/* the coroutine running at fork */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 };

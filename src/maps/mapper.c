@@ -33,6 +33,19 @@ int mapper_init(struct mapper *m, global_State *g, uint64_t vm_id)
 	return 0;
 }
 
+/* Child side of fork(), single-threaded. See mapper.h. */
+void mapper_fork_child(struct mapper *m)
+{
+	pthread_mutex_init(&m->lock, NULL);
+	hmap_free(&m->map);
+	memset(&m->map, 0, sizeof m->map);
+	m->out = NULL;
+	m->bad = 0;
+#ifndef NDEBUG
+	m->owner = 0;
+#endif
+}
+
 /* VM thread only (detach), once no other thread can use m. */
 void mapper_free(struct mapper *m)
 {

@@ -60,6 +60,11 @@ uint64_t mapper_new_id(void);
 ** 0 or -ENOMEM. */
 int mapper_init(struct mapper *m, global_State *g, uint64_t vm_id);
 
+/* Child side of fork(), single-threaded. Forget every ID (each is made and
+** recorded again, in the child's own log); names are kept. The lock is made
+** anew: a thread of the parent may have held it. */
+void mapper_fork_child(struct mapper *m);
+
 /* VM thread only (detach), once no other thread can use m. */
 void mapper_free(struct mapper *m);
 

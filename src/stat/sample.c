@@ -71,9 +71,10 @@ void sample_unpin_all(struct sample_vm **vms, int n)
 
 /* -- Start, stop ------------------------------------------------------------------ */
 
-/* In a forked child: no helper thread, no timers, and the parent's threads
-** may have held these locks. The child does not sample (nor write). */
-static void at_fork_child(void)
+static void release(struct sample_vm *s);
+
+/* Child side of fork(), single-threaded: see sample.h. */
+void sample_fork_child(void)
 {
 	pthread_mutex_init(&smtx, NULL);
 	pthread_cond_init(&unpinned, NULL);
@@ -83,6 +84,7 @@ static void at_fork_child(void)
 				 __ATOMIC_RELAXED);
 		s->pins = 0;
 		s->on = 0;
+		release(s);
 	}
 	sampling = NULL;
 	helper_started = 0;
@@ -219,7 +221,6 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 		 uint64_t interval_ns, int host, int wall, char *err,
 		 size_t errlen)
 {
-	static int atfork_set;
 	int r;
 	memset(s, 0, sizeof *s);
 	s->slot = -1;
@@ -259,8 +260,6 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 		r = -EMFILE;
 		goto fail_locked;
 	}
-	if (!atfork_set)
-		atfork_set = pthread_atfork(NULL, NULL, at_fork_child) == 0;
 	if ((r = helper_start(err, errlen)) < 0)
 		goto fail_locked;
 	s->on = 1;

@@ -104,6 +104,12 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 ** handler and the helper to let go, drain what is left, free the buffer. */
 void sample_stop(struct sample_vm *s);
 
+/* Child side of fork(), single-threaded (the logger calls it first): no
+** helper thread, no timers, and the parent's threads may have held the
+** locks. Every VM stops sampling and its buffers are freed; the logger
+** starts sampling again for the VMs of the thread that forked. */
+void sample_fork_child(void);
+
 /* VM thread only (GC about to sweep). Map the pending samples' Lua keys
 ** now: they name objects the sweep may free. The helper writes them. */
 void sample_map_pending(struct sample_vm *s);

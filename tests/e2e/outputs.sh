@@ -28,7 +28,15 @@ calls_of_f() {
 	json_get "$T/r.json" 'fn["%s:5" % [f["file"] for f in d["functions"] if f["kind"] == "lua" and f["file"].endswith("outputs.lua")][0]]["calls"]'
 }
 
+# The shell of file=|COMMAND inherits the environment: under a preloaded
+# ThreadSanitizer runtime, sh itself crashes (SIGSEGV, not ljlog's doing).
+case ${LJLOG_TEST_PRELOAD:-} in
+*tsan*) commands=0 ;;
+*) commands=1 ;;
+esac
+
 # -- file=|COMMAND, and reading the gzip-compressed log --------------------------
+if [ "$commands" = 1 ]; then
 rc=0
 profile "file=|gzip -c > '$T/a.ljlog.gz',nodefaults,calls" "$prog" $n >"$T/a.out" 2>"$T/a.err" || rc=$?
 [ "$rc" -eq 0 ] || { show "$T/a.err"; fail "[|gzip] the program exited with status $rc"; }
@@ -67,6 +75,9 @@ for cmd in "exit 3" "true"; do
 		{ show "$T/c.err"; fail "[|$cmd] more than one write-error message"; }
 done
 ok "file=|exit 3 and file=|true: the program runs to its end, one message each"
+else
+	ok "(file=|COMMAND left out: sh does not run with ThreadSanitizer's runtime preloaded)"
+fi
 
 # -- fd=N ----------------------------------------------------------------------
 rc=0
