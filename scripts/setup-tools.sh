@@ -1,7 +1,8 @@
 #!/bin/sh
 # ljlog test tools: what the export tests open ljlog's files with, installed
 # once per machine and skipped when present (scripts/test.sh runs this).
-#   Debian: chromium (headless page tests), golang-go (go tool pprof)
+#   Debian: chromium (headless page tests), golang-go (go tool pprof);
+#           luajit2 (OpenResty's LuaJIT) unpacked into tests/tools/luajit2
 #   npm, pinned in tests/tools/package.json + package-lock.json, installed
 #   into tests/tools/node_modules: speedscope (its importer), playwright-core
 #   (drives Debian's chromium), heap-snapshot-toolkit (DevTools' loader)
@@ -41,4 +42,20 @@ if [ ! -f "$stamp" ] || [ "$tools/package-lock.json" -nt "$stamp" ]; then
 	(cd "$tools" && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
 		die "npm ci in $tools failed"
 	touch "$stamp"
+fi
+
+# Debian's luajit2 (OpenResty's LuaJIT) conflicts with the luajit package:
+# unpacked privately, never installed (tests/e2e/flavour.sh runs it).
+lj2="$tools/luajit2"
+if [ ! -x "$lj2/usr/bin/luajit" ]; then
+	say "unpacking Debian's luajit2 (OpenResty's LuaJIT) into tests/tools/luajit2"
+	dl=$(mktemp -d)
+	chmod 755 "$dl"
+	get() { (cd "$dl" && apt-get download -q luajit2 libluajit2-5.1-2 >/dev/null 2>&1); }
+	get || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && get; } ||
+		die "apt-get download luajit2 libluajit2-5.1-2 failed"
+	for d in "$dl"/*.deb; do
+		dpkg -x "$d" "$lj2" || die "dpkg -x $d failed"
+	done
+	rm -rf "$dl"
 fi

@@ -48,16 +48,29 @@ void logger_pin(void)
 
 /* -- Does this VM match what ljlog was built for? ---------------------------------- */
 
+/* Which LuaJIT ljlog was built for, in messages. */
+#if LJLOG_LUAJIT_OPENRESTY
+#define FLAVOUR "OpenResty's LuaJIT"
+#else
+#define FLAVOUR "LuaJIT"
+#endif
+
 /* VM thread only, Lua API context. The running jit.version, into buf, or
-** NULL when the jit module does not say. */
-static const char *running_version(lua_State *L, char *buf, size_t len)
+** NULL when the jit module does not say; *openresty: 1 when its jit module
+** is OpenResty's (jit.prngstate), 0 when not, -1 when it cannot tell. */
+static const char *running_version(lua_State *L, char *buf, size_t len,
+				   int *openresty)
 {
 	const char *v = NULL;
 	int top = lua_gettop(L);
+	*openresty = -1;
 	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "jit");
 		if (lua_istable(L, -1)) {
+			lua_getfield(L, -1, "prngstate");
+			*openresty = lua_isfunction(L, -1);
+			lua_pop(L, 1);
 			lua_getfield(L, -1, "version");
 			if (lua_type(L, -1) == LUA_TSTRING) {
 				snprintf(buf, len, "%s", lua_tostring(L, -1));
@@ -74,8 +87,21 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 {
 	global_State *g = G(L);
 	char vbuf[128];
-	const char *v = running_version(L, vbuf, sizeof vbuf), *probe = NULL;
+	int openresty;
+	const char *v = running_version(L, vbuf, sizeof vbuf, &openresty),
+		   *probe = NULL;
 	void *ud;
+	if (openresty >= 0 && openresty != LJLOG_LUAJIT_OPENRESTY) {
+		snprintf(err, errlen,
+			 "LuaJIT mismatch: this program runs %s '%s' but ljlog "
+			 "was built for %s (source %s), whose internal layout "
+			 "differs; build ljlog with --with-luajit-src naming "
+			 "this LuaJIT's source; not profiling",
+			 openresty ? "OpenResty's LuaJIT" : "LuaJIT",
+			 v ? v : "(version unknown)", FLAVOUR,
+			 LJLOG_LUAJIT_SRC_VERSION);
+		return -EPROTO;
+	}
 	if (v && strcmp(v, LJLOG_EXPECT_VERSION) != 0) {
 		snprintf(
 		    err, errlen,
@@ -429,7 +455,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 
 	writer_lock();
 	if (!writer_is_open()) {
-		const char *v = running_version(L, vbuf, sizeof vbuf);
+		int openresty;
+		const char *v =
+		    running_version(L, vbuf, sizeof vbuf, &openresty);
 		struct writer_intro in = {v ? v : LUAJIT_VERSION,
 					  options ? options : "",
 					  CLOCK_KIND,

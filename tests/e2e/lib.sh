@@ -61,6 +61,12 @@ fail() {
 	exit 1
 }
 
+# skip MESSAGE...: the test cannot run here, saying why (automake: 77).
+skip() {
+	echo "SKIP: $test_name: $*"
+	exit 77
+}
+
 # ok MESSAGE...: one line per thing checked.
 ok() {
 	echo "ok: $test_name: $*"
