@@ -236,17 +236,19 @@ static void heap_counter(struct chrome *c, uint64_t t, uint32_t vm,
 		(unsigned long long)bytes);
 }
 
-/* Any thread. End v's GC phase at t: a slice, unless it was the pause. */
+/* Any thread. End v's GC phase at t: a B/E pair (not X: tools add ts and
+** dur in floating point, and a phase would end after the next began),
+** unless it was the pause or took no time. */
 static void gc_close(struct chrome *c, struct cvm *v, uint64_t t)
 {
-	if (v->gc_phase > 0) {
-		double a = export_ns_intro(&c->x, v->gc_since) / 1000.0;
-		double b = export_ns_intro(&c->x, t) / 1000.0;
-		ev_begin(c, "X", v->gc_since, v->id, TID_GC);
-		ev_str(c, "name", format_gc_phase_name((unsigned)v->gc_phase));
-		fputs(",\"cat\":\"gc\",\"dur\":", c->out);
-		json_put_num(c->out, b > a ? b - a : 0);
-		fputs("}", c->out);
+	if (v->gc_phase > 0 && t > v->gc_since) {
+		const char *name = format_gc_phase_name((unsigned)v->gc_phase);
+		ev_begin(c, "B", v->gc_since, v->id, TID_GC);
+		ev_str(c, "name", name);
+		fputs(",\"cat\":\"gc\"}", c->out);
+		ev_begin(c, "E", t, v->id, TID_GC);
+		ev_str(c, "name", name);
+		fputs(",\"cat\":\"gc\"}", c->out);
 		v->used |= 1u << TID_GC;
 	}
 	v->gc_phase = -1;

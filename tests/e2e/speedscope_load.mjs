@@ -65,14 +65,17 @@ try {
 		const t = document.body.innerText;
 		if (t.includes('Something went wrong'))
 			return 'error';
-		return / \(\d+\/\d+\)\n/.test(t) ? 'loaded' : null;
+		return t.includes('Symbol Name') ? 'loaded' : null;
 	}, null, { timeout: 60000, polling: 100 }).then((h) => h.jsonValue(),
 		() => 'timeout');
 	if (state !== 'loaded')
 		problems.push(`speedscope did not load the file (${state})`);
 	const read = () => page.evaluate(() => {
 		const t = document.body.innerText;
-		const m = t.match(/\n?([^\n]*) \((\d+)\/(\d+)\)\n/);
+		// The toolbar: the view modes, then the profile's name, with
+		// " (i/n)" when the file has more than one.
+		const head = t.split('\n')[1] || '';
+		const m = head.match(/^(.*) \((\d+)\/(\d+)\)$/) || [null, head, 1, 1];
 		const syms = [];
 		const rows = t.split('\n');
 		// Sandwich table: "total", "\tself", "\tname" lines.
@@ -80,8 +83,7 @@ try {
 			if (/^\t/.test(rows[i + 1]) && /^\t/.test(rows[i + 2]) &&
 			    !/^\t/.test(rows[i]))
 				syms.push(rows[i + 2].slice(1));
-		return m ? { name: m[1], index: +m[2], count: +m[3], symbols: syms }
-			: null;
+		return { name: m[1], index: +m[2], count: +m[3], symbols: syms };
 	});
 	if (state === 'loaded') {
 		let p = await read();
