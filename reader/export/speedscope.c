@@ -482,7 +482,8 @@ static int write_all(struct ss *s, FILE *out)
 	char name[512];
 	const struct profile *p = s->x.p;
 	int rc = 0;
-	qsort(s->tracks, s->ntrack, sizeof *s->tracks, track_cmp);
+	if (s->ntrack)
+		qsort(s->tracks, s->ntrack, sizeof *s->tracks, track_cmp);
 	json_init(&j, out, 0);
 	json_obj(&j, NULL);
 	json_cstr(&j, "$schema",
