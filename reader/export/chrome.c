@@ -27,7 +27,6 @@ enum { TID_GC = 1, TID_SAMPLES, TID_JIT, TID_CO0 };
 struct open {
 	uint64_t t;
 	uint32_t fn;
-	int resumed; /* opened again when its coroutine was resumed */
 };
 
 /* One coroutine track. */
@@ -195,7 +194,7 @@ static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 	struct open *o = &tr->f[tr->depth++];
 	o->t = t;
 	o->fn = fn;
-	o->resumed = resumed;
+	(void)resumed; /* a resumed frame is a slice like any other */
 }
 
 /* Any thread. A frame closes: E, with its B's name. */

@@ -495,9 +495,19 @@ static int write_all(struct ss *s, FILE *out)
 	json_cstr(&j, "name", name);
 	json_u64(&j, "activeProfileIndex", 0);
 	json_arr(&j, "profiles");
-	for (size_t i = 0; i < s->ntrack && !rc; i++)
+	int show = s->x.opts && s->x.opts->progress;
+	for (size_t i = 0; i < s->ntrack && !rc; i++) {
+		if (show) {
+			fprintf(stderr,
+				"\rljlog export: writing profile %zu of %zu",
+				i + 1, s->ntrack);
+			fflush(stderr);
+		}
 		rc = s->tracks[i]->sampled ? write_sampled(s, &j, s->tracks[i])
 					   : write_evented(s, &j, s->tracks[i]);
+	}
+	if (show)
+		fputs("\r\033[K", stderr);
 	if (!rc && p->heap.nsite)
 		rc = write_alloc(s, &j);
 	if (rc)
