@@ -145,11 +145,13 @@ jit = [e for e in ev if e["ph"] == "i" and e.get("cat") == "jit"]
 smp = [e for e in ev if e["ph"] == "i" and e.get("cat") == "sample"]
 assert r["gc"]["cycles"] == 0 or gc, "no GC slice"
 assert heap, "no heap counter"
-assert max(e["args"]["bytes"] for e in heap) == r["gc"]["peak_heap"] or not r["gc"]["events"], \
-    (max(e["args"]["bytes"] for e in heap), r["gc"]["peak_heap"])
+# The counter moves at GC events (and at attach and detach): the report's
+# peak heap of the GC events is one of its values.
+vals = [e["args"]["bytes"] for e in heap]
+assert not r["gc"]["events"] or r["gc"]["peak_heap"] in vals, (max(vals), r["gc"]["peak_heap"])
 assert any(e["name"].startswith("trace stop ") for e in jit), "no trace stop"
 assert len(smp) == r["samples"], (len(smp), r["samples"])
-print("ok: chrome, JIT on: %d GC slices, %d heap counts (peak as in the report), %d JIT events, %d samples"
+print("ok: chrome, JIT on: %d GC slices, %d heap counts (the report's peak among them), %d JIT events, %d samples"
       % (len(gc), len(heap), len(jit), len(smp)))
 PY
 ok "JIT on: samples in traces, allocation bytes, GC, heap and trace events"
