@@ -3,7 +3,7 @@
 # reader's own figures (no browser here: export_speedscope.sh opens the
 # files in speedscope).
 # - usage: --help, unknown format, unreadable file, nothing to export, a
-#   truncated log (exported with a warning);
+#   truncated log (exported with a warning), a corrupt one (exit 3);
 # - export.lua (tail call, errors through pcall, coroutines yielding from
 #   nested calls, one left suspended) under nodefaults,calls,sample: its
 #   call counts first equal a debug.sethook counter's (calls_match), then
@@ -107,6 +107,20 @@ grep -q "warning: log truncated, exporting what is there" "$T/err" ||
 ljlog report --json "$T/cut.ljlog" >"$T/cut.r.json" 2>/dev/null || true
 $CHECK speedscope "$T/cut.json" "$T/cut.r.json" || fail "speedscope export of the truncated log"
 ok "a truncated log: exported with a warning, still nested and equal to its report"
+
+# A corrupt log: what comes before the damage is exported, exit status 3.
+python3 -c '
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) // 2] ^= 0xff
+open(sys.argv[2], "wb").write(b)' "$log" "$T/bad.ljlog"
+rc=0
+ljlog export -f chrome -o "$T/bad.json" "$T/bad.ljlog" 2>"$T/err" || rc=$?
+expect_eq "corrupt log: exit status" 3 "$rc"
+grep -q "corrupt log, exported the part before: block" "$T/err" ||
+	{ show "$T/err"; fail "corrupt log: no message naming the block"; }
+$CHECK chrome "$T/bad.json" || fail "chrome export of the corrupt log"
+ok "a corrupt log: the part before the damage exported, exit 3"
 
 # -- JIT on: samples in traces, allocations, GC, trace events ---------------------
 
