@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export/json.h"
+
 /* Exit statuses shared by the commands. */
 enum {
 	CLI_OK = 0,	   /* complete and valid */
@@ -23,6 +25,7 @@ int cli_check(int argc, char **argv);
 int cli_report(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_folded(int argc, char **argv);
+int cli_export(int argc, char **argv);
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
@@ -47,37 +50,5 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);
-
-/* -- JSON ------------------------------------------------------------------- */
-
-/* A JSON writer: tracks commas, nothing else. */
-struct json {
-	FILE *f;
-	int depth;
-	int first[32]; /* per depth: no member written yet */
-	int pretty;
-};
-
-/* Any thread. Start writing to f. */
-void json_init(struct json *j, FILE *f, int pretty);
-
-/* Any thread. Open an object/array, as a member named key (NULL in arrays). */
-void json_obj(struct json *j, const char *key);
-void json_arr(struct json *j, const char *key);
-
-/* Any thread. Close the innermost object or array. */
-void json_close(struct json *j, char c);
-
-/* Any thread. Members/elements (key NULL inside arrays). */
-void json_str(struct json *j, const char *key, const char *s, size_t len);
-void json_cstr(struct json *j, const char *key, const char *s);
-void json_u64(struct json *j, const char *key, uint64_t v);
-void json_i64(struct json *j, const char *key, int64_t v);
-void json_bool(struct json *j, const char *key, int v);
-void json_null(struct json *j, const char *key);
-
-/* Any thread. Write s[0..len) as a JSON string literal: control characters
-** and quotes escaped, bytes that are not valid UTF-8 as \u00XX. */
-void json_quote(FILE *f, const char *s, size_t len);
 
 #endif

@@ -22,6 +22,8 @@ static const char usage_text[] =
     "           (--json)\n"
     "  folded   sampled stacks (or call stacks with self time), for\n"
     "           flamegraph.pl\n"
+    "  export   the log for speedscope or Perfetto (--format speedscope,\n"
+    "           chrome)\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "\n"
@@ -128,8 +130,8 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 	    {"check", cli_check},   {"dump", cli_dump},
-	    {"folded", cli_folded}, {"record", cli_record},
-	    {"report", cli_report},
+	    {"export", cli_export}, {"folded", cli_folded},
+	    {"record", cli_record}, {"report", cli_report},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -153,7 +155,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
 	fputs(
-	    "commands: record, report, folded, dump, check; try 'ljlog --help'\n",
+	    "commands: record, report, folded, export, dump, check; try 'ljlog --help'\n",
 	    stderr);
 	return CLI_USAGE;
 }

@@ -24,8 +24,9 @@ struct frame {
 struct costack {
 	struct frame *f;
 	uint32_t n, cap;
-	int in_chain; /* running, or waiting on a coroutine it resumed */
-	int touched;  /* has been in the chain */
+	int in_chain;	/* running, or waiting on a coroutine it resumed */
+	int touched;	/* has been in the chain */
+	uint32_t track; /* calls_obs track: COROUTINE ID, 0 for co0 */
 	struct costack *next; /* the VM's list of stacks */
 };
 
@@ -127,6 +128,13 @@ int calls_vm_span(const struct calls *c, uint32_t id, uint64_t *first,
 	*first = v->first_ts;
 	*last = v->last_ts;
 	return 1;
+}
+
+/* Any thread. Whether track 0 of VM id is its main coroutine. */
+int calls_vm_co0_main(const struct calls *c, uint32_t id)
+{
+	const struct calls_vm *v = vm_find(c, id);
+	return v && v->co0_named;
 }
 
 /* Any thread. The VM with this ID, created when new; NULL when out of
@@ -246,8 +254,11 @@ static inline void pop(struct calls *c, struct calls_vm *v, struct costack *s,
 		       uint64_t t)
 {
 	uint32_t fn = s->f[--s->n].fn;
-	if (s->in_chain)
+	if (s->in_chain) {
 		deactivate(c, v, fn, t);
+		if (UTIL_UNLIKELY(c->obs.close != NULL))
+			c->obs.close(c->obs.ud, v->id, s->track, fn, t, 0);
+	}
 }
 
 /* Any thread. s leaves the chain (it yielded, returned or died): its frames
@@ -257,14 +268,23 @@ static void stack_leave(struct calls *c, struct calls_vm *v, struct costack *s,
 {
 	for (uint32_t i = 0; i < s->n; i++)
 		deactivate(c, v, s->f[i].fn, t);
+	if (c->obs.close)
+		for (uint32_t i = s->n; i-- > 0;)
+			c->obs.close(c->obs.ud, v->id, s->track, s->f[i].fn, t,
+				     1);
 	s->in_chain = 0;
 }
 
 /* Any thread. s joins the chain (resumed): its frames count again. */
-static void stack_enter(struct calls_vm *v, struct costack *s, uint64_t t)
+static void stack_enter(struct calls *c, struct calls_vm *v, struct costack *s,
+			uint64_t t)
 {
-	for (uint32_t i = 0; i < s->n; i++)
+	for (uint32_t i = 0; i < s->n; i++) {
 		activate(v, s->f[i].fn, t);
+		if (c->obs.open)
+			c->obs.open(c->obs.ud, v->id, s->track, s->f[i].fn, t,
+				    1);
+	}
 	s->in_chain = s->touched = 1;
 }
 
@@ -334,6 +354,7 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 			return -ENOMEM;
 		}
 		x->next = v->stacks;
+		x->track = o->id;
 		v->stacks = x;
 		*slot = (uint64_t)(uintptr_t)x;
 	}
@@ -348,6 +369,7 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 		x->n = v->co0.n;
 		x->cap = v->co0.cap;
 		x->in_chain = x->touched = 1;
+		x->track = v->co0.track; /* its frames opened on track 0 */
 		v->co0.f = tmp.f;
 		v->co0.n = 0;
 		v->co0.cap = tmp.cap;
@@ -371,7 +393,7 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 		v->capchain *= 2;
 	}
 	v->chain[v->nchain++] = x;
-	stack_enter(v, x, t);
+	stack_enter(c, v, x, t);
 	pop_noexit(c, v, x, t); /* its coroutine.yield returns */
 	return 0;
 }
@@ -438,6 +460,8 @@ static int enter(struct calls *c, struct calls_vm *v,
 	f->cnode = UINT32_MAX;
 	c->fns[fn].calls++;
 	activate(v, fn, t);
+	if (UTIL_UNLIKELY(c->obs.open != NULL))
+		c->obs.open(c->obs.ud, v->id, s->track, fn, t, 0);
 	return 0;
 }
 

@@ -39,6 +39,22 @@ struct calls_node {
 
 struct calls_vm;
 
+/* A frame observer (the exports): told when a frame opens or closes on a
+** coroutine's track, in time order per VM, frames nesting per track. A
+** coroutine that yields closes its open frames (suspended) and opens them
+** again when resumed (resumed), so that a track's frames are open only
+** while its coroutine runs or waits on one it resumed. Track: the
+** COROUTINE ID, or 0 for the coroutine running before the VM's first
+** SWITCH (and the main coroutine after, when that one was it:
+** calls_vm_co0_main). Times in ts units. */
+struct calls_obs {
+	void *ud;
+	void (*open)(void *ud, uint32_t vm, uint32_t track, uint32_t fn,
+		     uint64_t t, int resumed);
+	void (*close)(void *ud, uint32_t vm, uint32_t track, uint32_t fn,
+		      uint64_t t, int suspended);
+};
+
 struct calls {
 	struct fnid *fnid; /* the functions (noexit, callback) */
 	int tree;	   /* build the call tree */
@@ -59,6 +75,7 @@ struct calls {
 	uint64_t nodes_capped;	  /* calls past CALLS_MAX_NODES */
 	void (*warn)(void *ud, const char *msg);
 	void *warn_ud;
+	struct calls_obs obs; /* zero: none */
 };
 
 /* Any thread. Start c over the functions of fnid, with the call tree when
@@ -82,5 +99,9 @@ const struct calls_fn *calls_fn_get(const struct calls *c, uint32_t fn);
 /* Any thread. First and last event time of VM id; 0 when it had no event. */
 int calls_vm_span(const struct calls *c, uint32_t id, uint64_t *first,
 		  uint64_t *last);
+
+/* Any thread. 1 when track 0 of VM id turned out to be its main
+** coroutine (a SWITCH back to it named it). */
+int calls_vm_co0_main(const struct calls *c, uint32_t id);
 
 #endif

@@ -144,6 +144,14 @@ int samples_finish(struct samples *s);
 /* Any thread. Samples of function fn (zero when none). */
 const struct samples_fn *samples_fn_get(const struct samples *s, uint32_t fn);
 
+/* Any thread. The sample-tree node (a leaf: its state) of the sample the
+** sink saw last; 0 before any. A sink after s's in a fan-out reads it for
+** the sample being decoded. */
+static inline uint32_t samples_last_node(const struct samples *s)
+{
+	return s->nlast ? s->lastn[s->nlast - 1] : 0;
+}
+
 /* Any thread. Samples of VM id. */
 uint64_t samples_vm_count(const struct samples *s, uint32_t id);
 

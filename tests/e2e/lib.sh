@@ -61,10 +61,25 @@ fail() {
 	exit 1
 }
 
-# skip MESSAGE...: the test cannot run here, saying why (automake: 77).
+# skip MESSAGE...: the test cannot run here (a tool it needs is absent):
+# automake's SKIP (exit 77), saying why.
 skip() {
-	echo "SKIP: $test_name: $*"
+	echo "SKIP: $test_name: $*" >&2
 	exit 77
+}
+
+# need_browser: node, the npm tools (tests/tools/node_modules: speedscope,
+# playwright-core; scripts/setup-tools.sh installs them) and chromium
+# ($CHROMIUM, default /usr/bin/chromium), or skip. Sets TOOLS. Neither node
+# nor chromium gets LJLOG_TEST_PRELOAD: it is for luajit runs only.
+need_browser() {
+	TOOLS=$top_srcdir/tests/tools
+	command -v node >/dev/null 2>&1 || skip "node is not installed (scripts/setup-tools.sh)"
+	[ -d "$TOOLS/node_modules/speedscope/dist/release" ] &&
+		[ -d "$TOOLS/node_modules/playwright-core" ] ||
+		skip "no $TOOLS/node_modules with speedscope and playwright-core (scripts/setup-tools.sh)"
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] ||
+		skip "no chromium at ${CHROMIUM:-/usr/bin/chromium} (scripts/setup-tools.sh)"
 }
 
 # ok MESSAGE...: one line per thing checked.

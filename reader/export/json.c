@@ -1,7 +1,8 @@
 /*
-** ljlog CLI: a minimal JSON writer (strings escaped, commas tracked).
+** ljlog reader exports: a minimal JSON writer (strings escaped, commas
+** tracked).
 */
-#include "cli.h"
+#include "export/json.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -194,4 +195,27 @@ void json_null(struct json *j, const char *key)
 {
 	member(j, key);
 	fputs("null", j->f);
+}
+
+/* Any thread. Write v with up to 3 decimals, trailing zeros dropped. */
+void json_put_num(FILE *f, double v)
+{
+	char buf[64];
+	if (!(v == v) || v > 1e300 || v < -1e300)
+		v = 0;
+	int n = snprintf(buf, sizeof buf, "%.3f", v);
+	while (n > 0 && buf[n - 1] == '0')
+		n--;
+	if (n > 0 && buf[n - 1] == '.')
+		n--;
+	if (n == 2 && buf[0] == '-' && buf[1] == '0')
+		buf[0] = '0', n = 1; /* -0 */
+	fwrite(buf, 1, (size_t)n, f);
+}
+
+/* Any thread. A number member. */
+void json_num(struct json *j, const char *key, double v)
+{
+	member(j, key);
+	json_put_num(j->f, v);
 }

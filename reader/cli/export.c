@@ -1,0 +1,188 @@
+/*
+** ljlog CLI: 'ljlog export', the log in the format of a tool users open.
+** One row per format; the writers are in reader/export/.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "export/export.h"
+
+/* Logs bigger than this get a progress line (when stderr is a terminal). */
+#define PROGRESS_MIN_BYTES (4u << 20)
+
+/* One format. */
+struct format {
+	const char *name;
+	const char *what;     /* for --help */
+	const char *left_out; /* said on stderr, and in the man page */
+	int (*write)(const char *path, FILE *out, const struct export_opts *o,
+		     char *err, size_t errlen);
+};
+
+static const struct format formats[] = {
+    {"chrome",
+     "Chrome trace events (JSON) for Perfetto (ui.perfetto.dev) and\n"
+     "                  chrome://tracing: a process per VM, a track per\n"
+     "                  coroutine with its calls as slices, GC phases, the\n"
+     "                  heap size as a counter, samples and JIT trace events\n"
+     "                  as instants",
+     "samples carry their Lua stack only (no host frames); allocations "
+     "and frees are not in it (the heap counter moves at GC events); "
+     "timestamps use the INTRO block's counter rate",
+     export_chrome},
+    {"speedscope",
+     "speedscope's JSON (speedscope.app): an evented profile per\n"
+     "                  coroutine from the calls, a sampled profile per VM\n"
+     "                  (merged Lua and host stacks, weighed by the time\n"
+     "                  between samples), allocated bytes per site",
+     "GC phases, the heap over time, frees and JIT trace events are not "
+     "in it (try --format chrome); a coroutine's frames close when it "
+     "yields and open again when it is resumed",
+     export_speedscope},
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+/* Main thread. Print the usage, with the formats, to f. */
+static void usage(FILE *f)
+{
+	fputs("usage: ljlog export --format FORMAT [-o OUT] FILE\n"
+	      "\n"
+	      "Write the log FILE in the format of a tool: OUT ('-', the\n"
+	      "default, is standard output). Formats:\n",
+	      f);
+	for (size_t i = 0; i < NFORMATS; i++)
+		fprintf(f, "  %-14s  %s\n", formats[i].name, formats[i].what);
+	fputs(
+	    "\n"
+	    "  -f, --format FORMAT  the format (required)\n"
+	    "  -o, --output OUT     where to write ('-': standard output)\n"
+	    "  -q, --quiet          no note on what the format leaves out\n"
+	    "  -h, --help           this help\n"
+	    "\n"
+	    "Each format says on stderr what it leaves out. A truncated log\n"
+	    "is exported up to where it ends, with a warning. A progress\n"
+	    "line shows on stderr when it is a terminal and the log is over\n"
+	    "4 MB.\n"
+	    "\n"
+	    "Exit status: 0 written, 1 the log holds nothing to export in\n"
+	    "that format, 2 usage error, a file that cannot be read or\n"
+	    "written, 3 corrupt log (what came before the damage is written).\n",
+	    f);
+}
+
+/* Main thread. 'ljlog export'. */
+int cli_export(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *fmtname = NULL, *outpath = "-";
+	int quiet = 0, o;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "f:o:qh", lo, NULL)) != -1) {
+		switch (o) {
+		case 'f': fmtname = optarg; break;
+		case 'o': outpath = optarg; break;
+		case 'q': quiet = 1; break;
+		case 'h': usage(stdout); return CLI_OK;
+		default:
+			if (optopt && strchr("fo", optopt))
+				cli_err("export", "option '%s' needs a value",
+					argv[optind - 1]);
+			else
+				cli_err("export", "unknown option '%s'",
+					argv[optind - 1]);
+			usage(stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (!fmtname) {
+		cli_err("export", "no --format given");
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	const struct format *fmt = NULL;
+	for (size_t i = 0; i < NFORMATS; i++)
+		if (!strcmp(fmtname, formats[i].name))
+			fmt = &formats[i];
+	if (!fmt) {
+		cli_err("export", "unknown format '%s' (formats:", fmtname);
+		for (size_t i = 0; i < NFORMATS; i++)
+			fprintf(stderr, " %s", formats[i].name);
+		fputs(")\n", stderr);
+		return CLI_USAGE;
+	}
+	const char *path = cli_file_arg("export",
+					"usage: ljlog export --format FORMAT "
+					"[-o OUT] FILE\n",
+					argc, argv);
+	if (!path)
+		return CLI_USAGE;
+	/* Open the log before creating OUT: a typo leaves no empty file. */
+	if (access(path, R_OK) != 0) {
+		cli_err("export", "cannot open %s: %s", path, strerror(errno));
+		return CLI_USAGE;
+	}
+	int to_stdout = !strcmp(outpath, "-");
+	FILE *out = to_stdout ? stdout : fopen(outpath, "w");
+	if (!out) {
+		cli_err("export", "cannot write %s: %s", outpath,
+			strerror(errno));
+		return CLI_USAGE;
+	}
+	struct export_opts opts;
+	struct stat st;
+	memset(&opts, 0, sizeof opts);
+	opts.progress = isatty(2) && stat(path, &st) == 0 &&
+			st.st_size > (off_t)PROGRESS_MIN_BYTES;
+	char err[512];
+	int rc = fmt->write(path, out, &opts, err, sizeof err), st_rc;
+	if (!to_stdout && fclose(out) != 0 && (rc == 0 || rc == -ENODATA)) {
+		snprintf(err, sizeof err, "writing %s: %s", outpath,
+			 strerror(errno));
+		rc = -EIO;
+	} else if (to_stdout && fflush(stdout) != 0 &&
+		   (rc == 0 || rc == -ENODATA)) {
+		snprintf(err, sizeof err, "writing standard output: %s",
+			 strerror(errno));
+		rc = -EIO;
+	}
+	if (rc == EXPORT_EMPTY) {
+		cli_err("export", "%s", err);
+		if (!to_stdout)
+			unlink(outpath);
+		return CLI_TRUNCATED;
+	}
+	if (rc == 0)
+		st_rc = CLI_OK;
+	else if (rc == -ENODATA) {
+		cli_err("export",
+			"warning: log truncated, exporting what is "
+			"there: %s",
+			err);
+		st_rc = CLI_OK;
+	} else if (rc == -EBADMSG || rc == -ENOTSUP) {
+		cli_err("export", "corrupt log, exported the part before: %s",
+			err);
+		st_rc = CLI_CORRUPT;
+	} else {
+		cli_err("export", "%s", err);
+		if (!to_stdout)
+			unlink(outpath);
+		return CLI_USAGE;
+	}
+	if (!quiet)
+		cli_err("export", "note: the %s format leaves out: %s",
+			fmt->name, fmt->left_out);
+	return st_rc;
+}

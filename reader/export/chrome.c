@@ -1,0 +1,475 @@
+/*
+** ljlog reader exports: Chrome trace events (JSON object form), for
+** Perfetto and chrome://tracing.
+**
+** Written as the log is decoded: a process per VM (pid: the VM ID), a
+** thread per coroutine with its frames as B/E pairs (in file order, which
+** nests; an E repeats its B's name and args, as tools match them), a "GC" thread with the GC phases as slices, the heap size as a
+** counter, a "samples" thread with each timer sample as an instant (its
+** Lua stack in args), a "JIT" thread with the trace events as instants.
+** Names (metadata events) come last, once every track is known. Times are
+** microseconds from the log's start, with the nanoseconds as decimals.
+*/
+#include "config.h"
+#include "export/export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks/format.h"
+#include "util/hmap.h"
+
+/* Fixed tracks of a VM; coroutine tracks come after. */
+enum { TID_GC = 1, TID_SAMPLES, TID_JIT, TID_CO0 };
+
+/* An open frame: written as a complete slice (X) when it closes. */
+struct open {
+	uint64_t t;
+	uint32_t fn;
+};
+
+/* One coroutine track. */
+struct cotrack {
+	uint32_t vm, co; /* co: calls_obs track */
+	uint32_t tid;
+	struct open *f; /* open frames, outermost first */
+	uint32_t depth, cap;
+	uint32_t shown; /* frames whose B is written (the outer ones) */
+};
+
+/* One VM. */
+struct cvm {
+	uint32_t id;
+	uint32_t ntid; /* coroutine tracks so far */
+	int gc_phase;  /* -1: none */
+	uint64_t gc_since;
+	unsigned used;	  /* 1 << TID_*: fixed tracks with events */
+	uint64_t last_ts; /* last event or sample */
+};
+
+struct chrome {
+	struct export_pass x;
+	FILE *out;
+	uint64_t written; /* events */
+	struct cotrack *tracks;
+	size_t ntrack, trackcap;
+	struct hmap trackmap; /* (vm << 32 | co) + 1 -> index + 1 */
+	struct cvm *vms;
+	size_t nvm;
+	struct hmap vmmap; /* vm + 1 -> index + 1 */
+	int err;	   /* first error (sticky) */
+	int have_frames, have_samples, have_gc;
+};
+
+/* -- Output ------------------------------------------------------------------- */
+
+/* Any thread. Start an event: the separator, phase, time, pid, tid. */
+static void ev_begin(struct chrome *c, const char *ph, uint64_t t, uint32_t pid,
+		     uint32_t tid)
+{
+	fputs(c->written++ ? ",\n{\"ph\":\"" : "\n{\"ph\":\"", c->out);
+	fputs(ph, c->out);
+	fputs("\",\"ts\":", c->out);
+	json_put_num(c->out, export_ns_intro(&c->x, t) / 1000.0);
+	fprintf(c->out, ",\"pid\":%u,\"tid\":%u", pid, tid);
+}
+
+/* Any thread. A string member of the event being written. */
+static void ev_str(struct chrome *c, const char *key, const char *s)
+{
+	fprintf(c->out, ",\"%s\":", key);
+	json_quote(c->out, s, strlen(s));
+}
+
+/* -- State -------------------------------------------------------------------- */
+
+/* Any thread. The VM id, made when new; NULL when out of memory. */
+static struct cvm *vm_get(struct chrome *c, uint32_t id)
+{
+	int added;
+	uint64_t *slot = hmap_ref(&c->vmmap, (uint64_t)id + 1, &added);
+	if (!slot)
+		return NULL;
+	if (!added)
+		return &c->vms[*slot - 1];
+	struct cvm *nv = realloc(c->vms, (c->nvm + 1) * sizeof *nv);
+	if (!nv) {
+		hmap_del(&c->vmmap, (uint64_t)id + 1);
+		return NULL;
+	}
+	c->vms = nv;
+	memset(&nv[c->nvm], 0, sizeof *nv);
+	nv[c->nvm].id = id;
+	nv[c->nvm].gc_phase = -1;
+	*slot = ++c->nvm;
+	return &nv[c->nvm - 1];
+}
+
+/* Any thread. The track of coroutine co of VM vm; NULL when out of
+** memory. */
+static struct cotrack *track_get(struct chrome *c, uint32_t vm, uint32_t co)
+{
+	int added;
+	uint64_t key = ((uint64_t)vm << 32 | co) + 1;
+	uint64_t *slot = hmap_ref(&c->trackmap, key, &added);
+	if (!slot)
+		return NULL;
+	if (!added)
+		return &c->tracks[*slot - 1];
+	struct cvm *v = vm_get(c, vm);
+	if (v && c->ntrack == c->trackcap) {
+		size_t cap = c->trackcap ? c->trackcap * 2 : 16;
+		struct cotrack *nt = realloc(c->tracks, cap * sizeof *nt);
+		if (nt) {
+			c->tracks = nt;
+			c->trackcap = cap;
+		} else
+			v = NULL;
+	}
+	if (!v) {
+		hmap_del(&c->trackmap, key);
+		return NULL;
+	}
+	struct cotrack *t = &c->tracks[c->ntrack];
+	t->vm = vm;
+	t->co = co;
+	t->tid = TID_CO0 + v->ntid++;
+	t->f = NULL;
+	t->depth = t->cap = t->shown = 0;
+	*slot = ++c->ntrack;
+	return t;
+}
+
+/* -- Frames (calls_obs) ------------------------------------------------------- */
+
+/* Any thread. The name and category of a frame's B and E events (the
+** same: tools match an E to its B by them; no args, which speedscope would
+** make part of the name). */
+static void frame_fields(struct chrome *c, const struct open *o)
+{
+	const struct fnid_fn *f = &c->x.p->fnid.fns[o->fn];
+	ev_str(c, "name", f->name);
+	fputs(",\"cat\":\"", c->out);
+	fputs(fnid_kind_name(f->kind), c->out);
+	fputs("\"}", c->out);
+}
+
+/* Any thread. Write the B events of tr's frames opened before t that have
+** none yet. */
+static void flush_opens(struct chrome *c, struct cotrack *tr, uint64_t t)
+{
+	while (tr->shown < tr->depth && tr->f[tr->shown].t < t) {
+		const struct open *o = &tr->f[tr->shown++];
+		ev_begin(c, "B", o->t, tr->vm, tr->tid);
+		frame_fields(c, o);
+	}
+}
+
+/* Any thread. A frame opens: kept, its B written once time moves on (a
+** frame that closes at the time it opened is left out: tools sort its E
+** before its B). */
+static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
+		    int resumed)
+{
+	struct chrome *c = ud;
+	struct cotrack *tr;
+	if (c->err)
+		return;
+	if (!(tr = track_get(c, vm, co))) {
+		c->err = -ENOMEM;
+		return;
+	}
+	flush_opens(c, tr, t);
+	if (tr->depth == tr->cap) {
+		uint32_t cap = tr->cap ? tr->cap * 2 : 16;
+		struct open *f = realloc(tr->f, cap * sizeof *f);
+		if (!f) {
+			c->err = -ENOMEM;
+			return;
+		}
+		tr->f = f;
+		tr->cap = cap;
+	}
+	struct open *o = &tr->f[tr->depth++];
+	o->t = t;
+	o->fn = fn;
+	(void)resumed; /* a resumed frame is a slice like any other */
+}
+
+/* Any thread. A frame closes: E, with its B's name. */
+static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
+		     uint64_t t, int suspended)
+{
+	struct chrome *c = ud;
+	struct cotrack *tr;
+	(void)fn;
+	(void)suspended;
+	if (c->err)
+		return;
+	if (!(tr = track_get(c, vm, co))) {
+		c->err = -ENOMEM;
+		return;
+	}
+	if (!tr->depth)
+		return; /* calls_obs nests: cannot happen */
+	flush_opens(c, tr, t);
+	if (tr->shown < tr->depth) { /* opened at t: no time, left out */
+		tr->depth--;
+		return;
+	}
+	c->have_frames = 1;
+	ev_begin(c, "E", t, vm, tr->tid);
+	frame_fields(c, &tr->f[--tr->depth]);
+	tr->shown = tr->depth;
+}
+
+/* -- Events ------------------------------------------------------------------- */
+
+/* Any thread. The heap size counter. */
+static void heap_counter(struct chrome *c, uint64_t t, uint32_t vm,
+			 uint64_t bytes)
+{
+	ev_begin(c, "C", t, vm, 0);
+	fprintf(c->out, ",\"name\":\"heap\",\"args\":{\"bytes\":%llu}}",
+		(unsigned long long)bytes);
+}
+
+/* Any thread. End v's GC phase at t: a B/E pair (not X: tools add ts and
+** dur in floating point, and a phase would end after the next began),
+** unless it was the pause or took no time. */
+static void gc_close(struct chrome *c, struct cvm *v, uint64_t t)
+{
+	if (v->gc_phase > 0 && t > v->gc_since) {
+		const char *name = format_gc_phase_name((unsigned)v->gc_phase);
+		ev_begin(c, "B", v->gc_since, v->id, TID_GC);
+		ev_str(c, "name", name);
+		fputs(",\"cat\":\"gc\"}", c->out);
+		ev_begin(c, "E", t, v->id, TID_GC);
+		ev_str(c, "name", name);
+		fputs(",\"cat\":\"gc\"}", c->out);
+		v->used |= 1u << TID_GC;
+	}
+	v->gc_phase = -1;
+}
+
+/* Any thread. A GC event: the phase before it ends, this one starts. */
+static void gc_event(struct chrome *c, struct cvm *v,
+		     const struct decode_event *ev)
+{
+	gc_close(c, v, ev->ts);
+	v->gc_phase = (int)ev->lo;
+	v->gc_since = ev->ts;
+	c->have_gc = 1;
+	heap_counter(c, ev->ts, v->id, ev->heap);
+}
+
+/* Any thread. A trace event: an instant on the JIT track. */
+static void jit_event(struct chrome *c, struct cvm *v,
+		      const struct decode_event *ev)
+{
+	char name[64];
+	const char *what = ev->lo == FORMAT_VM_TRACE_START   ? "trace start"
+			   : ev->lo == FORMAT_VM_TRACE_STOP  ? "trace stop"
+			   : ev->lo == FORMAT_VM_TRACE_ABORT ? "trace abort"
+							     : "trace flush";
+	if (ev->lo == FORMAT_VM_TRACE_FLUSH)
+		snprintf(name, sizeof name, "%s", what);
+	else
+		snprintf(name, sizeof name, "%s %llu", what,
+			 (unsigned long long)(ev->lo == FORMAT_VM_TRACE_STOP &&
+						      ev->obj
+						  ? ev->obj->u.trace.traceno
+						  : ev->traceno));
+	ev_begin(c, "i", ev->ts, v->id, TID_JIT);
+	ev_str(c, "name", name);
+	fputs(",\"cat\":\"jit\",\"s\":\"t\"", c->out);
+	if (ev->lo == FORMAT_VM_TRACE_ABORT) {
+		fprintf(c->out, ",\"args\":{\"reason\":%llu,\"message\":",
+			(unsigned long long)ev->reason);
+		json_quote(c->out, ev->msg.s ? ev->msg.s : "",
+			   ev->msg.s ? ev->msg.len : 0);
+		fputs("}", c->out);
+	}
+	fputs("}", c->out);
+	v->used |= 1u << TID_JIT;
+}
+
+/* Any thread. One event: GC, heap, JIT (frames come from calls_obs). */
+static int on_event(void *ud, const struct decode_event *ev)
+{
+	struct chrome *c = ud;
+	struct cvm *v;
+	if (c->err)
+		return c->err;
+	if (ev->op != FORMAT_OP_GC && ev->op != FORMAT_OP_VM)
+		return 0;
+	if (!(v = vm_get(c, ev->vm)))
+		return c->err = -ENOMEM;
+	v->last_ts = ev->ts;
+	if (ev->op == FORMAT_OP_GC)
+		gc_event(c, v, ev);
+	else if (ev->lo == FORMAT_VM_ATTACH || ev->lo == FORMAT_VM_DETACH)
+		heap_counter(c, ev->ts, v->id, ev->heap);
+	else
+		jit_event(c, v, ev);
+	return 0;
+}
+
+/* Any thread. A sample: an instant named after its innermost frame, with
+** its Lua stack (outermost first) and state. */
+static int on_sample(void *ud, const struct decode_sample *sm)
+{
+	struct chrome *c = ud;
+	struct cvm *v;
+	const struct fnid *fi = &c->x.p->fnid;
+	if (c->err)
+		return c->err;
+	if (!(v = vm_get(c, sm->vm)))
+		return c->err = -ENOMEM;
+	v->used |= 1u << TID_SAMPLES;
+	c->have_samples = 1;
+	ev_begin(c, "i", sm->ts, sm->vm, TID_SAMPLES);
+	if (sm->nlua)
+		ev_str(c, "name", fi->fns[fnid_of(sm->lua[0].func)].name);
+	else {
+		fputs(",\"name\":\"(", c->out);
+		fputs(format_state_name(sm->state), c->out);
+		fputs(")\"", c->out);
+	}
+	fputs(",\"cat\":\"sample\",\"s\":\"t\",\"args\":{\"state\":\"", c->out);
+	fputs(format_state_name(sm->state), c->out);
+	fputs("\",\"stack\":[", c->out);
+	for (uint32_t i = sm->nlua; i-- > 0;) {
+		const struct fnid_fn *f = &fi->fns[fnid_of(sm->lua[i].func)];
+		char line[32];
+		if (i + 1 < sm->nlua)
+			putc(',', c->out);
+		if (f->kind == FNID_LUA && sm->lua[i].line) {
+			snprintf(line, sizeof line, " line %llu",
+				 (unsigned long long)sm->lua[i].line);
+			size_t n = strlen(f->name), m = strlen(line);
+			char *b = malloc(n + m + 1);
+			if (!b)
+				return c->err = -ENOMEM;
+			memcpy(b, f->name, n);
+			memcpy(b + n, line, m + 1);
+			json_quote(c->out, b, n + m);
+			free(b);
+		} else
+			json_quote(c->out, f->name, strlen(f->name));
+	}
+	fputs("]", c->out);
+	if (sm->trace)
+		fprintf(c->out, ",\"trace\":%llu",
+			(unsigned long long)sm->trace->u.trace.traceno);
+	fputs("}}", c->out);
+	return 0;
+}
+
+/* -- Names -------------------------------------------------------------------- */
+
+/* Any thread. A metadata event naming a process or thread. */
+static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
+		 const char *name)
+{
+	fputs(c->written++ ? ",\n{\"ph\":\"M\"" : "\n{\"ph\":\"M\"", c->out);
+	fprintf(c->out, ",\"pid\":%u,\"tid\":%u,\"ts\":0", pid, tid);
+	ev_str(c, "name", what);
+	fputs(",\"args\":{", c->out);
+	fputs("\"name\":", c->out);
+	json_quote(c->out, name, strlen(name));
+	fputs("}}", c->out);
+}
+
+/* Any thread. Name every process and track seen. */
+static void write_names(struct chrome *c)
+{
+	const struct profile *p = c->x.p;
+	char name[600];
+	for (size_t i = 0; i < c->nvm; i++) {
+		const struct cvm *v = &c->vms[i];
+		snprintf(name, sizeof name, "VM %u (%s, pid %llu)", v->id,
+			 p->exe && p->exe[0] ? p->exe : "?",
+			 (unsigned long long)p->pid);
+		meta(c, "process_name", v->id, 0, name);
+		/* The heap counter sits on tid 0; name it too. */
+		meta(c, "thread_name", v->id, 0, "VM");
+		if (v->used & (1u << TID_GC))
+			meta(c, "thread_name", v->id, TID_GC, "GC");
+		if (v->used & (1u << TID_SAMPLES))
+			meta(c, "thread_name", v->id, TID_SAMPLES, "samples");
+		if (v->used & (1u << TID_JIT))
+			meta(c, "thread_name", v->id, TID_JIT, "JIT");
+	}
+	for (size_t i = 0; i < c->ntrack; i++) {
+		const struct cotrack *t = &c->tracks[i];
+		if (t->co == 0)
+			snprintf(name, sizeof name, "%s",
+				 calls_vm_co0_main(&p->calls, t->vm)
+				     ? "main coroutine"
+				     : "coroutine running at start");
+		else
+			snprintf(name, sizeof name, "coroutine %u", t->co);
+		meta(c, "thread_name", t->vm, t->tid, name);
+		fprintf(c->out,
+			",\n{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"ts\":0,"
+			"\"name\":\"thread_sort_index\",\"args\":"
+			"{\"sort_index\":%u}}",
+			t->vm, t->tid, t->tid);
+	}
+}
+
+/* Any thread. Write path's log as Chrome trace events. */
+int export_chrome(const char *path, FILE *out, const struct export_opts *o,
+		  char *err, size_t errlen)
+{
+	struct chrome c;
+	memset(&c, 0, sizeof c);
+	c.out = out;
+	c.x.sink.ud = &c;
+	c.x.sink.event = on_event;
+	c.x.sink.sample = on_sample;
+	c.x.obs.ud = &c;
+	c.x.obs.open = on_open;
+	c.x.obs.close = on_close;
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+	int rc = export_pass_run(&c.x, path, o, err, errlen), wrc = 0;
+	if (c.x.p && !c.err && rc != -ENOMEM) {
+		/* GC phases still open end with their VM's last event. */
+		for (size_t i = 0; i < c.nvm; i++)
+			if (c.vms[i].gc_phase > 0) {
+				uint64_t f, l, t = c.vms[i].last_ts;
+				if (calls_vm_span(&c.x.p->calls, c.vms[i].id,
+						  &f, &l) &&
+				    l > t)
+					t = l;
+				gc_close(&c, &c.vms[i], t);
+			}
+		if (!c.have_frames && !c.have_samples && !c.have_gc) {
+			snprintf(err, errlen,
+				 "%s has no calls, samples or GC events to "
+				 "export (record with calls, sample or gc)",
+				 path);
+			wrc = EXPORT_EMPTY;
+		} else
+			write_names(&c);
+	}
+	fputs("\n]}\n", out);
+	if (c.err && !wrc)
+		wrc = c.err;
+	if (!wrc && (fflush(out) != 0 || ferror(out)))
+		wrc = -EIO;
+	if (wrc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (wrc == -EIO)
+		snprintf(err, errlen, "writing the export failed");
+	for (size_t i = 0; i < c.ntrack; i++)
+		free(c.tracks[i].f);
+	free(c.tracks);
+	free(c.vms);
+	hmap_free(&c.trackmap);
+	hmap_free(&c.vmmap);
+	export_pass_free(&c.x);
+	return wrc ? wrc : rc;
+}

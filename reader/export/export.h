@@ -1,0 +1,79 @@
+/*
+** ljlog reader exports: views in the tools users open (speedscope, Chrome
+** trace events). Each format is one writer over one decoding pass; this
+** header is what they share: the pass (the profile's processors plus the
+** writer's own sink and frame observer), the progress line, time in ns.
+*/
+#ifndef LJLOG_READER_EXPORT_EXPORT_H
+#define LJLOG_READER_EXPORT_EXPORT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "decode.h"
+#include "export/json.h"
+#include "proc/calls.h"
+#include "profile.h"
+
+/* A writer's result when the log holds nothing its format shows (message
+** in err). */
+#define EXPORT_EMPTY (-ENOMSG)
+
+/* Options of a run. */
+struct export_opts {
+	int progress; /* a progress line on stderr (the CLI decides when) */
+};
+
+/* One decoding pass. */
+struct export_pass {
+	struct profile *p;	 /* processors, finished after the pass */
+	struct decode_sink sink; /* the writer's own (after the profile's) */
+	struct calls_obs obs;	 /* the writer's frame observer, or zero */
+	/* From the INTRO block, during the pass. */
+	int have_intro;
+	uint64_t t0;	    /* INTRO clock counter >> ts_shift: time 0 */
+	double ns_per_tick; /* from counter_hz or the counter kind */
+	/* Progress. */
+	const struct export_opts *opts;
+	uint64_t size; /* of the file */
+	int shown;     /* last percentage shown, -1 none */
+};
+
+/* Any thread. Decode path into pass->p (created here) feeding pass->sink
+** and pass->obs too, then finish the profile. Returns what decode_run
+** does (0, -ENODATA truncated, -EBADMSG corrupt, ...), message in err;
+** pass->p is set whenever the file could be opened. */
+int export_pass_run(struct export_pass *pass, const char *path,
+		    const struct export_opts *o, char *err, size_t errlen);
+
+/* Any thread. Free the pass's profile. */
+void export_pass_free(struct export_pass *pass);
+
+/* Any thread. ts units to ns since time 0, by the INTRO's rate (usable
+** during the pass; the profile's final rate may differ a little). */
+static inline double export_ns_intro(const struct export_pass *x, uint64_t t)
+{
+	return ((double)t - (double)x->t0) * x->ns_per_tick;
+}
+
+/* Any thread, after the pass. ts units to ns since time 0, by the
+** profile's time base (what `ljlog report` uses). */
+static inline double export_ns(const struct export_pass *x, uint64_t t)
+{
+	return ((double)t - (double)x->t0) * x->p->ns_per_tick;
+}
+
+/* -- Formats ------------------------------------------------------------------ */
+
+/* Any thread. Write path's log to out in a format. Returns what
+** export_pass_run does (the file is written for a truncated or corrupt
+** log too, from its valid part), EXPORT_EMPTY, -ENOMEM or -EIO (writing
+** out failed); message in err. */
+int export_speedscope(const char *path, FILE *out, const struct export_opts *o,
+		      char *err, size_t errlen);
+int export_chrome(const char *path, FILE *out, const struct export_opts *o,
+		  char *err, size_t errlen);
+
+#endif

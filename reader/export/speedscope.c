@@ -1,0 +1,575 @@
+/*
+** ljlog reader exports: speedscope's file format
+** (https://www.speedscope.app/file-format-schema.json).
+**
+** One evented profile per coroutine (the frames calls_obs opens and
+** closes), one sampled profile per VM (merged stacks, each sample weighing
+** the time since the VM's sample before it), one sampled profile in bytes
+** of the allocation sites. The frames are shared, each with its file and
+** line. A profile's events are written together, so the pass spills them
+** to a temporary file in chunks, per profile: memory stays in proportion
+** to the profiles, not to the log.
+*/
+#include "config.h"
+#include "export/export.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks/format.h"
+#include "proc/samples.h"
+#include "util/hmap.h"
+#include "util/intern.h"
+
+/* Records a profile keeps in memory before spilling them. */
+#define CHUNK 1024u
+
+/* One event or sample, as spilled. */
+struct rec {
+	uint64_t t; /* ts units */
+	uint32_t a; /* evented: function index; sampled: sample-tree node */
+	uint32_t b; /* evented: 0 open, 1 close */
+};
+
+/* One profile being collected. */
+struct track {
+	uint32_t vm;
+	uint32_t co; /* calls_obs track; sampled: 0 */
+	int sampled;
+	struct rec *buf; /* up to CHUNK, then spilled */
+	uint32_t n;
+	uint64_t *chunks; /* offsets of its full chunks in the spill file */
+	size_t nchunk, chunkcap;
+	uint64_t count; /* records */
+};
+
+/* Frame kinds (the key of a shared frame: kind, a, line). */
+enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE };
+
+struct ss {
+	struct export_pass x;
+	FILE *spill;
+	struct track **tracks;
+	size_t ntrack;
+	struct hmap trackmap;	  /* key(vm, co, sampled) -> index + 1 */
+	struct track *last;	  /* the track of the last record */
+	struct intern frames;	  /* (kind, a, line) -> frame index */
+	int err;		  /* first error (sticky) */
+	struct samples_frame *st; /* one sample's frames */
+};
+
+/* -- Collecting --------------------------------------------------------------- */
+
+/* Any thread. The map key of a profile. */
+static uint64_t track_key(uint32_t vm, uint32_t co, int sampled)
+{
+	return (((uint64_t)vm << 33) | ((uint64_t)co << 1) |
+		(unsigned)sampled) +
+	       1;
+}
+
+/* Any thread. The profile (vm, co, sampled), made when new; NULL when out
+** of memory. */
+static struct track *track_get(struct ss *s, uint32_t vm, uint32_t co,
+			       int sampled)
+{
+	struct track *t = s->last;
+	if (t && t->vm == vm && t->co == co && t->sampled == sampled)
+		return t;
+	int added;
+	uint64_t *slot =
+	    hmap_ref(&s->trackmap, track_key(vm, co, sampled), &added);
+	if (!slot)
+		return NULL;
+	if (!added)
+		return s->last = s->tracks[*slot - 1];
+	struct track **nt = realloc(s->tracks, (s->ntrack + 1) * sizeof *nt);
+	t = NULL;
+	if (!nt || !(t = calloc(1, sizeof *t)) ||
+	    !(t->buf = malloc(CHUNK * sizeof *t->buf))) {
+		if (nt)
+			s->tracks = nt;
+		free(t);
+		hmap_del(&s->trackmap, track_key(vm, co, sampled));
+		return NULL;
+	}
+	s->tracks = nt;
+	t->vm = vm;
+	t->co = co;
+	t->sampled = sampled;
+	s->tracks[s->ntrack++] = t;
+	*slot = s->ntrack;
+	return s->last = t;
+}
+
+/* Any thread. Append a record to t, spilling its full chunk first. */
+static void track_add(struct ss *s, struct track *t, uint64_t ts, uint32_t a,
+		      uint32_t b)
+{
+	if (t->n == CHUNK) {
+		if (!s->spill && !(s->spill = tmpfile())) {
+			s->err = -errno;
+			return;
+		}
+		if (t->nchunk == t->chunkcap) {
+			size_t cap = t->chunkcap ? t->chunkcap * 2 : 8;
+			uint64_t *c = realloc(t->chunks, cap * sizeof *c);
+			if (!c) {
+				s->err = -ENOMEM;
+				return;
+			}
+			t->chunks = c;
+			t->chunkcap = cap;
+		}
+		if (fseeko(s->spill, 0, SEEK_END) < 0) {
+			s->err = -errno;
+			return;
+		}
+		t->chunks[t->nchunk++] = (uint64_t)ftello(s->spill);
+		if (fwrite(t->buf, sizeof *t->buf, CHUNK, s->spill) != CHUNK) {
+			s->err = -EIO;
+			return;
+		}
+		t->n = 0;
+	}
+	t->buf[t->n].t = ts;
+	t->buf[t->n].a = a;
+	t->buf[t->n].b = b;
+	t->n++;
+	t->count++;
+}
+
+/* Any thread. calls_obs: a frame opens on a coroutine's track. */
+static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
+		    int resumed)
+{
+	struct ss *s = ud;
+	struct track *tr;
+	(void)resumed;
+	if (s->err)
+		return;
+	if (!(tr = track_get(s, vm, co, 0)))
+		s->err = -ENOMEM;
+	else
+		track_add(s, tr, t, fn, 0);
+}
+
+/* Any thread. calls_obs: a frame closes. */
+static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
+		     uint64_t t, int suspended)
+{
+	struct ss *s = ud;
+	struct track *tr;
+	(void)suspended;
+	if (s->err)
+		return;
+	if (!(tr = track_get(s, vm, co, 0)))
+		s->err = -ENOMEM;
+	else
+		track_add(s, tr, t, fn, 1);
+}
+
+/* Any thread. A sample: its node in the sample tree (the samples
+** processor saw it first). */
+static int on_sample(void *ud, const struct decode_sample *sm)
+{
+	struct ss *s = ud;
+	struct track *tr;
+	if (s->err)
+		return s->err;
+	if (!(tr = track_get(s, sm->vm, 0, 1)))
+		return s->err = -ENOMEM;
+	track_add(s, tr, sm->ts, samples_last_node(&s->x.p->smp), 0);
+	return s->err;
+}
+
+/* -- Reading back ------------------------------------------------------------- */
+
+/* Any thread. Call fn on each record of t in order; stops at a non-zero
+** return or a read error. */
+static int track_each(struct ss *s, struct track *t,
+		      int (*fn)(struct ss *s, const struct rec *r, void *ud),
+		      void *ud)
+{
+	struct rec *chunk = NULL;
+	int rc = 0;
+	if (t->nchunk && !(chunk = malloc(CHUNK * sizeof *chunk)))
+		return -ENOMEM;
+	for (size_t c = 0; c < t->nchunk && !rc; c++) {
+		if (fseeko(s->spill, (off_t)t->chunks[c], SEEK_SET) < 0 ||
+		    fread(chunk, sizeof *chunk, CHUNK, s->spill) != CHUNK) {
+			rc = -EIO;
+			break;
+		}
+		for (uint32_t i = 0; i < CHUNK && !rc; i++)
+			rc = fn(s, &chunk[i], ud);
+	}
+	for (uint32_t i = 0; i < t->n && !rc; i++)
+		rc = fn(s, &t->buf[i], ud);
+	free(chunk);
+	return rc;
+}
+
+/* Any thread. Index of the shared frame (kind, a, line); -ENOMEM. */
+static int64_t frame_of(struct ss *s, unsigned kind, uint32_t a, uint64_t line)
+{
+	uint8_t key[16];
+	uint32_t k = kind;
+	memcpy(key, &k, 4);
+	memcpy(key + 4, &a, 4);
+	memcpy(key + 8, &line, 8);
+	int64_t i = intern_put(&s->frames, key, sizeof key);
+	return i < 0 ? -ENOMEM : i;
+}
+
+/* State of writing one profile's events. */
+struct ev_state {
+	struct json *j;
+	uint32_t depth;
+	double last;
+};
+
+/* Any thread. One evented record as an O or C event. */
+static int write_ev(struct ss *s, const struct rec *r, void *ud)
+{
+	struct ev_state *e = ud;
+	int64_t f = frame_of(s, FR_FN, r->a, 0);
+	if (f < 0)
+		return (int)f;
+	if (r->b && !e->depth)
+		return 0; /* calls_obs nests: cannot happen */
+	e->depth += r->b ? -1u : 1u;
+	e->last = export_ns(&s->x, r->t);
+	json_obj(e->j, NULL);
+	json_cstr(e->j, "type", r->b ? "C" : "O");
+	json_u64(e->j, "frame", (uint64_t)f);
+	json_num(e->j, "at", e->last);
+	json_close(e->j, '}');
+	return 0;
+}
+
+/* Any thread. First record's time of t. */
+static int first_ts(struct ss *s, const struct rec *r, void *ud)
+{
+	(void)s;
+	*(uint64_t *)ud = r->t;
+	return 1;
+}
+
+/* Any thread. Write an evented profile. */
+static int write_evented(struct ss *s, struct json *j, struct track *t)
+{
+	char name[96];
+	uint64_t t0 = 0;
+	int rc = track_each(s, t, first_ts, &t0);
+	if (rc < 0)
+		return rc;
+	if (t->co == 0)
+		snprintf(name, sizeof name, "VM %u %s", t->vm,
+			 calls_vm_co0_main(&s->x.p->calls, t->vm)
+			     ? "main coroutine"
+			     : "coroutine running at start");
+	else
+		snprintf(name, sizeof name, "VM %u coroutine %u", t->vm, t->co);
+	json_obj(j, NULL);
+	json_cstr(j, "type", "evented");
+	json_cstr(j, "name", name);
+	json_cstr(j, "unit", "nanoseconds");
+	json_num(j, "startValue", export_ns(&s->x, t0));
+	json_arr(j, "events");
+	struct ev_state e = {j, 0, export_ns(&s->x, t0)};
+	if ((rc = track_each(s, t, write_ev, &e)) < 0)
+		return rc;
+	json_close(j, ']');
+	json_num(j, "endValue", e.last);
+	json_close(j, '}');
+	return 0;
+}
+
+/* State of writing one sampled profile. */
+struct smp_state {
+	struct json *j;
+	int weights; /* this pass writes the weights */
+	uint64_t prev, n;
+	double first_w, total;
+};
+
+/* Any thread. A sample's weight: the time since the one before (the first
+** weighs what the second does). */
+static double smp_weight(struct ss *s, struct smp_state *m, const struct rec *r)
+{
+	double w = m->n ? export_ns(&s->x, r->t) - export_ns(&s->x, m->prev)
+			: m->first_w;
+	m->prev = r->t;
+	m->n++;
+	return w < 0 ? 0 : w;
+}
+
+/* Any thread. One sample: its stack or its weight. */
+static int write_smp(struct ss *s, const struct rec *r, void *ud)
+{
+	struct smp_state *m = ud;
+	if (m->weights) {
+		double w = smp_weight(s, m, r);
+		json_num(m->j, NULL, w);
+		m->total += w;
+		return 0;
+	}
+	size_t n =
+	    samples_stack(&s->x.p->smp, r->a, SAMPLES_VIEW_MERGED, 0, s->st);
+	json_arr(m->j, NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct samples_frame *f = &s->st[i];
+		int64_t fi;
+		switch (f->kind) {
+		case SAMPLES_FR_FN: fi = frame_of(s, FR_FN, f->fn, 0); break;
+		case SAMPLES_FR_TRACE:
+			fi = frame_of(s, FR_TRACE, f->idx, 0);
+			break;
+		default: fi = frame_of(s, FR_STATE, f->idx, 0); break;
+		}
+		if (fi < 0)
+			return (int)fi;
+		json_u64(m->j, NULL, (uint64_t)fi);
+	}
+	json_close(m->j, ']');
+	return 0;
+}
+
+/* Any thread. The first two sample times of t, for the first weight. */
+static int two_ts(struct ss *s, const struct rec *r, void *ud)
+{
+	uint64_t *v = ud;
+	(void)s;
+	v[v[2]++] = r->t;
+	return v[2] == 2;
+}
+
+/* Any thread. Write a sampled profile of a VM's timer samples. */
+static int write_sampled(struct ss *s, struct json *j, struct track *t)
+{
+	char name[64];
+	uint64_t two[3] = {0, 0, 0};
+	int rc = track_each(s, t, two_ts, two);
+	if (rc < 0)
+		return rc;
+	struct smp_state m = {j, 0, 0, 0, 1e6, 0};
+	if (two[2] == 2)
+		m.first_w = export_ns(&s->x, two[1]) - export_ns(&s->x, two[0]);
+	snprintf(name, sizeof name, "VM %u samples", t->vm);
+	json_obj(j, NULL);
+	json_cstr(j, "type", "sampled");
+	json_cstr(j, "name", name);
+	json_cstr(j, "unit", "nanoseconds");
+	json_u64(j, "startValue", 0);
+	json_arr(j, "samples");
+	if ((rc = track_each(s, t, write_smp, &m)) < 0)
+		return rc;
+	json_close(j, ']');
+	json_arr(j, "weights");
+	m.weights = 1;
+	if ((rc = track_each(s, t, write_smp, &m)) < 0)
+		return rc;
+	json_close(j, ']');
+	json_num(j, "endValue", m.total);
+	json_close(j, '}');
+	return 0;
+}
+
+/* Any thread. Write the allocation sites as a sampled profile in bytes:
+** one sample per site, its function then its line. */
+static int write_alloc(struct ss *s, struct json *j)
+{
+	const struct heap *h = &s->x.p->heap;
+	uint64_t total = 0;
+	json_obj(j, NULL);
+	json_cstr(j, "type", "sampled");
+	json_cstr(j, "name", "allocations (bytes allocated per site)");
+	json_cstr(j, "unit", "bytes");
+	json_u64(j, "startValue", 0);
+	json_arr(j, "samples");
+	for (size_t i = 0; i < h->nsite; i++) {
+		const struct heap_site *st = &h->sites[i];
+		if (!st->alloc_bytes)
+			continue;
+		int64_t f = frame_of(s, FR_FN, st->fn, 0);
+		int64_t l = frame_of(s, FR_SITE, st->fn, st->line);
+		if (f < 0 || l < 0)
+			return -ENOMEM;
+		json_arr(j, NULL);
+		json_u64(j, NULL, (uint64_t)f);
+		json_u64(j, NULL, (uint64_t)l);
+		json_close(j, ']');
+	}
+	json_close(j, ']');
+	json_arr(j, "weights");
+	for (size_t i = 0; i < h->nsite; i++)
+		if (h->sites[i].alloc_bytes) {
+			json_u64(j, NULL, h->sites[i].alloc_bytes);
+			total += h->sites[i].alloc_bytes;
+		}
+	json_close(j, ']');
+	json_u64(j, "endValue", total);
+	json_close(j, '}');
+	return 0;
+}
+
+/* Any thread. Write the shared frames. */
+static void write_frames(struct ss *s, struct json *j)
+{
+	const struct fnid *fi = &s->x.p->fnid;
+	const struct samples *sm = &s->x.p->smp;
+	char name[512];
+	json_arr(j, "frames");
+	for (size_t i = 0; i < intern_count(&s->frames); i++) {
+		const uint8_t *key =
+		    (const uint8_t *)intern_str(&s->frames, (uint32_t)i, NULL);
+		uint32_t kind, a;
+		uint64_t line;
+		memcpy(&kind, key, 4);
+		memcpy(&a, key + 4, 4);
+		memcpy(&line, key + 8, 8);
+		json_obj(j, NULL);
+		const struct fnid_fn *fn = NULL;
+		if (kind == FR_FN || kind == FR_SITE)
+			fn = &fi->fns[a];
+		if (kind == FR_FN) {
+			json_cstr(j, "name", fn->name);
+			line = fn->line;
+		} else if (kind == FR_SITE) {
+			snprintf(name, sizeof name, "%s line %llu", fn->name,
+				 (unsigned long long)line);
+			json_cstr(j, "name", name);
+		} else if (kind == FR_TRACE) {
+			const struct samples_trace *tr = &sm->traces[a];
+			snprintf(name, sizeof name, "trace %llu",
+				 (unsigned long long)tr->traceno);
+			json_cstr(j, "name", name);
+			fn = &fi->fns[tr->fn];
+			line = tr->line;
+		} else {
+			snprintf(name, sizeof name, "(%s)",
+				 format_state_name(a));
+			json_cstr(j, "name", name);
+		}
+		if (fn && fn->file && fn->file[0])
+			json_cstr(j, "file", fn->file);
+		if (fn && line)
+			json_u64(j, "line", line);
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+}
+
+/* Any thread. Profiles in order: by VM, evented (track 0 first, then by
+** coroutine ID), then sampled. */
+static int track_cmp(const void *pa, const void *pb)
+{
+	const struct track *a = *(struct track *const *)pa;
+	const struct track *b = *(struct track *const *)pb;
+	if (a->vm != b->vm)
+		return a->vm < b->vm ? -1 : 1;
+	if (a->sampled != b->sampled)
+		return a->sampled - b->sampled;
+	return a->co < b->co ? -1 : a->co > b->co;
+}
+
+/* Any thread. Write the file. */
+static int write_all(struct ss *s, FILE *out)
+{
+	struct json j;
+	char name[512];
+	const struct profile *p = s->x.p;
+	int rc = 0;
+	if (s->ntrack)
+		qsort(s->tracks, s->ntrack, sizeof *s->tracks, track_cmp);
+	json_init(&j, out, 0);
+	json_obj(&j, NULL);
+	json_cstr(&j, "$schema",
+		  "https://www.speedscope.app/file-format-schema.json");
+	json_cstr(&j, "exporter", "ljlog " PACKAGE_VERSION);
+	snprintf(name, sizeof name, "%s (pid %llu)",
+		 p->exe && p->exe[0] ? p->exe : "ljlog log",
+		 (unsigned long long)p->pid);
+	json_cstr(&j, "name", name);
+	json_u64(&j, "activeProfileIndex", 0);
+	json_arr(&j, "profiles");
+	int show = s->x.opts && s->x.opts->progress;
+	for (size_t i = 0; i < s->ntrack && !rc; i++) {
+		if (show) {
+			fprintf(stderr,
+				"\rljlog export: writing profile %zu of %zu",
+				i + 1, s->ntrack);
+			fflush(stderr);
+		}
+		rc = s->tracks[i]->sampled ? write_sampled(s, &j, s->tracks[i])
+					   : write_evented(s, &j, s->tracks[i]);
+	}
+	if (show)
+		fputs("\r\033[K", stderr);
+	if (!rc && p->heap.nsite)
+		rc = write_alloc(s, &j);
+	if (rc)
+		return rc;
+	json_close(&j, ']');
+	json_obj(&j, "shared");
+	write_frames(s, &j);
+	json_close(&j, '}');
+	json_close(&j, '}');
+	return 0;
+}
+
+/* Any thread. Whether the heap processor saw allocated bytes. */
+static int has_alloc(const struct heap *h)
+{
+	for (size_t i = 0; i < h->nsite; i++)
+		if (h->sites[i].alloc_bytes)
+			return 1;
+	return 0;
+}
+
+/* Any thread. Write path's log as a speedscope file. */
+int export_speedscope(const char *path, FILE *out, const struct export_opts *o,
+		      char *err, size_t errlen)
+{
+	struct ss s;
+	memset(&s, 0, sizeof s);
+	s.x.sink.ud = &s;
+	s.x.sink.sample = on_sample;
+	s.x.obs.ud = &s;
+	s.x.obs.open = on_open;
+	s.x.obs.close = on_close;
+	int rc = export_pass_run(&s.x, path, o, err, errlen), wrc = 0;
+	if (s.x.p && !s.err && rc != -ENOMEM) {
+		if (!s.ntrack && !has_alloc(&s.x.p->heap)) {
+			snprintf(err, errlen,
+				 "%s has no calls, samples or allocations to "
+				 "export (record with calls, sample or alloc)",
+				 path);
+			wrc = EXPORT_EMPTY;
+		} else if (!(s.st = malloc(SAMPLES_STACK_MAX * sizeof *s.st)))
+			wrc = -ENOMEM;
+		else
+			wrc = write_all(&s, out);
+	}
+	if (s.err && !wrc)
+		wrc = s.err;
+	if (wrc == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	else if (wrc < 0 && wrc != EXPORT_EMPTY)
+		snprintf(err, errlen, "writing the export: %s", strerror(-wrc));
+	for (size_t i = 0; i < s.ntrack; i++) {
+		free(s.tracks[i]->buf);
+		free(s.tracks[i]->chunks);
+		free(s.tracks[i]);
+	}
+	free(s.tracks);
+	free(s.st);
+	hmap_free(&s.trackmap);
+	intern_free(&s.frames);
+	if (s.spill)
+		fclose(s.spill);
+	export_pass_free(&s.x);
+	return wrc ? wrc : rc;
+}

@@ -1,0 +1,224 @@
+/*
+** Unit tests: reader/export/ (the frame observer the exports ride on, the
+** speedscope and Chrome writers on made-up logs, the number writer).
+*/
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/export.h"
+#include "logbuild.h"
+#include "profile.h"
+#include "reader.h"
+
+/* IDs of the mapping. */
+enum { VM = 1, A = 2, B = 3, MAIN = 7, CO = 8 };
+
+/* Test thread. A log with Lua functions A and B, coroutines MAIN and CO. */
+static void begin(struct lblog *l)
+{
+	struct lbmap m;
+	lblog_init(l);
+	lblog_intro(l, 99);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 555, 900, 0);
+	map_proto(&m, A, "@t.lua", 1, 5);
+	map_proto(&m, B, "@t.lua", 10, 5);
+	map_co(&m, MAIN, FORMAT_CO_MAIN);
+	map_co(&m, CO, 0);
+	lblog_mapping(l, &m);
+}
+
+/* Test thread. A runs on the first coroutine and resumes CO, where B runs,
+** yields (t 30), is resumed (t 40) and returns (t 50); A returns at t 60. */
+static const char *coroutine_log(void)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_enter(&e, 1, A, 0);	 /* t 0 */
+	ev_switch(&e, CO, 10);	 /* t 10: resume CO */
+	ev_enter(&e, 1, B, 10);	 /* t 20 */
+	ev_switch(&e, MAIN, 10); /* t 30: CO yields to the main coroutine */
+	ev_switch(&e, CO, 10);	 /* t 40: resumed */
+	ev_exit(&e, 1, 10);	 /* t 50: B returns */
+	ev_switch(&e, MAIN, 5);	 /* t 55 */
+	ev_exit(&e, 1, 5);	 /* t 60: A returns */
+	lblog_events(&l, VM, 0, &e);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	lblog_free(&l);
+	return path;
+}
+
+/* What the observer saw, as text. */
+struct seen {
+	struct profile *p;
+	char buf[1024];
+	size_t len;
+};
+
+/* Test thread. calls_obs: one "O<track>:<fn>@<t>[r]" per open. */
+static void seen_open(void *ud, uint32_t vm, uint32_t track, uint32_t fn,
+		      uint64_t t, int resumed)
+{
+	struct seen *s = ud;
+	(void)vm;
+	s->len += snprintf(s->buf + s->len, sizeof s->buf - s->len,
+			   "O%u:%s@%llu%s ", track, s->p->fnid.fns[fn].name,
+			   (unsigned long long)t, resumed ? "r" : "");
+}
+
+/* Test thread. calls_obs: one "C<track>:<fn>@<t>[s]" per close. */
+static void seen_close(void *ud, uint32_t vm, uint32_t track, uint32_t fn,
+		       uint64_t t, int suspended)
+{
+	struct seen *s = ud;
+	(void)vm;
+	s->len += snprintf(s->buf + s->len, sizeof s->buf - s->len,
+			   "C%u:%s@%llu%s ", track, s->p->fnid.fns[fn].name,
+			   (unsigned long long)t, suspended ? "s" : "");
+}
+
+Test(export, observer_closes_on_yield_and_reopens_on_resume)
+{
+	const char *path = coroutine_log();
+	struct seen s;
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink;
+	char err[256];
+	memset(&s, 0, sizeof s);
+	cr_assert_eq(profile_new(&s.p, 0), 0);
+	s.p->calls.obs.ud = &s;
+	s.p->calls.obs.open = seen_open;
+	s.p->calls.obs.close = seen_close;
+	profile_sink(s.p, &sink);
+	cr_assert_eq(decode_new(&d, &sink), 0);
+	cr_assert_eq(reader_open(&r, path, 0, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(decode_run(r, d, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(profile_finish(s.p), 0);
+	/* Track 0: the coroutine before the first SWITCH, named main when
+	** the log switched back to MAIN; B's frame closes while CO is
+	** suspended and opens again when it is resumed. */
+	cr_assert_str_eq(s.buf,
+			 "O0:t.lua:1@0 O8:t.lua:10@20 C8:t.lua:10@30s "
+			 "O8:t.lua:10@40r C8:t.lua:10@50 C0:t.lua:1@60 ");
+	cr_assert(calls_vm_co0_main(&s.p->calls, VM));
+	reader_close(r);
+	decode_free(d);
+	profile_free(s.p);
+	unlink(path);
+}
+
+/* Test thread. Export path in a format into a string (caller frees). */
+static char *export_str(int (*fn)(const char *, FILE *,
+				  const struct export_opts *, char *, size_t),
+			const char *path, int want_rc)
+{
+	char *buf = NULL, err[256] = "";
+	size_t len = 0;
+	struct export_opts o = {0};
+	FILE *f = open_memstream(&buf, &len);
+	cr_assert_not_null(f);
+	int rc = fn(path, f, &o, err, sizeof err);
+	fclose(f);
+	cr_assert_eq(rc, want_rc, "rc %d: %s", rc, err);
+	return buf;
+}
+
+/* Any thread. Occurrences of needle in s. */
+static int count(const char *s, const char *needle)
+{
+	int n = 0;
+	for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+Test(export, speedscope_profiles_per_coroutine)
+{
+	const char *path = coroutine_log();
+	char *s = export_str(export_speedscope, path, 0);
+	cr_assert(strstr(s, "\"name\":\"VM 1 main coroutine\""), "%s", s);
+	cr_assert(strstr(s, "\"name\":\"VM 1 coroutine 8\""), "%s", s);
+	/* A: open, close; B: open, close at the yield, open, close. */
+	cr_assert_eq(count(s, "\"type\":\"O\""), 3, "%s", s);
+	cr_assert_eq(count(s, "\"type\":\"C\""), 3, "%s", s);
+	/* Times in ns from the INTRO's clock; frames with file and line. */
+	cr_assert(strstr(s, "{\"name\":\"t.lua:10\",\"file\":\"t.lua\","
+			    "\"line\":10}"),
+		  "%s", s);
+	cr_assert(strstr(s, "\"$schema\":\"https://www.speedscope.app/"
+			    "file-format-schema.json\""));
+	free(s);
+	unlink(path);
+}
+
+Test(export, chrome_tracks_named_and_balanced)
+{
+	const char *path = coroutine_log();
+	char *s = export_str(export_chrome, path, 0);
+	cr_assert_eq(count(s, "\"ph\":\"B\""), 3, "%s", s);
+	cr_assert_eq(count(s, "\"ph\":\"E\""), 3, "%s", s);
+	cr_assert(strstr(s, "\"args\":{\"name\":\"main coroutine\"}"), "%s", s);
+	cr_assert(strstr(s, "\"args\":{\"name\":\"coroutine 8\"}"), "%s", s);
+	cr_assert(strstr(s, "\"name\":\"process_name\""), "%s", s);
+	free(s);
+	unlink(path);
+}
+
+Test(export, nothing_to_export)
+{
+	struct lblog l;
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LUA, A, 2, 64, 0x1000, 5);
+	lblog_events(&l, VM, 0, &e);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	lblog_free(&l);
+	/* Chrome shows no allocation; speedscope shows its site. */
+	free(export_str(export_chrome, path, EXPORT_EMPTY));
+	char *s = export_str(export_speedscope, path, 0);
+	cr_assert(strstr(s, "\"unit\":\"bytes\""), "%s", s);
+	cr_assert(strstr(s, "\"weights\":[64]"), "%s", s);
+	free(s);
+	unlink(path);
+}
+
+Test(export, missing_file)
+{
+	char err[256];
+	struct export_opts o = {0};
+	int rc = export_speedscope("/nonexistent/x.ljlog", stdout, &o, err,
+				   sizeof err);
+	cr_assert_eq(rc, -ENOENT, "rc %d", rc);
+	cr_assert(strstr(err, "/nonexistent/x.ljlog"), "%s", err);
+}
+
+/* Test thread. json_put_num into a string. */
+static void num_is(double v, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	json_put_num(f, v);
+	fclose(f);
+	cr_assert_str_eq(buf, want, "%g: %s, want %s", v, buf, want);
+	free(buf);
+}
+
+Test(export, numbers)
+{
+	num_is(2, "2");
+	num_is(1.5, "1.5");
+	num_is(1234.5678, "1234.568");
+	num_is(-0.0001, "0");
+	num_is(0.25, "0.25");
+	num_is(1.0 / 0.0, "0");
+}
