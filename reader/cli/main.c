@@ -22,6 +22,8 @@ static const char usage_text[] =
     "           (--json)\n"
     "  folded   sampled stacks (or call stacks with self time), for\n"
     "           flamegraph.pl\n"
+    "  export   the log in another tool's format (--format pprof)\n"
+    "  flame    a self-contained HTML flame graph\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "\n"
@@ -88,6 +90,47 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 	return -1;
 }
 
+/* Main thread. Write profile p (loaded from path) with write() to outp
+** ('-': stdout) and free p; what = the format, for messages; rc is the
+** load's result. A failed write leaves no partial file. Exit status. */
+int cli_export_write(const char *cmd, const char *what, const char *path,
+		     const char *outp, struct profile *p,
+		     int (*write)(const struct profile *p, FILE *out), int rc)
+{
+	int tostdout = !strcmp(outp, "-");
+	FILE *out = tostdout ? stdout : fopen(outp, "wb");
+	if (!out) {
+		cli_err(cmd, "cannot write %s: %s", outp, strerror(errno));
+		profile_free(p);
+		return CLI_USAGE;
+	}
+	int e = write(p, out);
+	int saved = errno;
+	if (fflush(out) != 0 && !e) {
+		e = -EIO;
+		saved = errno;
+	}
+	if (!tostdout && fclose(out) != 0 && !e) {
+		e = -EIO;
+		saved = errno;
+	}
+	profile_free(p);
+	if (e == 0)
+		return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+	if (!tostdout)
+		unlink(outp);
+	if (e == -ENODATA)
+		cli_err(cmd,
+			"nothing to export as %s in %s: no samples, no "
+			"allocations, no calls",
+			what, path);
+	else if (e == -EIO)
+		cli_err(cmd, "cannot write %s: %s", outp, strerror(saved));
+	else
+		cli_err(cmd, "out of memory");
+	return CLI_USAGE;
+}
+
 /* Main thread. Exit status for a reader library result. */
 int cli_status(int rc)
 {
@@ -128,6 +171,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 	    {"check", cli_check},   {"dump", cli_dump},
+	    {"export", cli_export}, {"flame", cli_flame},
 	    {"folded", cli_folded}, {"record", cli_record},
 	    {"report", cli_report},
 	};
@@ -153,7 +197,8 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
 	fputs(
-	    "commands: record, report, folded, dump, check; try 'ljlog --help'\n",
+	    "commands: record, report, folded, export, flame, dump, check; try "
+	    "'ljlog --help'\n",
 	    stderr);
 	return CLI_USAGE;
 }

@@ -35,7 +35,9 @@ check reader blocks util proc
 check reader/proc proc util blocks
 # record checks LUAJIT_PROFILE with the logger's own option parser (opts.c,
 # pure C, no VM): one owner for the option syntax.
-check reader/cli cli proc blocks util logger
+check reader/cli cli proc blocks util logger export
+# Exports write what the processors gathered (through the profile).
+check reader/export export proc util blocks
 # The sampler never calls the logger's flush, the logger never locks
 # through the sampler (the mapper's lock is the mapper's).
 if grep -nw 'flush_encode\|logger_flush\|logger_flush_full' "$top"/src/stat/*.[ch]; then
