@@ -132,6 +132,7 @@ struct px {
 	int64_t vals[V__MAX];		    /* one sample's values */
 	uint64_t period;		    /* ns per sample */
 	uint64_t *ids;			    /* one sample's Location ids */
+	size_t nids;			    /* room in ids */
 	int64_t lk_vm, lk_thread, lk_state; /* label keys */
 	struct samples_frame *fr;
 	int err;
@@ -342,7 +343,7 @@ static void callpaths(struct px *x)
 		if (!cn->calls && !ns)
 			continue;
 		size_t d = 0;
-		for (uint32_t m = n; m != 0 && d < SAMPLES_STACK_MAX;
+		for (uint32_t m = n; m != 0 && d < x->nids;
 		     m = c->nodes[m].parent) {
 			uint32_t fn = c->nodes[m].fn;
 			x->ids[d++] =
@@ -366,17 +367,21 @@ static void value_type(struct px *x, unsigned field, const char *type,
 	pb_msg(&x->out, field, &x->tmp);
 }
 
-/* Any thread. Longest call path kept (deeper paths are cut at the root). */
+/* Any thread. The longest call path (a node comes after its parent); 0
+** when out of memory. */
 static size_t call_depth_max(const struct calls *c)
 {
+	uint32_t *d = malloc(c->nnode * sizeof *d);
 	size_t max = 0;
+	if (!d)
+		return 0;
+	d[0] = 0;
 	for (uint32_t n = 1; n < c->nnode; n++) {
-		size_t d = 0;
-		for (uint32_t m = n; m != 0; m = c->nodes[m].parent)
-			d++;
-		if (d > max)
-			max = d;
+		d[n] = d[c->nodes[n].parent] + 1;
+		if (d[n] > max)
+			max = d[n];
 	}
+	free(d);
 	return max;
 }
 
@@ -441,6 +446,7 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 		depth = SAMPLES_STACK_MAX;
 	x.fnfunc = calloc(p->nfn ? p->nfn : 1, sizeof *x.fnfunc);
 	x.ids = malloc(depth * sizeof *x.ids);
+	x.nids = depth;
 	x.fr = malloc(SAMPLES_STACK_MAX * sizeof *x.fr);
 	int rc = -ENOMEM;
 	if (!x.fnfunc || !x.ids || !x.fr || intern_put(&x.strs, "", 0) != 0)
