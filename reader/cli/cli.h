@@ -50,7 +50,8 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 /* Main thread. Write profile p (loaded from path, with result rc) with
 ** write() to outp ('-': standard output), free p and say what went wrong
 ** (write returns 0, -ENODATA: nothing to export, -EIO: errno says, or
-** -ENOMEM); what names the format. A failed write leaves no partial file.
+** -ENOMEM); what names the format. A failed write leaves no partial file
+** (a regular file is removed; /dev/null and the like are not).
 ** The exit status. */
 int cli_export_write(const char *cmd, const char *what, const char *path,
 		     const char *outp, struct profile *p,

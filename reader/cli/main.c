@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blocks/format.h"
@@ -104,6 +105,10 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 		profile_free(p);
 		return CLI_USAGE;
 	}
+	/* Only a regular file is removed on failure (never /dev/null). */
+	struct stat sb;
+	int regular =
+	    !tostdout && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode);
 	int e = write(p, out);
 	int saved = errno;
 	if (fflush(out) != 0 && !e) {
@@ -117,7 +122,7 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 	profile_free(p);
 	if (e == 0)
 		return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
-	if (!tostdout)
+	if (regular)
 		unlink(outp);
 	if (e == -ENODATA)
 		cli_err(cmd,

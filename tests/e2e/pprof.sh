@@ -130,5 +130,13 @@ profile "file=$T/gc.ljlog,gc" "$E2E/report.lua" >/dev/null 2>&1 || fail "the gc-
 expect_status "nothing to export" 2 "nothing to export" \
 	ljlog export --format pprof -o "$T/gc.pb.gz" "$T/gc.ljlog"
 [ ! -e "$T/gc.pb.gz" ] || fail "nothing to export: $T/gc.pb.gz left behind"
+# Only a regular file is removed after a failure: not a FIFO (nor
+# /dev/null, which the fuzzer writes to).
+mkfifo "$T/fifo"
+cat "$T/fifo" >/dev/null &
+track_pid $!
+expect_status "nothing to export to a FIFO" 2 "nothing to export" \
+	ljlog export --format pprof -o "$T/fifo" "$T/gc.ljlog"
+[ -p "$T/fifo" ] || fail "nothing to export: the FIFO given as output was removed"
 ljlog export --help | grep -q 'inuse_space/bytes' || fail "export --help says nothing of inuse_space"
-ok "errors: unknown format, no format, no output, unwritable output, missing log, nothing to export (exit 2, no file left)"
+ok "errors: unknown format, no format, no output, unwritable output, missing log, nothing to export (exit 2, no file left, a FIFO kept)"
