@@ -26,6 +26,7 @@ int cli_report(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_folded(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_flame(int argc, char **argv);
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
@@ -47,6 +48,16 @@ struct profile;
 int cli_load(const char *cmd, const char *path, unsigned flags,
 	     struct profile **p, int *rc, char *err, size_t errlen,
 	     int quiet_warnings);
+
+/* Main thread. Write profile p (loaded from path, with result rc) with
+** write() to outp ('-': standard output), free p and say what went wrong
+** (write returns 0, -ENODATA: nothing to export, -EIO: errno says, or
+** -ENOMEM); what names the format. A failed write leaves no partial file
+** (a regular file is removed; /dev/null and the like are not).
+** The exit status. */
+int cli_export_write(const char *cmd, const char *what, const char *path,
+		     const char *outp, struct profile *p,
+		     int (*write)(const struct profile *p, FILE *out), int rc);
 
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);

@@ -12,11 +12,37 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/pprof.h"
+#include "logger/opts.h"
+#include "profile.h"
 
 /* Logs bigger than this get a progress line (when stderr is a terminal). */
 #define PROGRESS_MIN_BYTES (4u << 20)
 
-/* One format. */
+/* Main thread. Write p as pprof to out. */
+static int fmt_pprof(const struct profile *p, FILE *out)
+{
+	struct pprof_opts po = {0};
+	struct opts o;
+	char err[256];
+	if (p->have_intro && opts_parse(p->options, &o, err, sizeof err) == 0 &&
+	    (o.events & OPTS_SAMPLE)) {
+		po.period_ns = o.sample_ns;
+		po.wall = o.wall;
+	}
+	int rc = export_pprof(p, &po, out);
+	if (rc == 0) {
+		fputs("ljlog export: note: pprof leaves out:\n", stderr);
+		for (const char *s = export_pprof_omits; *s;) {
+			const char *e = strchr(s, '\n');
+			fprintf(stderr, "  %.*s\n", (int)(e - s), s);
+			s = e + 1;
+		}
+	}
+	return rc;
+}
+
+/* One format. write NULL: pprof, written from the loaded profile. */
 struct format {
 	const char *name;
 	const char *what;     /* for --help */
@@ -45,6 +71,15 @@ static const struct format formats[] = {
      "in it (try --format chrome); a coroutine's frames close when it "
      "yields and open again when it is resumed",
      export_speedscope},
+    {"pprof",
+     "profile.proto, gzipped, for 'go tool pprof' (needs -o):\n"
+     "                  samples/count and cpu/nanoseconds (or wall) by\n"
+     "                  merged stack, labels vm, thread, state;\n"
+     "                  alloc_objects/count, alloc_space/bytes,\n"
+     "                  inuse_objects/count, inuse_space/bytes by site;\n"
+     "                  calls/count and time/nanoseconds (self) by call\n"
+     "                  path (pick one: -sample_index=NAME)",
+     NULL, NULL},
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -87,12 +122,16 @@ int cli_export(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *fmtname = NULL, *outpath = "-";
+	int have_out = 0;
 	int quiet = 0, o;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "f:o:qh", lo, NULL)) != -1) {
 		switch (o) {
 		case 'f': fmtname = optarg; break;
-		case 'o': outpath = optarg; break;
+		case 'o':
+			outpath = optarg;
+			have_out = 1;
+			break;
 		case 'q': quiet = 1; break;
 		case 'h': usage(stdout); return CLI_OK;
 		default:
@@ -128,6 +167,21 @@ int cli_export(int argc, char **argv)
 					argc, argv);
 	if (!path)
 		return CLI_USAGE;
+	if (!fmt->write) { /* pprof: binary, from the loaded profile */
+		if (!have_out) {
+			cli_err("export", "no output given: -o OUT ('-': "
+					  "standard output)");
+			return CLI_USAGE;
+		}
+		struct profile *p;
+		char perr[512];
+		int prc, pst = cli_load("export", path, PROFILE_CALLTREE, &p,
+					&prc, perr, sizeof perr, 1);
+		if (pst >= 0)
+			return pst;
+		return cli_export_write("export", fmt->name, path, outpath, p,
+					fmt_pprof, prc);
+	}
 	/* Open the log before creating OUT: a typo leaves no empty file. */
 	if (access(path, R_OK) != 0) {
 		cli_err("export", "cannot open %s: %s", path, strerror(errno));

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blocks/format.h"
@@ -22,8 +23,9 @@ static const char usage_text[] =
     "           (--json)\n"
     "  folded   sampled stacks (or call stacks with self time), for\n"
     "           flamegraph.pl\n"
-    "  export   the log for speedscope or Perfetto (--format speedscope,\n"
-    "           chrome)\n"
+    "  export   the log in another tool's format (--format speedscope,\n"
+    "           chrome, pprof)\n"
+    "  flame    a self-contained HTML flame graph\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "\n"
@@ -90,6 +92,52 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 	return -1;
 }
 
+/* Main thread. Write profile p (loaded from path) with write() to outp
+** ('-': stdout) and free p; what = the format, for messages; rc is the
+** load's result. A failed write leaves no partial file. Exit status. */
+int cli_export_write(const char *cmd, const char *what, const char *path,
+		     const char *outp, struct profile *p,
+		     int (*write)(const struct profile *p, FILE *out), int rc)
+{
+	int tostdout = !strcmp(outp, "-");
+	FILE *out = tostdout ? stdout : fopen(outp, "wb");
+	if (!out) {
+		cli_err(cmd, "cannot write %s: %s", outp, strerror(errno));
+		profile_free(p);
+		return CLI_USAGE;
+	}
+	/* Only a regular file is removed on failure (never /dev/null). */
+	struct stat sb;
+	int regular =
+	    !tostdout && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode);
+	int e = write(p, out);
+	int saved = errno;
+	if (fflush(out) != 0 && !e) {
+		e = -EIO;
+		saved = errno;
+	}
+	if (!tostdout && fclose(out) != 0 && !e) {
+		e = -EIO;
+		saved = errno;
+	}
+	profile_free(p);
+	if (e == 0)
+		return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+	if (regular)
+		unlink(outp);
+	if (e == -ENODATA)
+		cli_err(cmd,
+			"nothing to export as %s in %s: no samples, no "
+			"allocations, no calls",
+			what, path);
+	else if (e == -EIO)
+		cli_err(cmd, "cannot write %s: %s", outp, strerror(saved));
+	else
+		cli_err(cmd, "out of memory");
+	/* Nothing to export: 1, as for every format of 'export'. */
+	return e == -ENODATA ? CLI_TRUNCATED : CLI_USAGE;
+}
+
 /* Main thread. Exit status for a reader library result. */
 int cli_status(int rc)
 {
@@ -130,8 +178,9 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 	    {"check", cli_check},   {"dump", cli_dump},
-	    {"export", cli_export}, {"folded", cli_folded},
-	    {"record", cli_record}, {"report", cli_report},
+	    {"export", cli_export}, {"flame", cli_flame},
+	    {"folded", cli_folded}, {"record", cli_record},
+	    {"report", cli_report},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -155,7 +204,8 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
 	fputs(
-	    "commands: record, report, folded, export, dump, check; try 'ljlog --help'\n",
+	    "commands: record, report, folded, export, flame, dump, check; try "
+	    "'ljlog --help'\n",
 	    stderr);
 	return CLI_USAGE;
 }

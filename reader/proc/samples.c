@@ -84,6 +84,7 @@ void samples_free(struct samples *s)
 	intern_free(&s->abortkeys);
 	hmap_free(&s->objs);
 	hmap_free(&s->vmsamples);
+	hmap_free(&s->leafvm);
 	memset(s, 0, sizeof *s);
 }
 
@@ -99,6 +100,22 @@ uint64_t samples_vm_count(const struct samples *s, uint32_t id)
 {
 	const uint64_t *v = hmap_get(&s->vmsamples, (uint64_t)id + 1);
 	return v ? *v : 0;
+}
+
+/* Any thread. Samples of each leaf node by VM. */
+int samples_each_leaf_vm(const struct samples *s,
+			 int (*fn)(void *ud, uint32_t node, uint32_t vm,
+				   uint64_t samples),
+			 void *ud)
+{
+	for (size_t i = 0; i < hmap_capacity(&s->leafvm); i++) {
+		uint64_t k = s->leafvm.keys[i];
+		int rc;
+		if (k && (rc = fn(ud, (uint32_t)(k >> 32), (uint32_t)k,
+				  s->leafvm.vals[i])))
+			return rc;
+	}
+	return 0;
 }
 
 /* Any thread. Index of the TRACE or HOSTSYM object o in traces or hosts. */
@@ -298,6 +315,12 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	}
 	s->nlast = n;
 	s->nodes[node].samples++;
+	uint64_t key = (uint64_t)node << 32 | sm->vm;
+	uint64_t *lv = key ? hmap_ref(&s->leafvm, key, NULL) : NULL;
+	if (key && !lv)
+		return -ENOMEM;
+	if (lv)
+		(*lv)++;
 	return 0;
 }
 

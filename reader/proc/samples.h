@@ -115,6 +115,7 @@ struct samples {
 	struct intern abortkeys; /* (reason, message) -> abort index */
 	struct hmap objs;	 /* TRACE or HOSTSYM ID -> index + 1 */
 	struct hmap vmsamples;	 /* VM ID + 1 -> samples */
+	struct hmap leafvm;	 /* leaf node << 32 | VM ID -> samples */
 	uint64_t end_dropped;	 /* END's samples_dropped */
 	uint64_t nodes_capped;	 /* frames past SAMPLES_MAX_NODES */
 	uint64_t *rawf;		 /* one sample's frames */
@@ -154,6 +155,14 @@ static inline uint32_t samples_last_node(const struct samples *s)
 
 /* Any thread. Samples of VM id. */
 uint64_t samples_vm_count(const struct samples *s, uint32_t id);
+
+/* Any thread. The samples of each leaf node by VM: calls fn(ud, node, vm,
+** samples) for every pair, in no particular order; a non-zero return stops
+** and is returned. */
+int samples_each_leaf_vm(const struct samples *s,
+			 int (*fn)(void *ud, uint32_t node, uint32_t vm,
+				   uint64_t samples),
+			 void *ud);
 
 /* Any thread. Function indices with samples (samples_total > 0), sorted by
 ** samples, then samples_total, then name; *n gets their number. Caller

@@ -361,3 +361,49 @@ realprogs_find() {
 	ldoc_tmp=/tmp/ldoc$(printf '%s' "$HOME" | tr '/\\: ' '____')
 	trap 'rm -rf "$ldoc_tmp"; e2e_cleanup' EXIT
 }
+
+# -- Export tools: Go's pprof, node with playwright-core, Chromium ----------------
+# Tools that read our exports. They run without LJLOG_TEST_PRELOAD (that is
+# for luajit runs only: an uninstrumented luajit loading an instrumented
+# module) and without any LD_PRELOAD of the caller's.
+
+# skip MESSAGE...: the test cannot run here (exit 77: automake's SKIP).
+skip() {
+	echo "SKIP: $test_name: $*"
+	exit 77
+}
+
+# need_go: skip unless Go (go tool pprof) is installed.
+need_go() {
+	command -v go >/dev/null 2>&1 ||
+		skip "needs Go for 'go tool pprof' (Debian golang-go; scripts/setup-tools.sh installs it)"
+	mkdir -p "$T/go/home" "$T/go/cache" "$T/go/path"
+}
+
+# gotool ARGS...: `go ARGS` with a private HOME, GOCACHE and GOPATH in $T
+# and no network (GOPROXY=off), with a time limit.
+gotool() {
+	env -u LD_PRELOAD HOME="$T/go/home" GOCACHE="$T/go/cache" \
+		GOPATH="$T/go/path" GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+		timeout "$E2E_TIMEOUT" go "$@"
+}
+
+# need_browser: skip unless node, playwright-core (tests/tools/node_modules)
+# and Chromium ($CHROMIUM, default /usr/bin/chromium) are there.
+TOOLS_MODULES=$top_srcdir/tests/tools/node_modules
+: "${CHROMIUM:=/usr/bin/chromium}"
+need_browser() {
+	command -v node >/dev/null 2>&1 ||
+		skip "needs node (scripts/setup-tools.sh installs it)"
+	[ -d "$TOOLS_MODULES/playwright-core" ] ||
+		skip "needs playwright-core in $TOOLS_MODULES (scripts/setup-tools.sh installs it)"
+	[ -x "$CHROMIUM" ] ||
+		skip "needs Chromium at $CHROMIUM (scripts/setup-tools.sh installs it)"
+}
+
+# node_run ARGS...: node with tests/tools' modules, CHROMIUM set, a time
+# limit.
+node_run() {
+	env -u LD_PRELOAD NODE_PATH="$TOOLS_MODULES" CHROMIUM="$CHROMIUM" \
+		timeout "$E2E_TIMEOUT" node "$@"
+}

@@ -100,8 +100,9 @@ Test(cli, top_level)
 	cr_assert_eq(sh(LJLOG " >/dev/null 2>&1"), 2);
 	cr_assert_eq(sh(LJLOG " frobnicate 2>/dev/null"), 2);
 	cr_assert_eq(sh(LJLOG " --frob 2>/dev/null"), 2);
-	const char *cmds[] = {"dump", "check", "report", "record", "folded"};
-	for (size_t i = 0; i < 5; i++) {
+	const char *cmds[] = {"dump",	"check",  "report", "record",
+			      "folded", "export", "flame"};
+	for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
 		cr_assert_eq(sh(LJLOG " %s --help >/dev/null", cmds[i]), 0,
 			     "%s", cmds[i]);
 		cr_assert_eq(sh(LJLOG " %s --bogus >/dev/null 2>&1", cmds[i]),

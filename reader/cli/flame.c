@@ -1,0 +1,94 @@
+/*
+** ljlog CLI: 'ljlog flame', a self-contained HTML flame graph (the page is
+** made by reader/export/flame.c).
+*/
+#include "cli.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "export/flame.h"
+#include "profile.h"
+
+static const char flame_usage[] =
+    "usage: ljlog flame -o OUT [--title TITLE] FILE\n"
+    "\n"
+    "Write a flame graph of the log FILE as one HTML file, OUT ('-':\n"
+    "standard output): its script, style and data are inside, it makes no\n"
+    "network request. Views, whichever the log has: samples (sampled\n"
+    "stacks, merged as 'ljlog folded' prints them), call time (self time\n"
+    "by call path) and allocated bytes (by site: function, then line).\n"
+    "Click a frame to zoom into it, type in the search box to highlight the\n"
+    "frames whose names match (with their share of the view), switch\n"
+    "between flame (root at the bottom) and icicle (root at the top).\n"
+    "Stacks are aggregated into a tree before they are written: a log of\n"
+    "millions of samples makes a page of its distinct paths.\n"
+    "\n"
+    "  -o, --output OUT   the file to write\n"
+    "  -t, --title TITLE  the page's title (default: the log's file name)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Exit status as for 'ljlog report'; 2 also when the log has nothing to\n"
+    "show or OUT cannot be written.\n";
+
+/* The page's title (the write callback takes no context). */
+static const char *flame_title;
+
+/* Main thread. Write the page. */
+static int write_flame(const struct profile *p, FILE *out)
+{
+	return export_flame(p, flame_title, out);
+}
+
+/* Main thread. 'ljlog flame'. */
+int cli_flame(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"title", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *outp = NULL, *title = NULL;
+	int o;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+:o:t:h", lo, NULL)) != -1) {
+		switch (o) {
+		case 'o': outp = optarg; break;
+		case 't': title = optarg; break;
+		case 'h': fputs(flame_usage, stdout); return CLI_OK;
+		case ':':
+			cli_err("flame", "option '%s' needs a value",
+				argv[optind - 1]);
+			fputs(flame_usage, stderr);
+			return CLI_USAGE;
+		default:
+			cli_err("flame", "unknown option '%s'",
+				argv[optind - 1]);
+			fputs(flame_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (!outp) {
+		cli_err("flame", "no output given: -o OUT ('-': standard "
+				 "output)");
+		return CLI_USAGE;
+	}
+	const char *path = cli_file_arg("flame", flame_usage, argc, argv);
+	if (!path)
+		return CLI_USAGE;
+	struct profile *p;
+	char err[512];
+	int rc, st = cli_load("flame", path, PROFILE_CALLTREE, &p, &rc, err,
+			      sizeof err, 1);
+	if (st >= 0)
+		return st;
+	if (title)
+		flame_title = title;
+	else {
+		const char *b = strrchr(path, '/');
+		flame_title = b ? b + 1 : path;
+	}
+	return cli_export_write("flame", "a flame graph", path, outp, p,
+				write_flame, rc);
+}

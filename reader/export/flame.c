@@ -1,0 +1,338 @@
+/*
+** ljlog exports: the HTML flame graph.
+** Trees of frame names aggregated by path (one per view), written as JSON
+** into the page made from reader/export/flame.html at build time.
+*/
+#include "export/flame.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flame_html.h"
+#include "profile.h"
+#include "util/hmap.h"
+#include "util/intern.h"
+
+/* Where the data goes in the page. */
+#define FLAME_MARK "@LJLOG_DATA@"
+
+/* One view: a tree of frames, node 0 the root. */
+struct ftree {
+	uint32_t *parent, *name;
+	uint64_t *self;
+	size_t n, cap;
+	struct hmap kids; /* parent << 32 | name + 1 -> node */
+};
+
+/* The page being made. */
+struct fx {
+	const struct profile *p;
+	struct intern names; /* frame names; 0 is the root's */
+	int err;
+};
+
+/* -- Trees ---------------------------------------------------------------------- */
+
+/* Any thread. Free a tree. */
+static void tree_free(struct ftree *t)
+{
+	free(t->parent);
+	free(t->name);
+	free(t->self);
+	hmap_free(&t->kids);
+	memset(t, 0, sizeof *t);
+}
+
+/* Any thread. A tree with its root; 0 or -ENOMEM. */
+static int tree_init(struct ftree *t)
+{
+	memset(t, 0, sizeof *t);
+	t->cap = 1024;
+	t->parent = malloc(t->cap * sizeof *t->parent);
+	t->name = malloc(t->cap * sizeof *t->name);
+	t->self = malloc(t->cap * sizeof *t->self);
+	if (!t->parent || !t->name || !t->self) {
+		tree_free(t);
+		return -ENOMEM;
+	}
+	t->parent[0] = 0;
+	t->name[0] = 0;
+	t->self[0] = 0;
+	t->n = 1;
+	return 0;
+}
+
+/* Any thread. The child of node parent named name (an index in the
+** names), made when new; -1 when out of memory. */
+static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
+{
+	int added;
+	uint64_t *v =
+	    hmap_ref(&t->kids, (uint64_t)parent << 32 | (name + 1u), &added);
+	if (!v)
+		return -1;
+	if (!added)
+		return (int64_t)*v;
+	if (t->n == t->cap) {
+		size_t cap = t->cap * 2;
+		uint32_t *pa = realloc(t->parent, cap * sizeof *pa);
+		if (pa)
+			t->parent = pa;
+		uint32_t *na = realloc(t->name, cap * sizeof *na);
+		if (na)
+			t->name = na;
+		uint64_t *se = realloc(t->self, cap * sizeof *se);
+		if (se)
+			t->self = se;
+		if (!pa || !na || !se) {
+			hmap_del(&t->kids,
+				 (uint64_t)parent << 32 | (name + 1u));
+			return -1;
+		}
+		t->cap = cap;
+	}
+	*v = t->n;
+	t->parent[t->n] = parent;
+	t->name[t->n] = name;
+	t->self[t->n] = 0;
+	return (int64_t)t->n++;
+}
+
+/* Any thread. Index of a name (0 on failure, with err set). */
+static uint32_t name_idx(struct fx *x, const char *s, size_t len)
+{
+	int64_t i = intern_put(&x->names, s, len);
+	if (i < 0) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	return (uint32_t)i;
+}
+
+/* Any thread. Sampled stacks (merged view), weighed by samples. */
+static int tree_samples(struct fx *x, struct ftree *t)
+{
+	const struct samples *s = &x->p->smp;
+	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
+	if (!fr)
+		return -ENOMEM;
+	for (uint32_t n = 1; n < s->nnode && !x->err; n++) {
+		uint64_t c = s->nodes[n].samples;
+		if (!c)
+			continue;
+		size_t nf = samples_stack(s, n, SAMPLES_VIEW_MERGED, 0, fr);
+		int64_t node = 0;
+		for (size_t i = 0; i < nf && node >= 0; i++) {
+			char buf[64];
+			const char *nm = buf;
+			if (fr[i].kind == SAMPLES_FR_FN)
+				nm = s->fnid->fns[fr[i].fn].name;
+			else
+				samples_frame_name(s, &fr[i], buf, sizeof buf);
+			node = tree_child(t, (uint32_t)node,
+					  name_idx(x, nm, strlen(nm)));
+		}
+		if (node < 0)
+			x->err = -ENOMEM;
+		else
+			t->self[node] += c;
+	}
+	free(fr);
+	return x->err;
+}
+
+/* Any thread. Call paths, weighed by self time in ns. */
+static int tree_calls(struct fx *x, struct ftree *t)
+{
+	const struct calls *c = &x->p->calls;
+	/* Call-tree nodes come after their parents: map them in order. */
+	uint32_t *map = malloc(c->nnode * sizeof *map);
+	if (!map)
+		return -ENOMEM;
+	map[0] = 0;
+	for (uint32_t n = 1; n < c->nnode && !x->err; n++) {
+		const struct calls_node *cn = &c->nodes[n];
+		const char *nm = x->p->fns[cn->fn].name;
+		int64_t node =
+		    tree_child(t, map[cn->parent], name_idx(x, nm, strlen(nm)));
+		if (node < 0) {
+			x->err = -ENOMEM;
+			break;
+		}
+		map[n] = (uint32_t)node;
+		t->self[node] += profile_ns(x->p, cn->self);
+	}
+	free(map);
+	return x->err;
+}
+
+/* Any thread. Allocation sites, function then line, weighed by bytes. */
+static int tree_alloc(struct fx *x, struct ftree *t)
+{
+	const struct heap *h = &x->p->heap;
+	for (size_t i = 0; i < h->nsite && !x->err; i++) {
+		const struct heap_site *st = &h->sites[i];
+		const struct profile_fn *f = &x->p->fns[st->fn];
+		if (!st->alloc_bytes)
+			continue;
+		int64_t node =
+		    tree_child(t, 0, name_idx(x, f->name, strlen(f->name)));
+		if (node >= 0 && st->line) {
+			char buf[64];
+			int n = snprintf(buf, sizeof buf, "line %" PRIu64,
+					 st->line);
+			node = tree_child(t, (uint32_t)node,
+					  name_idx(x, buf, (size_t)n));
+		}
+		if (node < 0)
+			x->err = -ENOMEM;
+		else
+			t->self[node] += st->alloc_bytes;
+	}
+	return x->err;
+}
+
+/* -- JSON ------------------------------------------------------------------------ */
+
+/* Any thread. Length of the valid UTF-8 sequence at s (n bytes left), 0
+** when not valid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t k;
+	uint32_t c;
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		k = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		k = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		k = 4, c = s[0] & 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (size_t i = 1; i < k; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	/* No overlong forms, surrogates or code points past U+10FFFF. */
+	if ((k == 3 && c < 0x800) || (k == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return k;
+}
+
+/* Any thread. A JSON string literal safe inside <script>. */
+void flame_json_str(FILE *out, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	putc('"', out);
+	for (size_t i = 0; i < len;) {
+		unsigned char c = u[i];
+		size_t k = utf8_len(u + i, len - i);
+		if (k > 1) {
+			/* U+2028 and U+2029 end lines in older JavaScript. */
+			if (k == 3 && c == 0xe2 && u[i + 1] == 0x80 &&
+			    (u[i + 2] == 0xa8 || u[i + 2] == 0xa9))
+				fprintf(out, "\\u%04x",
+					0x2000 |
+					    (u[i + 2] == 0xa8 ? 0x28 : 0x29));
+			else
+				fwrite(u + i, 1, k, out);
+			i += k;
+			continue;
+		}
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f || c == '<' || c == '>' ||
+			 c == '&')
+			fprintf(out, "\\u%04x", c);
+		else
+			putc(c, out);
+		i++;
+	}
+	putc('"', out);
+}
+
+/* Any thread. One view as JSON: its nodes as (parent, name, self) triples,
+** parents first. */
+static void view_json(FILE *out, const char *id, const char *label,
+		      const char *unit, const struct ftree *t, int first)
+{
+	fprintf(out,
+		"%s{\"id\":\"%s\",\"label\":\"%s\",\"unit\":\"%s\","
+		"\"nodes\":[",
+		first ? "" : ",\n", id, label, unit);
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu64,
+			i ? (i % 8 ? "," : ",\n") : "", t->parent[i],
+			t->name[i], t->self[i]);
+	fputs("]}", out);
+}
+
+/* -- The page -------------------------------------------------------------------- */
+
+/* Any thread. The flame page. */
+int export_flame(const struct profile *p, const char *title, FILE *out)
+{
+	struct fx x = {.p = p, .names = INTERN_INIT};
+	struct ftree ts, tc, ta;
+	int has_smp = p->smp.samples > 0;
+	int has_calls = p->calls.nnode > 1;
+	int has_alloc = p->heap.nsite > 0;
+	if (!has_smp && !has_calls && !has_alloc)
+		return -ENODATA;
+	int rc = -ENOMEM;
+	memset(&ts, 0, sizeof ts);
+	memset(&tc, 0, sizeof tc);
+	memset(&ta, 0, sizeof ta);
+	if (name_idx(&x, "all", 3) != 0 || x.err)
+		goto out;
+	if (has_smp && (tree_init(&ts) || tree_samples(&x, &ts)))
+		goto out;
+	if (has_calls && (tree_init(&tc) || tree_calls(&x, &tc)))
+		goto out;
+	if (has_alloc && (tree_init(&ta) || tree_alloc(&x, &ta)))
+		goto out;
+	const char *mark = strstr(flame_html, FLAME_MARK);
+	if (!mark) {
+		rc = -EINVAL; /* the page lost its marker: a build error */
+		goto out;
+	}
+	fwrite(flame_html, 1, (size_t)(mark - flame_html), out);
+	fputs("{\"title\":", out);
+	flame_json_str(out, title, strlen(title));
+	fputs(",\n\"names\":[", out);
+	for (size_t i = 0; i < intern_count(&x.names); i++) {
+		size_t len;
+		const char *s = intern_str(&x.names, (uint32_t)i, &len);
+		if (i)
+			fputs(i % 8 ? "," : ",\n", out);
+		flame_json_str(out, s, len);
+	}
+	fputs("],\n\"views\":[", out);
+	int first = 1;
+	if (has_smp) {
+		view_json(out, "samples", "Samples", "samples", &ts, first);
+		first = 0;
+	}
+	if (has_calls) {
+		view_json(out, "calls", "Call time", "ns", &tc, first);
+		first = 0;
+	}
+	if (has_alloc)
+		view_json(out, "alloc", "Allocated bytes", "bytes", &ta, first);
+	fputs("]}", out);
+	fputs(mark + strlen(FLAME_MARK), out);
+	rc = ferror(out) ? -EIO : 0;
+out:
+	tree_free(&ts);
+	tree_free(&tc);
+	tree_free(&ta);
+	intern_free(&x.names);
+	return rc;
+}

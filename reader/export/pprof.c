@@ -1,0 +1,513 @@
+/*
+** ljlog exports: pprof (profile.proto, gzipped).
+** A protobuf encoder of its own (varints, length-delimited fields), the
+** string, function and location tables, then zlib's gzip stream.
+*/
+#include "export/pprof.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "blocks/format.h"
+#include "profile.h"
+#include "util/hmap.h"
+#include "util/intern.h"
+
+const char export_pprof_omits[] =
+    "the coroutine of a sample (the log does not say it) and of a call\n"
+    "the call tree's VMs and coroutines (its paths merge them)\n"
+    "allocation stacks (an allocation is its site: a function and a line)\n"
+    "GC phases and cycles, traces and trace aborts, per-VM heap figures\n"
+    "host (C) frames' addresses and objects other than by name\n";
+
+/* -- Protobuf encoding -------------------------------------------------------- */
+
+/* Wire types. */
+enum { PB_VARINT = 0, PB_LEN = 2 };
+
+/* A growing byte buffer; err is sticky (out of memory). */
+struct pb {
+	uint8_t *b;
+	size_t len, cap;
+	int err;
+};
+
+/* Any thread. Room for n more bytes; 0 or -ENOMEM (sticky). */
+static int pb_room(struct pb *p, size_t n)
+{
+	if (p->err)
+		return p->err;
+	if (p->len + n <= p->cap)
+		return 0;
+	size_t cap = p->cap ? p->cap * 2 : 256;
+	while (cap < p->len + n)
+		cap *= 2;
+	uint8_t *b = realloc(p->b, cap);
+	if (!b)
+		return p->err = -ENOMEM;
+	p->b = b;
+	p->cap = cap;
+	return 0;
+}
+
+/* Any thread. A base-128 varint. */
+static void pb_varint(struct pb *p, uint64_t v)
+{
+	if (pb_room(p, 10))
+		return;
+	do {
+		uint8_t c = v & 0x7f;
+		v >>= 7;
+		p->b[p->len++] = c | (v ? 0x80 : 0);
+	} while (v);
+}
+
+/* Any thread. A field's key. */
+static void pb_key(struct pb *p, unsigned field, unsigned wire)
+{
+	pb_varint(p, (uint64_t)field << 3 | wire);
+}
+
+/* Any thread. A varint field (int64 values are never negative here);
+** left out when 0, protobuf's default. */
+static void pb_u64(struct pb *p, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_key(p, field, PB_VARINT);
+	pb_varint(p, v);
+}
+
+/* Any thread. A length-delimited field: bytes, a string or a message. */
+static void pb_bytes(struct pb *p, unsigned field, const void *s, size_t n)
+{
+	pb_key(p, field, PB_LEN);
+	pb_varint(p, n);
+	if (pb_room(p, n) == 0 && n) {
+		memcpy(p->b + p->len, s, n);
+		p->len += n;
+	}
+}
+
+/* Any thread. Sub-message sub as field of p; sub is emptied. */
+static void pb_msg(struct pb *p, unsigned field, struct pb *sub)
+{
+	if (sub->err)
+		p->err = sub->err;
+	pb_bytes(p, field, sub->b, sub->len);
+	sub->len = 0;
+}
+
+/* -- Tables ------------------------------------------------------------------ */
+
+/* Sample types, in the order of each sample's values. */
+enum {
+	V_SAMPLES,
+	V_CPU,
+	V_ALLOC_OBJ,
+	V_ALLOC_SPACE,
+	V_INUSE_OBJ,
+	V_INUSE_SPACE,
+	V_CALLS,
+	V_TIME,
+	V__MAX
+};
+
+/* The export in progress. */
+struct px {
+	const struct profile *p;
+	struct intern strs;   /* string table; index 0 is "" */
+	struct intern pseudo; /* pseudo-function name -> index */
+	uint32_t *fnfunc;     /* fnid index -> Function id (0: none yet) */
+	uint32_t *psfunc;     /* pseudo index -> Function id */
+	size_t npsfunc;	      /* room in psfunc */
+	struct hmap locs;     /* Function id << 32 | line -> Location id */
+	uint32_t nfunc, nloc; /* ids given so far */
+	struct pb out;	      /* the Profile message */
+	struct pb tmp, tmp2;  /* scratch for sub-messages */
+	int idx[V__MAX];      /* value index of each type, -1 when absent */
+	int nval;
+	int64_t vals[V__MAX];		    /* one sample's values */
+	uint64_t period;		    /* ns per sample */
+	uint64_t *ids;			    /* one sample's Location ids */
+	size_t nids;			    /* room in ids */
+	int64_t lk_vm, lk_thread, lk_state; /* label keys */
+	struct samples_frame *fr;
+	int err;
+};
+
+/* Any thread. Index of s in the string table (-1: out of memory). */
+static int64_t str_idx(struct px *x, const char *s)
+{
+	int64_t i = intern_put(&x->strs, s, strlen(s));
+	if (i < 0)
+		x->err = -ENOMEM;
+	return i < 0 ? 0 : i;
+}
+
+/* Any thread. A Function message; its id. */
+static uint32_t func_add(struct px *x, const char *name, const char *file,
+			 uint64_t line)
+{
+	uint32_t id = ++x->nfunc;
+	struct pb *f = &x->tmp;
+	int64_t n = str_idx(x, name);
+	pb_u64(f, 1, id);
+	pb_u64(f, 2, (uint64_t)n);
+	pb_u64(f, 3, (uint64_t)n);
+	pb_u64(f, 4, (uint64_t)str_idx(x, file));
+	pb_u64(f, 5, line);
+	pb_msg(&x->out, 5, f);
+	return id;
+}
+
+/* Any thread. The Function of fnid function fn. */
+static uint32_t func_of(struct px *x, uint32_t fn)
+{
+	if (!x->fnfunc[fn]) {
+		const struct profile_fn *f = &x->p->fns[fn];
+		x->fnfunc[fn] = func_add(x, f->name, f->file, f->line);
+	}
+	return x->fnfunc[fn];
+}
+
+/* Any thread. The Function of a pseudo-frame named name ("trace 3",
+** "(idle)"). */
+static uint32_t func_pseudo(struct px *x, const char *name)
+{
+	size_t had = intern_count(&x->pseudo);
+	int64_t i = intern_put(&x->pseudo, name, strlen(name));
+	if (i < 0) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	if ((size_t)i >= x->npsfunc) {
+		size_t n = x->npsfunc ? x->npsfunc * 2 : 64;
+		uint32_t *q = realloc(x->psfunc, n * sizeof *q);
+		if (!q) {
+			x->err = -ENOMEM;
+			return 0;
+		}
+		x->psfunc = q;
+		x->npsfunc = n;
+	}
+	if ((size_t)i >= had)
+		x->psfunc[i] = func_add(x, name, "", 0);
+	return x->psfunc[i];
+}
+
+/* Any thread. The Location of Function func at line (one Line each). */
+static uint64_t loc_of(struct px *x, uint32_t func, uint64_t line)
+{
+	if (line > UINT32_MAX)
+		line = UINT32_MAX;
+	int added;
+	uint64_t *v = hmap_ref(&x->locs, (uint64_t)func << 32 | line, &added);
+	if (!v) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	if (added) {
+		struct pb *l = &x->tmp, *ln = &x->tmp2;
+		*v = ++x->nloc;
+		pb_u64(ln, 1, func);
+		pb_u64(ln, 2, line);
+		pb_u64(l, 1, *v);
+		pb_msg(l, 4, ln);
+		pb_msg(&x->out, 4, l);
+	}
+	return *v;
+}
+
+/* Any thread. A Sample: x->ids[0..n) (leaf first), x->vals, and its
+** labels (lk < 0: none; a string label when str, else num). */
+static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
+		       const char *state)
+{
+	struct pb *s = &x->tmp, *l = &x->tmp2;
+	pb_key(s, 1, PB_LEN);
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		for (uint64_t v = x->ids[i]; len++, v >>= 7;)
+			;
+	pb_varint(s, len);
+	for (size_t i = 0; i < n; i++)
+		pb_varint(s, x->ids[i]);
+	len = 0;
+	for (int i = 0; i < x->nval; i++)
+		for (uint64_t v = (uint64_t)x->vals[i]; len++, v >>= 7;)
+			;
+	pb_key(s, 2, PB_LEN);
+	pb_varint(s, len);
+	for (int i = 0; i < x->nval; i++)
+		pb_varint(s, (uint64_t)x->vals[i]);
+	if (vm) {
+		pb_u64(l, 1, (uint64_t)x->lk_vm);
+		pb_key(l, 3, PB_VARINT);
+		pb_varint(l, vm);
+		pb_msg(s, 3, l);
+	}
+	if (thread) {
+		pb_u64(l, 1, (uint64_t)x->lk_thread);
+		pb_key(l, 3, PB_VARINT);
+		pb_varint(l, thread);
+		pb_msg(s, 3, l);
+	}
+	if (state) {
+		pb_u64(l, 1, (uint64_t)x->lk_state);
+		pb_u64(l, 2, (uint64_t)str_idx(x, state));
+		pb_msg(s, 3, l);
+	}
+	pb_msg(&x->out, 2, s);
+}
+
+/* -- Samples ------------------------------------------------------------------ */
+
+/* Any thread. One leaf of the sample tree in one VM: a Sample. */
+static int leaf_vm(void *ud, uint32_t node, uint32_t vm, uint64_t n)
+{
+	struct px *x = ud;
+	const struct samples *s = &x->p->smp;
+	size_t nf = samples_stack(s, node, SAMPLES_VIEW_MERGED,
+				  SAMPLES_ST_LINES, x->fr);
+	for (size_t i = 0; i < nf; i++) {
+		const struct samples_frame *f = &x->fr[i];
+		uint32_t func;
+		uint64_t line = 0;
+		if (f->kind == SAMPLES_FR_FN || f->kind == SAMPLES_FR_LINE) {
+			func = func_of(x, f->fn);
+			line = f->kind == SAMPLES_FR_LINE
+				   ? f->line
+				   : x->p->fns[f->fn].line;
+		} else {
+			char name[64];
+			samples_frame_name(s, f, name, sizeof name);
+			func = func_pseudo(x, name);
+		}
+		x->ids[nf - 1 - i] = loc_of(x, func, line);
+	}
+	memset(x->vals, 0, sizeof x->vals);
+	x->vals[x->idx[V_SAMPLES]] = (int64_t)n;
+	x->vals[x->idx[V_CPU]] = (int64_t)(n * x->period);
+	uint64_t frame = s->nodes[node].frame;
+	const char *state = NULL;
+	if (frame >> SAMPLES_SF_SHIFT == SAMPLES_SF_STATE)
+		state = format_state_name(
+		    (unsigned)(frame & ((1ull << SAMPLES_SF_SHIFT) - 1)));
+	uint64_t thread = 0;
+	const uint64_t *vi = hmap_get(&x->p->vmmap, (uint64_t)vm + 1);
+	if (vi)
+		thread = x->p->vms[*vi - 1].thread;
+	sample_add(x, nf, vm, thread, state);
+	return x->err;
+}
+
+/* -- Allocations and calls ---------------------------------------------------- */
+
+/* Any thread. One Sample per allocation site: its function at its line. */
+static void sites(struct px *x)
+{
+	const struct heap *h = &x->p->heap;
+	for (size_t i = 0; i < h->nsite && !x->err; i++) {
+		const struct heap_site *st = &h->sites[i];
+		memset(x->vals, 0, sizeof x->vals);
+		x->vals[x->idx[V_ALLOC_OBJ]] = (int64_t)st->alloc_count;
+		x->vals[x->idx[V_ALLOC_SPACE]] = (int64_t)st->alloc_bytes;
+		/* Each free is charged to the site that allocated the block:
+		** what a site allocated less what it freed is live at the end
+		** (blocks from before the profiler attached are freed, never
+		** allocated, and count for nothing). */
+		if (st->alloc_count > st->free_count)
+			x->vals[x->idx[V_INUSE_OBJ]] =
+			    (int64_t)(st->alloc_count - st->free_count);
+		if (st->alloc_bytes > st->free_bytes)
+			x->vals[x->idx[V_INUSE_SPACE]] =
+			    (int64_t)(st->alloc_bytes - st->free_bytes);
+		if (!st->alloc_count && !st->alloc_bytes)
+			continue;
+		x->ids[0] = loc_of(x, func_of(x, st->fn), st->line);
+		sample_add(x, 1, 0, 0, NULL);
+	}
+}
+
+/* Any thread. One Sample per call path: calls of its innermost function
+** and its self time. */
+static void callpaths(struct px *x)
+{
+	const struct calls *c = &x->p->calls;
+	for (uint32_t n = 1; n < c->nnode && !x->err; n++) {
+		const struct calls_node *cn = &c->nodes[n];
+		uint64_t ns = profile_ns(x->p, cn->self);
+		if (!cn->calls && !ns)
+			continue;
+		size_t d = 0;
+		for (uint32_t m = n; m != 0 && d < x->nids;
+		     m = c->nodes[m].parent) {
+			uint32_t fn = c->nodes[m].fn;
+			x->ids[d++] =
+			    loc_of(x, func_of(x, fn), x->p->fns[fn].line);
+		}
+		memset(x->vals, 0, sizeof x->vals);
+		x->vals[x->idx[V_CALLS]] = (int64_t)cn->calls;
+		x->vals[x->idx[V_TIME]] = (int64_t)ns;
+		sample_add(x, d, 0, 0, NULL);
+	}
+}
+
+/* -- The profile --------------------------------------------------------------- */
+
+/* Any thread. A ValueType message as field of the Profile. */
+static void value_type(struct px *x, unsigned field, const char *type,
+		       const char *unit)
+{
+	pb_u64(&x->tmp, 1, (uint64_t)str_idx(x, type));
+	pb_u64(&x->tmp, 2, (uint64_t)str_idx(x, unit));
+	pb_msg(&x->out, field, &x->tmp);
+}
+
+/* Any thread. The longest call path (a node comes after its parent); 0
+** when out of memory. */
+static size_t call_depth_max(const struct calls *c)
+{
+	uint32_t *d = malloc(c->nnode * sizeof *d);
+	size_t max = 0;
+	if (!d)
+		return 0;
+	d[0] = 0;
+	for (uint32_t n = 1; n < c->nnode; n++) {
+		d[n] = d[c->nodes[n].parent] + 1;
+		if (d[n] > max)
+			max = d[n];
+	}
+	free(d);
+	return max;
+}
+
+/* Any thread. gzip buf[0..len) to out; 0, -ENOMEM or -EIO. */
+static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
+{
+	z_stream z;
+	uint8_t chunk[65536];
+	memset(&z, 0, sizeof z);
+	/* windowBits 15 + 16: a gzip header and trailer. */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)buf;
+	z.avail_in = (uInt)len; /* profiles stay far below 4 GiB */
+	int zr, rc = 0;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof chunk;
+		zr = deflate(&z, Z_FINISH);
+		if (zr == Z_STREAM_ERROR) {
+			rc = -ENOMEM;
+			break;
+		}
+		size_t n = sizeof chunk - z.avail_out;
+		if (n && fwrite(chunk, 1, n, out) != n) {
+			rc = -EIO;
+			break;
+		}
+	} while (zr != Z_STREAM_END);
+	deflateEnd(&z);
+	return rc;
+}
+
+/* Any thread. The pprof export. */
+int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
+{
+	struct px x;
+	int has_smp = p->smp.samples > 0;
+	int has_alloc = p->heap.nsite > 0;
+	int has_calls = p->calls.nnode > 1;
+	if (!has_smp && !has_alloc && !has_calls)
+		return -ENODATA;
+	memset(&x, 0, sizeof x);
+	x.p = p;
+	x.period = o->period_ns ? o->period_ns : 1000000;
+	for (int i = 0; i < V__MAX; i++)
+		x.idx[i] = -1;
+	if (has_smp) {
+		x.idx[V_SAMPLES] = x.nval++;
+		x.idx[V_CPU] = x.nval++;
+	}
+	if (has_alloc)
+		for (int i = V_ALLOC_OBJ; i <= V_INUSE_SPACE; i++)
+			x.idx[i] = x.nval++;
+	if (has_calls) {
+		x.idx[V_CALLS] = x.nval++;
+		x.idx[V_TIME] = x.nval++;
+	}
+	size_t depth = has_calls ? call_depth_max(&p->calls) : 0;
+	if (depth < SAMPLES_STACK_MAX)
+		depth = SAMPLES_STACK_MAX;
+	x.fnfunc = calloc(p->nfn ? p->nfn : 1, sizeof *x.fnfunc);
+	x.ids = malloc(depth * sizeof *x.ids);
+	x.nids = depth;
+	x.fr = malloc(SAMPLES_STACK_MAX * sizeof *x.fr);
+	int rc = -ENOMEM;
+	if (!x.fnfunc || !x.ids || !x.fr || intern_put(&x.strs, "", 0) != 0)
+		goto out;
+	x.lk_vm = str_idx(&x, "vm");
+	x.lk_thread = str_idx(&x, "thread");
+	x.lk_state = str_idx(&x, "state");
+	const char *tkind = o->wall ? "wall" : "cpu";
+	if (has_smp) {
+		value_type(&x, 1, "samples", "count");
+		value_type(&x, 1, tkind, "nanoseconds");
+	}
+	if (has_alloc) {
+		value_type(&x, 1, "alloc_objects", "count");
+		value_type(&x, 1, "alloc_space", "bytes");
+		value_type(&x, 1, "inuse_objects", "count");
+		value_type(&x, 1, "inuse_space", "bytes");
+	}
+	if (has_calls) {
+		value_type(&x, 1, "calls", "count");
+		value_type(&x, 1, "time", "nanoseconds");
+	}
+	if (has_smp) {
+		value_type(&x, 11, tkind, "nanoseconds");
+		pb_u64(&x.out, 12, x.period);
+	}
+	pb_u64(&x.out, 9, p->nclk ? p->clk_first.real_ns : 0);
+	pb_u64(&x.out, 10, p->duration_ns);
+	pb_u64(&x.out, 14,
+	       (uint64_t)str_idx(&x, has_smp	 ? tkind
+				     : has_calls ? "time"
+						 : "alloc_space"));
+	pb_key(&x.out, 13, PB_VARINT);
+	pb_varint(&x.out, (uint64_t)str_idx(&x, "made by ljlog export"));
+	if (has_smp && samples_each_leaf_vm(&p->smp, leaf_vm, &x) < 0 && !x.err)
+		x.err = -ENOMEM;
+	if (has_alloc)
+		sites(&x);
+	if (has_calls)
+		callpaths(&x);
+	for (size_t i = 0; i < intern_count(&x.strs); i++) {
+		size_t len;
+		const char *s = intern_str(&x.strs, (uint32_t)i, &len);
+		pb_bytes(&x.out, 6, s, len);
+	}
+	rc = x.err	 ? x.err
+	     : x.out.err ? x.out.err
+	     : x.tmp.err ? x.tmp.err
+			 : x.tmp2.err;
+	if (!rc)
+		rc = gzip_write(x.out.b, x.out.len, out);
+out:
+	intern_free(&x.strs);
+	intern_free(&x.pseudo);
+	hmap_free(&x.locs);
+	free(x.fnfunc);
+	free(x.psfunc);
+	free(x.ids);
+	free(x.fr);
+	free(x.out.b);
+	free(x.tmp.b);
+	free(x.tmp2.b);
+	return rc;
+}

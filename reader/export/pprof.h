@@ -1,0 +1,30 @@
+/*
+** ljlog exports: pprof (profile.proto, gzipped), for `go tool pprof`.
+** What the log has, in one profile: timer samples, allocation sites and
+** the call tree, each with sample types of its own.
+*/
+#ifndef LJLOG_READER_EXPORT_PPROF_H
+#define LJLOG_READER_EXPORT_PPROF_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct profile;
+
+/* How the log sampled (from its INTRO options; zero when not sampled). */
+struct pprof_opts {
+	uint64_t period_ns; /* sampling interval */
+	int wall;	    /* wall-clock time, not the thread's CPU time */
+};
+
+/* Any thread. Write profile p (loaded with PROFILE_CALLTREE) to out as a
+** gzipped profile.proto. 0, -ENODATA (nothing to export: no samples, no
+** allocations, no calls), -ENOMEM, or -EIO (out failed; errno says). */
+int export_pprof(const struct profile *p, const struct pprof_opts *o,
+		 FILE *out);
+
+/* Any thread. What the pprof export leaves out, one line per item, for
+** stderr and the man page. */
+extern const char export_pprof_omits[];
+
+#endif

@@ -1,0 +1,111 @@
+#!/bin/sh
+# ljlog e2e: `ljlog flame` pages in headless Chromium (flame_check.js, with
+# playwright-core): frames render, the top functions show, search
+# highlights the matches with the share the folded stacks give, the views
+# switch (with the report's totals), zoom and orientation work, and the
+# page makes no request at all and logs no error. Chunks named like markup
+# show as text. A page altered to make a request must fail the same check.
+. "$(dirname "$0")/lib.sh"
+
+need_browser
+
+# spec LOG NAME SEARCH: $T/NAME.spec from the report and folded stacks.
+spec() {
+	report_json "$1" "$T/$2.json"
+	ljlog folded "$1" >"$T/$2.folded" 2>/dev/null || true
+	python3 - "$T/$2.json" "$T/$2.folded" "$3" >"$T/$2.spec" <<'PY' ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+search = sys.argv[3]
+fns = d["functions"]
+n = d["samples"]
+spec = {"search": search, "views": {}, "hostile": []}
+# Wide frames: the functions in at least a tenth of the samples.
+top = sorted((f for f in fns if f["samples_total"] * 10 >= n),
+             key=lambda f: -f["samples_total"])[:4]
+spec["top"] = [f["name"] for f in top]
+# Zoom into the function with most samples of its own that is not in
+# every sample (its siblings go).
+z = max((f for f in fns if 0 < f["samples_total"] < n), key=lambda f: f["samples"])
+spec["zoom"] = z["name"]
+# Share of the samples whose stack has a frame matching search.
+tot = hit = 0
+for ln in open(sys.argv[2], encoding="utf-8", errors="replace"):
+    stack, w = ln.rstrip("\n").rsplit(" ", 1)
+    tot += int(w)
+    if search.lower() in stack.lower():
+        hit += int(w)
+assert tot == n, (tot, n)
+spec["share"] = "%.2f%%" % (100.0 * hit / tot)
+spec["views"]["samples"] = {"label": "Samples", "total": "%d samples" % n}
+if d["calls"]:
+    spec["views"]["calls"] = {"label": "Call time", "total": None,
+        "names": [max(fns, key=lambda f: f["self_ns"])["name"]]}
+ab = sum(s["alloc_bytes"] for s in d["alloc_sites"])
+if ab:
+    spec["views"]["alloc"] = {"label": "Allocated bytes", "total": "%d bytes" % ab,
+        "names": [max(d["alloc_sites"], key=lambda s: s["alloc_bytes"])["function"]]}
+spec["hostile"] = [f["name"] for f in fns if "<" in f["name"]]
+json.dump(spec, sys.stdout)
+PY
+		fail "$2: cannot make the page's expectations"
+}
+
+# page LOG NAME: ljlog flame -> $T/NAME.html, self-contained.
+page() {
+	ljlog flame -o "$T/$2.html" "$1" 2>"$T/$2.err" ||
+		{ show "$T/$2.err"; fail "$2: ljlog flame failed"; }
+	if grep -n -i -E '(src|href)=["'"'"']?[a-z]+:|https?://|@import|url\(' "$T/$2.html" |
+		grep -v 'href="data:,"' >"$T/$2.urls"; then
+		show "$T/$2.urls"
+		fail "$2: the page names something to load"
+	fi
+}
+
+profile "file=$T/f.ljlog,calls,alloc,sample" "$E2E/report.lua" >/dev/null 2>"$T/f.perr" ||
+	{ show "$T/f.perr"; fail "the profiled run failed"; }
+check_complete "$T/f.ljlog"
+page "$T/f.ljlog" f
+spec "$T/f.ljlog" f spin
+node_run "$E2E/flame_check.js" "$T/f.html" "$T/f.spec" >"$T/f.out" 2>&1 ||
+	{ cat "$T/f.out" >&2; fail "report.lua (calls,alloc,sample): the page fails"; }
+sed "s/^ok: flame page: /ok: $test_name: report.lua: /" "$T/f.out"
+
+# Chunks named like markup.
+profile "file=$T/h.ljlog,sample,calls" "$E2E/hostile.lua" >/dev/null 2>"$T/h.perr" ||
+	{ show "$T/h.perr"; fail "the hostile run failed"; }
+page "$T/h.ljlog" h
+grep -q '</script><script>' "$T/h.html" && fail "hostile: '</script><script>' is in the page as is"
+grep -q '<!-- x' "$T/h.html" && fail "hostile: '<!-- x' is in the page as is"
+spec "$T/h.ljlog" h script
+[ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["hostile"]))' "$T/h.spec")" -ge 2 ] ||
+	fail "hostile: the report has no function named like markup"
+node_run "$E2E/flame_check.js" "$T/h.html" "$T/h.spec" >"$T/h.out" 2>&1 ||
+	{ cat "$T/h.out" >&2; fail "hostile.lua: the page fails"; }
+sed "s/^ok: flame page: /ok: $test_name: hostile.lua: /" "$T/h.out" | grep -i 'hostile\|script\|request\|error'
+
+# The check can fail: the page without its Content-Security-Policy, with an
+# image to fetch.
+python3 - "$T/f.html" "$T/bad.html" <<'PY'
+import re, sys
+s = open(sys.argv[1], encoding="utf-8").read()
+s = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", s, flags=re.S)
+s = s.replace("<body>", '<body><img src="http://ljlog-flame.invalid/x.png">', 1)
+open(sys.argv[2], "w", encoding="utf-8").write(s)
+PY
+if node_run "$E2E/flame_check.js" "$T/bad.html" "$T/f.spec" >"$T/bad.out" 2>&1; then
+	fail "a page that loads an image passed the check"
+fi
+grep -q 'FAIL: flame page: no request but' "$T/bad.out" ||
+	{ cat "$T/bad.out" >&2; fail "a page that loads an image failed for another reason"; }
+ok "a page that loads an image fails the check ($(grep 'no request' "$T/bad.out"))"
+
+# Errors and help.
+rc=0
+ljlog flame "$T/f.ljlog" >/dev/null 2>"$T/e.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q 'no output given' "$T/e.err" || fail "flame without -o: exit $rc, $(cat "$T/e.err")"
+rc=0
+ljlog flame -o "$T/no/dir/x.html" "$T/f.ljlog" >/dev/null 2>"$T/e.err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q "cannot write $T/no/dir/x.html" "$T/e.err" || fail "flame to an unwritable path: exit $rc, $(cat "$T/e.err")"
+ljlog flame --help | grep -q 'network' || fail "flame --help says nothing of the network"
+ok "errors: no -o, unwritable output (exit 2); --help"
