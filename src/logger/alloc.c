@@ -179,6 +179,52 @@ mark_stack_move(struct logger_vm *vm, void *ptr, size_t nsize)
 
 /* -- The allocator ----------------------------------------------------------------- */
 
+/* VM thread only. alloc=RATE: the allocator call when it records a FREE of
+** a sampled block or samples the new one (doc/format.txt, "Sampled
+** allocation"), or has a mapped address to forget. The prologue of
+** alloc_full has run. */
+static void *alloc_sampled(struct logger_vm *vm, void *ptr, size_t osize,
+			   size_t nsize)
+{
+	uint64_t x = 0, key = 0, *p;
+	lua_State *co = NULL;
+	int was = ptr && addrset_has(&vm->sampled, (uintptr_t)ptr), take = 0;
+	if (nsize && (vm->alloc_left -= (int64_t)nsize) <= 0) {
+		take = 1;
+		vm->alloc_left = (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
+		x = site_of(vm, ptr, &key, &co); /* before the stack moves */
+	}
+	void *np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+	if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
+		sample_stack_moving(&vm->s, 0);
+	if (nsize == 0 && ptr)
+		forget(vm, ptr, osize);
+	if (nsize && !np)
+		return np; /* failed: the old block is still there */
+	if (was) {
+		uint64_t ts = clock_now();
+		addrset_del(&vm->sampled, (uintptr_t)ptr);
+		p = logger_reserve(vm, NULL, ts);
+		p[0] = BUF_W0(BUF_FREE, osize);
+		p[1] = ts;
+		p[2] = (uint64_t)(uintptr_t)ptr;
+		vm->bp = p + 3;
+	}
+	/* A block whose address could not be kept is not recorded: its free
+	** would not be. */
+	if (take && addrset_add(&vm->sampled, (uintptr_t)np) == 0) {
+		uint64_t ts = clock_now();
+		p = logger_reserve(vm, co, ts);
+		p[0] = BUF_W0(BUF_ALLOC, x);
+		p[1] = ts;
+		p[2] = key;
+		p[3] = (uint64_t)(uintptr_t)np;
+		p[4] = nsize;
+		vm->bp = p + 5;
+	}
+	return np;
+}
+
 /* VM thread only. The allocator call with all it may have to record. */
 static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 				      size_t osize, size_t nsize)
@@ -202,6 +248,8 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 			forget(vm, ptr, osize);
 		return np;
 	}
+	if (vm->alloc_rate)
+		return alloc_sampled(vm, ptr, osize, nsize);
 	if (nsize)
 		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
 	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
@@ -256,6 +304,22 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
 		if (osize < MIN_MAPPED) {
+			vmheap_keep(vm->heap);
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		}
+	}
+	/* alloc=RATE: likewise, when the countdown does not run out and ptr
+	** is no sampled block. */
+	if (vm->alloc_rate && vm->g->gc.state == vm->gcstate &&
+	    !__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED) &&
+	    vm->alloc_left > (int64_t)nsize) {
+		if (!ptr) {
+			vm->alloc_left -= (int64_t)nsize;
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		}
+		if (osize < MIN_MAPPED &&
+		    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
+			vm->alloc_left -= (int64_t)nsize;
 			vmheap_keep(vm->heap);
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		}

@@ -169,7 +169,8 @@ static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 	if (!p)
 		return r;
 	vm->out.len = (size_t)(blocks_uleb_put(p, vm->id) - vm->out.p);
-	if (names_put_vm(&vm->out, vm->id, vm->tid, heap, flags) < 0)
+	if (names_put_vm(&vm->out, vm->id, vm->tid, heap, flags,
+			 vm->alloc_rate) < 0)
 		return r;
 	writer_block_end(&vm->out, off, FORMAT_KIND_MAPPING);
 	writer_lock();
@@ -288,6 +289,7 @@ static void at_exit(void)
 static void vm_free(struct logger_vm *vm)
 {
 	mapper_free(&vm->map);
+	addrset_free(&vm->sampled);
 	flush_enc_free(&vm->fe);
 	wbuf_free(&vm->out);
 	free(vm->buf);
@@ -331,6 +333,13 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
+	if (o.events & OPTS_ALLOC) {
+		vm->alloc_rate = o.alloc_rate;
+		rng_seed(&vm->rng, clock_now() ^ (uint64_t)(uintptr_t)vm);
+		if (vm->alloc_rate)
+			vm->alloc_left =
+			    (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
+	}
 	vm->trace_scan = alloc_trace_scan_words();
 	vm->buf_words = o.buffer / sizeof(uint64_t);
 	vm->bp = vm->buf;
