@@ -5,6 +5,7 @@
 #ifndef LJLOG_READER_CLI_CLI_H
 #define LJLOG_READER_CLI_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -75,6 +76,26 @@ void json_u64(struct json *j, const char *key, uint64_t v);
 void json_i64(struct json *j, const char *key, int64_t v);
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
+
+/* -- Heap views of 'ljlog report' (leaks.c) ----------------------------------- */
+
+/* Main thread. The estimate note / "alloc_sampled" of a sampled log. */
+void leaks_text_sampled(const struct profile *p);
+void leaks_json_sampled(struct json *j, const struct profile *p);
+
+/* Main thread. --leaks: live at the end by site (text: at most limit rows,
+** 0 all); "live_sites" in JSON. */
+void leaks_text(const struct profile *p, const char *path, size_t limit);
+void leaks_json(struct json *j, const struct profile *p);
+
+/* Main thread. --heap-interval: parse INTERVAL (ns, 0 after a message);
+** decode path again into a profile that snapshots the heap every ns (exit
+** status, or -1 with *out filled); the views. */
+uint64_t leaks_parse_interval(const char *s);
+int leaks_load_intervals(const struct profile *first, const char *path,
+			 uint64_t ns, struct profile **out);
+void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
+void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
 /* Any thread. Write s[0..len) as a JSON string literal: control characters
 ** and quotes escaped, bytes that are not valid UTF-8 as \u00XX. */

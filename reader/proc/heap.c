@@ -377,8 +377,7 @@ void heap_finish(struct heap *h)
 }
 
 /* Any thread. Sampled estimate of one allocation. */
-void heap_weight(uint64_t size, uint64_t rate, uint64_t *count,
-		 uint64_t *bytes)
+void heap_weight(uint64_t size, uint64_t rate, uint64_t *count, uint64_t *bytes)
 {
 	*count = 1;
 	*bytes = size;

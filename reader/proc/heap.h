@@ -77,7 +77,7 @@ struct heap_vm {
 	int64_t net, peak_net; /* alloc - free so far, and its peak */
 	uint64_t last_ts;      /* last event (has_ts) */
 	int has_ts;
-	struct hmap blocks; /* live block address -> site + 1 */
+	struct hmap blocks;  /* live block address -> site + 1 */
 	uint64_t alloc_rate; /* 0: exact; else sampled, one per rate bytes */
 };
 

@@ -81,28 +81,36 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
 		       BUF_SITE_TRACE(ofs, (uint64_t)st);
 	}
+	/* While a trace is recorded, vmstate stays RECORD when the
+	** interpreter runs the instruction just recorded: an allocation made
+	** there is the Lua function's, at its line. The recorder itself runs
+	** inside lj_vm_cpcall, whose C frame saves no PC of the function: the
+	** PC check below tells them apart. */
+	int rec = 0;
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;
-	case LJ_VMST_RECORD:
+	case LJ_VMST_RECORD: rec = 1; break;
 	case LJ_VMST_OPT:
 	case LJ_VMST_ASM: return FORMAT_SITE_JIT;
 	default: break;
 	}
 	lua_State *L = &gcref(g->cur_L)->th;
 	if (!gcref(g->cur_L))
-		return FORMAT_SITE_INTERNAL;
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
 	TValue *stack = tvref(L->stack), *base = L->base;
 	/* The Lua stack itself is being reallocated: don't read frames. */
 	if (ptr == (void *)stack)
-		return FORMAT_SITE_INTERNAL;
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
 	if (base <= stack + 1 + LJ_FR2 || base > tvref(L->maxstack))
-		return FORMAT_SITE_INTERNAL;
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
 	/* A fast function may have written its results over its own frame
 	** before it allocates (an error message): check the slot's type tag
 	** before following it. */
 	GCfunc *fn = ljwin_frame_func(base - 1);
 	if (!fn)
-		return FORMAT_SITE_UNKNOWN;
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_UNKNOWN;
+	if (rec && !isluafunc(fn))
+		return FORMAT_SITE_JIT;
 	*co = L;
 	if (isluafunc(fn)) {
 		GCproto *pt = funcproto(fn);
@@ -112,7 +120,7 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 		** not what it seems: say unknown rather than a wrong name. */
 		if (!(pc > bc && pc <= bc + pt->sizebc)) {
 			*co = NULL;
-			return FORMAT_SITE_UNKNOWN;
+			return rec ? FORMAT_SITE_JIT : FORMAT_SITE_UNKNOWN;
 		}
 		uint32_t line = ljwin_proto_line(pt, proto_bcpos(pt, pc) - 1);
 		*key = (uint64_t)(uintptr_t)pt;

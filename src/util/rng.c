@@ -44,7 +44,8 @@ double rng_log(double x)
 uint64_t rng_exp(struct rng *r, uint64_t mean)
 {
 	/* 53 random bits: u in (0, 1]. */
-	double u = (double)((rng_next(r) >> 11) + 1) * (1.0 / 9007199254740992.0);
+	double u =
+	    (double)((rng_next(r) >> 11) + 1) * (1.0 / 9007199254740992.0);
 	double v = -rng_log(u) * (double)mean + 0.5;
 	return v < 1.0 ? 1 : v > 1e18 ? (uint64_t)1e18 : (uint64_t)v;
 }
