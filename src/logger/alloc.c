@@ -58,42 +58,15 @@ trace_retofs(struct logger_vm *vm, uintptr_t lo, uintptr_t len)
 	return 0;
 }
 
-/* VM thread only (allocator). Site word (buf.h) of an allocation happening
-** now; *key gets the site's pointer or ffid. ptr is the block being
-** reallocated (or NULL). In compiled code: the running trace, and where in
-** it from the return address of its call into the allocating C code (the
-** reader maps it to the snapshot there: with the per-line snapshots that
-** logger.c turns on for alloc, the allocating line). */
-static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
-			lua_State **co)
+/* VM thread only (allocator). The site of an allocation made by the
+** function running on the current coroutine (see site_of); rec: the VM
+** says RECORD (see site_rec), where anything but a Lua function's frame
+** with its PC is the recorder's own. */
+static inline __attribute__((always_inline)) uint64_t
+frame_site(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co,
+	   int rec)
 {
 	global_State *g = vm->g;
-	int32_t st = g->vmstate;
-	*co = NULL;
-	if (st >= 0) { /* compiled code: the running trace, where in it */
-		jit_State *J = G2J(g);
-		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-		if (!T)
-			return FORMAT_SITE_TRACE;
-		uint64_t ofs =
-		    trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
-		*key = (uint64_t)(uintptr_t)T;
-		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
-		       BUF_SITE_TRACE(ofs, (uint64_t)st);
-	}
-	/* While a trace is recorded, vmstate stays RECORD when the
-	** interpreter runs the instruction just recorded: an allocation made
-	** there is the Lua function's, at its line. The recorder itself runs
-	** inside lj_vm_cpcall, whose C frame saves no PC of the function: the
-	** PC check below tells them apart. */
-	int rec = 0;
-	switch (~st) {
-	case LJ_VMST_GC: return FORMAT_SITE_GC;
-	case LJ_VMST_RECORD: rec = 1; break;
-	case LJ_VMST_OPT:
-	case LJ_VMST_ASM: return FORMAT_SITE_JIT;
-	default: break;
-	}
 	lua_State *L = &gcref(g->cur_L)->th;
 	if (!gcref(g->cur_L))
 		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
@@ -134,6 +107,50 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 	}
 	*key = (uint64_t)(uintptr_t)fn->c.f;
 	return FORMAT_SITE_C | MAPPER_CFUNC << 4;
+}
+
+/* VM thread only (allocator), vmstate RECORD. While a trace is recorded,
+** vmstate stays RECORD when the interpreter runs the instruction just
+** recorded: an allocation made there is the Lua function's, at its line.
+** The recorder itself runs inside lj_vm_cpcall, whose C frame saves no PC
+** of the function: the PC check of frame_site tells them apart. */
+static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
+				       uint64_t *key, lua_State **co)
+{
+	return frame_site(vm, ptr, key, co, 1);
+}
+
+/* VM thread only (allocator). Site word (buf.h) of an allocation happening
+** now; *key gets the site's pointer or ffid. ptr is the block being
+** reallocated (or NULL). In compiled code: the running trace, and where in
+** it from the return address of its call into the allocating C code (the
+** reader maps it to the snapshot there: with the per-line snapshots that
+** logger.c turns on for alloc, the allocating line). */
+static inline __attribute__((always_inline)) uint64_t
+site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
+{
+	global_State *g = vm->g;
+	int32_t st = g->vmstate;
+	*co = NULL;
+	if (st >= 0) { /* compiled code: the running trace, where in it */
+		jit_State *J = G2J(g);
+		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
+		if (!T)
+			return FORMAT_SITE_TRACE;
+		uint64_t ofs =
+		    trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
+		*key = (uint64_t)(uintptr_t)T;
+		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+		       BUF_SITE_TRACE(ofs, (uint64_t)st);
+	}
+	switch (~st) {
+	case LJ_VMST_GC: return FORMAT_SITE_GC;
+	case LJ_VMST_RECORD: return site_rec(vm, ptr, key, co);
+	case LJ_VMST_OPT:
+	case LJ_VMST_ASM: return FORMAT_SITE_JIT;
+	default: break;
+	}
+	return frame_site(vm, ptr, key, co, 0);
 }
 
 /* -- GC phases ------------------------------------------------------------------- */
