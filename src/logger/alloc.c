@@ -321,6 +321,28 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
+	/* alloc=RATE: nothing to record when the countdown does not run out
+	** and ptr is no sampled block (and no new GC phase, no stack mark). */
+	if (vm->alloc_rate) {
+		if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
+				vm->g->gc.state == vm->gcstate &&
+				!__atomic_load_n(&vm->s.stack_moving,
+						 __ATOMIC_RELAXED))) {
+			if (!ptr) {
+				vm->alloc_left -= (int64_t)nsize;
+				return vm->orig_alloc(vm->orig_ud, ptr, osize,
+						      nsize);
+			}
+			if (osize < MIN_MAPPED &&
+			    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
+				vm->alloc_left -= (int64_t)nsize;
+				vmheap_keep(vm->heap);
+				return vm->orig_alloc(vm->orig_ud, ptr, osize,
+						      nsize);
+			}
+		}
+		return alloc_full(vm, ptr, osize, nsize);
+	}
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
 	if (UTIL_LIKELY(
 		!(vm->events & OPTS_ALLOC) && vm->g->gc.state == vm->gcstate &&
@@ -329,22 +351,6 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
 		if (osize < MIN_MAPPED) {
-			vmheap_keep(vm->heap);
-			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
-		}
-	}
-	/* alloc=RATE: likewise, when the countdown does not run out and ptr
-	** is no sampled block. */
-	if (vm->alloc_rate && vm->g->gc.state == vm->gcstate &&
-	    !__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED) &&
-	    vm->alloc_left > (int64_t)nsize) {
-		if (!ptr) {
-			vm->alloc_left -= (int64_t)nsize;
-			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
-		}
-		if (osize < MIN_MAPPED &&
-		    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
-			vm->alloc_left -= (int64_t)nsize;
 			vmheap_keep(vm->heap);
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		}
