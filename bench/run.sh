@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs]...
+# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs|alloc_costs]...
 #        (default: all)
 # Times are CPU seconds (user + sys) of the measured process (the sample
 # benchmark also shows wall-clock seconds).
@@ -332,10 +332,59 @@ PY
 	done
 }
 
-what=${*:-calls alloc size reader sample sample_bytes costs}
+# -- alloc_costs: binary-trees unprofiled vs exact alloc vs sampled
+# alloc=512k (JIT on), paired medians; log bytes per allocation and the
+# sampled estimate of the bytes allocated against the exact count.
+cfg_ac_base() { "$luajit" "$src/binarytrees.lua" 16; }
+cfg_ac_exact() {
+	LUAJIT_PROFILE="log:file=$tmp/ac-exact.ljlog,nodefaults,alloc" \
+		"$luajit" -lljlog "$src/binarytrees.lua" 16
+}
+cfg_ac_sampled() {
+	LUAJIT_PROFILE="log:file=$tmp/ac-sampled.ljlog,nodefaults,alloc=512k" \
+		"$luajit" -lljlog "$src/binarytrees.lua" 16
+}
+bench_alloc_costs() {
+	local r c w
+	echo "== alloc_costs: binary-trees 16, JIT on; $runs rounds"
+	echo "paired: median over the rounds of the ratio to the unprofiled run of the same round (CPU, wall)"
+	measure_both ac_base ac_exact ac_sampled
+	printf 'unprofiled %ss CPU, %ss wall\n' "${best[ac_base]}" "${wall[ac_base]}"
+	for c in "alloc (exact):ac_exact:budget 1.3x" "alloc=512k (sampled):ac_sampled:budget 1.03x"; do
+		w=${c#*:}
+		w=${w%%:*}
+		r=$(paired "$w" ac_base)
+		printf '  %-22s CPU %sx  wall %sx  (%s)\n' "${c%%:*}" "${r% *}" "${r#* }" "${c##*:}"
+	done
+	# Bytes per allocation: the log over the allocations the program made
+	# (the exact log's count); estimates of the sampled log against it.
+	"$b/ljlog" report --json "$tmp/ac-exact.ljlog" >"$tmp/ac-exact.json"
+	"$b/ljlog" report --json "$tmp/ac-sampled.ljlog" >"$tmp/ac-sampled.json"
+	python3 - "$tmp/ac-exact.ljlog" "$tmp/ac-exact.json" "$tmp/ac-sampled.ljlog" "$tmp/ac-sampled.json" <<'PY'
+import json, os, sys
+ex, exj, sa, saj = sys.argv[1:5]
+e, s = json.load(open(exj)), json.load(open(saj))
+n = e["heap"]["alloc_count"]
+print(f"  exact log:   {os.path.getsize(ex)} bytes, {e['events']} events, {n} allocations: "
+      f"{os.path.getsize(ex) / n:.2f} bytes per allocation")
+print(f"  sampled log: {os.path.getsize(sa)} bytes, {s['events']} events: "
+      f"{os.path.getsize(sa) / n:.4f} bytes per allocation")
+for k in ("alloc_bytes", "alloc_count"):
+    a, b = e["heap"][k], s["heap"][k]
+    print(f"  {k}: exact {a}, sampled estimate {b} ({(b - a) / a * 100:+.2f}%)")
+# The heap live at exit differs from run to run (when the GC last ran):
+# the sampled run's estimate against its own VM's count at detach.
+v = s["vm_list"][0]
+if v["heap_detach"] is not None:
+    a, b = v["heap_detach"], v["heap_live"]
+    print(f"  live at exit (sampled run): LuaJIT's count {a}, estimate {b} ({(b - a) / a * 100:+.2f}%)")
+PY
+}
+
+what=${*:-calls alloc size reader sample sample_bytes costs alloc_costs}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader | sample | sample_bytes | costs) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample | sample_bytes | costs | alloc_costs) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs, alloc_costs)" >&2; exit 2 ;;
 	esac
 done

@@ -79,6 +79,7 @@ struct decode_obj {
 	union {
 		struct {
 			uint64_t thread, heap, flags;
+			uint64_t alloc_rate; /* version 7; 0: exact */
 		} vm;
 		struct {
 			struct decode_str chunk;

@@ -272,6 +272,11 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 			    (rc = dec_get_u(c, "VM heap", &o->u.vm.heap)) < 0 ||
 			    (rc = dec_get_u(c, "VM flags", &o->u.vm.flags)) < 0)
 				return dec_bad_field(d, b, c, rc);
+			o->u.vm.alloc_rate = 0;
+			if (d->intro.version >= 7 &&
+			    (rc = dec_get_u(c, "VM alloc_rate",
+					    &o->u.vm.alloc_rate)) < 0)
+				return dec_bad_field(d, b, c, rc);
 			d->vms++;
 			break;
 		case FORMAT_REC_PROTO:

@@ -357,26 +357,39 @@ uint32_t *profile_sorted_fns(const struct profile *p)
 int profile_load(const char *path, unsigned flags, struct profile **out,
 		 char *err, size_t errlen)
 {
-	struct reader *r;
-	struct decode *d;
-	struct decode_sink sink;
 	struct profile *p;
 	int rc;
 	*out = NULL;
-	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
-		return rc;
 	if ((rc = profile_new(&p, flags)) < 0) {
-		reader_close(r);
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	rc = profile_decode(p, path, err, errlen);
+	if (p->opened) {
+		*out = p;
+		return rc;
+	}
+	profile_free(p);
+	return rc;
+}
+
+/* Any thread. Decode path into the new profile p and finish it. */
+int profile_decode(struct profile *p, const char *path, char *err,
+		   size_t errlen)
+{
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink;
+	int rc;
+	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
+		return rc;
 	profile_sink(p, &sink);
 	if ((rc = decode_new(&d, &sink)) < 0) {
 		reader_close(r);
-		profile_free(p);
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
+	p->opened = 1;
 	rc = decode_run(r, d, err, errlen);
 	if (rc == -ENOMEM)
 		snprintf(err, errlen, "out of memory");
@@ -386,6 +399,5 @@ int profile_load(const char *path, unsigned flags, struct profile **out,
 		snprintf(err, errlen, "out of memory");
 		rc = -ENOMEM;
 	}
-	*out = p;
 	return rc;
 }

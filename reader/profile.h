@@ -106,6 +106,7 @@ struct profile {
 	char **warnings;
 	size_t nwarn;
 	size_t nwarn_dropped;
+	int opened; /* profile_decode could open the file */
 };
 
 /* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
@@ -128,6 +129,12 @@ uint64_t profile_ns(const struct profile *p, uint64_t ticks);
 /* Any thread. Function indices sorted by self time, then samples, then
 ** alloc bytes, then name; caller frees. NULL when out of memory. */
 uint32_t *profile_sorted_fns(const struct profile *p);
+
+/* Any thread. Open path and decode it into p (new, from profile_new, perhaps
+** with a processor set up: heap_interval), then finish it. Returns what
+** profile_load does; p->opened says whether the file could be opened. */
+int profile_decode(struct profile *p, const char *path, char *err,
+		   size_t errlen);
 
 /* -- One-call driver ---------------------------------------------------------- */
 

@@ -5,6 +5,7 @@
 #ifndef LJLOG_READER_CLI_CLI_H
 #define LJLOG_READER_CLI_CLI_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -61,5 +62,25 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);
+
+/* -- Heap views of 'ljlog report' (leaks.c) ----------------------------------- */
+
+/* Main thread. The estimate note / "alloc_sampled" of a sampled log. */
+void leaks_text_sampled(const struct profile *p);
+void leaks_json_sampled(struct json *j, const struct profile *p);
+
+/* Main thread. --leaks: live at the end by site (text: at most limit rows,
+** 0 all); "live_sites" in JSON. */
+void leaks_text(const struct profile *p, const char *path, size_t limit);
+void leaks_json(struct json *j, const struct profile *p);
+
+/* Main thread. --heap-interval: parse INTERVAL (ns, 0 after a message);
+** decode path again into a profile that snapshots the heap every ns (exit
+** status, or -1 with *out filled); the views. */
+uint64_t leaks_parse_interval(const char *s);
+int leaks_load_intervals(const struct profile *first, const char *path,
+			 uint64_t ns, struct profile **out);
+void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
+void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
 #endif

@@ -20,7 +20,7 @@
 #include "profile.h"
 
 static const char report_usage[] =
-    "usage: ljlog report [--json] [-n N] FILE\n"
+    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T] FILE\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
     "allocations and frees charged to it), allocation sites, GC cycles and\n"
@@ -35,8 +35,21 @@ static const char report_usage[] =
     "dropped, signals. With trace events: compiled traces (number, start,\n"
     "root trace, samples running it), aborts grouped by reason, flushes.\n"
     "\n"
-    "  -j, --json      one JSON object instead of text\n"
-    "  -n, --limit N   text: at most N functions and sites (default all)\n"
+    "With alloc=RATE (sampled allocation), allocation figures are estimates\n"
+    "and the report says so (JSON: \"alloc_sampled\": {\"rate\": N}).\n"
+    "\n"
+    "  -j, --json      one JSON object instead of text; it always holds\n"
+    "                  \"live_sites\" (live at the end by site, as --leaks)\n"
+    "  -n, --limit N   text: at most N functions and sites (default all;\n"
+    "                  --heap-interval: sites per interval, default 5)\n"
+    "  -l, --leaks     text: only what is live at the end of the log (or at\n"
+    "                  the VM's detach) by allocation site: objects and\n"
+    "                  bytes, sorted by bytes\n"
+    "  -i, --heap-interval T\n"
+    "                  live bytes by site at the end of each interval T\n"
+    "                  (100ms, 1s) of the run, with the change since the\n"
+    "                  interval before; text: only that view, JSON: adds\n"
+    "                  \"heap_intervals\" [{time_ns, live_bytes, sites}]\n"
     "  -h, --help      this help\n"
     "\n"
     "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
@@ -753,6 +766,7 @@ static void text_report(const struct profile *p, const char *path, int rc,
 			none = 0;
 		}
 	printf("%s (their sections are left out)\n", none ? " nothing" : "");
+	leaks_text_sampled(p);
 
 	if (fams & (OPTS_CALLS | OPTS_ALLOC | OPTS_SAMPLE))
 		text_table(p,
@@ -845,7 +859,8 @@ static void json_table(struct json *j, const struct profile *p,
 }
 
 /* Main thread. The JSON report: one object. */
-static void json_report(const struct profile *p, int rc, const char *err)
+static void json_report(const struct profile *p, int rc, const char *err,
+			uint64_t iv_ns)
 {
 	struct json j;
 	struct totals t;
@@ -926,6 +941,10 @@ static void json_report(const struct profile *p, int rc, const char *err)
 	json_table(&j, p, &sec_aborts);
 	json_table(&j, p, &sec_sites);
 	json_table(&j, p, &sec_vms);
+	leaks_json_sampled(&j, p);
+	leaks_json(&j, p);
+	if (iv_ns)
+		leaks_json_intervals(&j, p, iv_ns);
 
 	json_arr(&j, "warnings");
 	for (size_t i = 0; i < p->nwarn; i++)
@@ -942,14 +961,17 @@ int cli_report(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"limit", required_argument, NULL, 'n'},
+	    {"leaks", no_argument, NULL, 'l'},
+	    {"heap-interval", required_argument, NULL, 'i'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int as_json = 0, o;
+	int as_json = 0, leaks = 0, o;
+	uint64_t iv_ns = 0;
 	size_t limit = 0;
 	char *e;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+jn:h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+jn:li:h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'j': as_json = 1; break;
 		case 'n':
@@ -960,10 +982,18 @@ int cli_report(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			break;
+		case 'l': leaks = 1; break;
+		case 'i':
+			if (!(iv_ns = leaks_parse_interval(optarg)))
+				return CLI_USAGE;
+			break;
 		case 'h': fputs(report_usage, stdout); return CLI_OK;
 		default:
 			if (optopt == 'n')
 				cli_err("report", "-n needs a number");
+			else if (optopt == 'i')
+				cli_err("report", "--heap-interval needs an "
+						  "interval, like 100ms");
 			else
 				cli_err("report", "unknown option '%s'",
 					argv[optind - 1]);
@@ -979,9 +1009,25 @@ int cli_report(int argc, char **argv)
 	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
+	if (iv_ns) { /* a second pass, on the first one's time base */
+		struct profile *q;
+		if ((st = leaks_load_intervals(p, path, iv_ns, &q)) >= 0) {
+			profile_free(p);
+			return st;
+		}
+		profile_free(p);
+		p = q;
+	}
 	if (as_json)
-		json_report(p, rc, err);
-	else
+		json_report(p, rc, err, iv_ns);
+	else if (leaks || iv_ns) {
+		if (leaks)
+			leaks_text(p, path, limit);
+		else
+			printf("ljlog report --heap-interval: %s\n", path);
+		if (iv_ns)
+			leaks_text_intervals(p, iv_ns, limit);
+	} else
 		text_report(p, path, rc, err, limit);
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;

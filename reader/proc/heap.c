@@ -5,6 +5,7 @@
 #include "proc/heap.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,9 @@ void heap_free(struct heap *h)
 		free(h->vms[i]);
 	}
 	free(h->vms);
+	for (size_t i = 0; i < h->niv; i++)
+		free(h->ivs[i].sites);
+	free(h->ivs);
 	free(h->fns);
 	free(h->sites);
 	intern_free(&h->sitekeys);
@@ -155,14 +159,19 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 	struct heap_fn *f = fn_row(h, (uint32_t)fn);
 	if (!f || (s = site_get(h, (uint32_t)fn, o ? line : 0)) < 0)
 		return -ENOMEM;
+	uint64_t wc = 1, wb = size;
+	if (UTIL_UNLIKELY(v->alloc_rate))
+		heap_weight(size, v->alloc_rate, &wc, &wb);
 	struct heap_site *st = &h->sites[s];
-	st->alloc_count++;
-	st->alloc_bytes += size;
-	f->alloc_count++;
-	f->alloc_bytes += size;
-	v->alloc_count++;
-	v->alloc_bytes += size;
-	v->net += (int64_t)size;
+	st->alloc_count += wc;
+	st->alloc_bytes += wb;
+	st->live_count += (int64_t)wc;
+	st->live_bytes += (int64_t)wb;
+	f->alloc_count += wc;
+	f->alloc_bytes += wb;
+	v->alloc_count += wc;
+	v->alloc_bytes += wb;
+	v->net += (int64_t)wb;
 	if (v->net > v->peak_net)
 		v->peak_net = v->net;
 	if (addr && hmap_put(&v->blocks, addr, (uint64_t)s + 1) < 0)
@@ -184,17 +193,22 @@ static int free_at(struct heap *h, struct heap_vm *v, uint64_t addr,
 		if (fn < 0 || (s = site_get(h, (uint32_t)fn, 0)) < 0)
 			return -ENOMEM;
 	}
+	uint64_t wc = 1, wb = size;
+	if (UTIL_UNLIKELY(v->alloc_rate))
+		heap_weight(size, v->alloc_rate, &wc, &wb);
 	struct heap_site *st = &h->sites[s];
 	struct heap_fn *f = fn_row(h, st->fn);
 	if (!f)
 		return -ENOMEM;
-	st->free_count++;
-	st->free_bytes += size;
-	f->free_count++;
-	f->free_bytes += size;
-	v->free_count++;
-	v->free_bytes += size;
-	v->net -= (int64_t)size;
+	st->free_count += wc;
+	st->free_bytes += wb;
+	st->live_count -= (int64_t)wc;
+	st->live_bytes -= (int64_t)wb;
+	f->free_count += wc;
+	f->free_bytes += wb;
+	v->free_count += wc;
+	v->free_bytes += wb;
+	v->net -= (int64_t)wb;
 	return 0;
 }
 
@@ -226,11 +240,66 @@ static void gc_close(struct heap *h, struct heap_vm *v, uint64_t t)
 	}
 }
 
+/* -- Intervals ------------------------------------------------------------------ */
+
+/* Any thread. Start the intervals. */
+void heap_interval(struct heap *h, uint64_t origin, uint64_t ticks)
+{
+	h->iv_ticks = ticks ? ticks : 1;
+	h->iv_next = origin + h->iv_ticks;
+}
+
+/* Any thread. The live heap now, as the interval ending at ts. */
+static int iv_take(struct heap *h, uint64_t ts)
+{
+	if (h->niv >= HEAP_IV_MAX)
+		return -E2BIG;
+	if (h->niv == h->ivcap) {
+		size_t cap = h->ivcap ? h->ivcap * 2 : 64;
+		struct heap_iv *n = realloc(h->ivs, cap * sizeof *n);
+		if (!n)
+			return -ENOMEM;
+		h->ivs = n;
+		h->ivcap = cap;
+	}
+	struct heap_iv *iv = &h->ivs[h->niv];
+	size_t k = 0;
+	memset(iv, 0, sizeof *iv);
+	iv->ts = ts;
+	for (size_t i = 0; i < h->nvm; i++)
+		iv->live_bytes +=
+		    (int64_t)h->vms[i]->heap_attach + h->vms[i]->net;
+	for (size_t i = 0; i < h->nsite; i++)
+		k += h->sites[i].live_bytes != 0;
+	if (k && !(iv->sites = malloc(k * sizeof *iv->sites)))
+		return -ENOMEM;
+	k = 0;
+	for (size_t i = 0; i < h->nsite; i++)
+		if (h->sites[i].live_bytes) {
+			iv->sites[k].site = (uint32_t)i;
+			iv->sites[k++].live_bytes = h->sites[i].live_bytes;
+		}
+	iv->nsite = k;
+	h->niv++;
+	return 0;
+}
+
+/* Any thread. An event at ts: end the intervals it has passed. */
+static void iv_reach(struct heap *h, uint64_t ts)
+{
+	while (ts >= h->iv_next && !h->iv_error) {
+		h->iv_error = iv_take(h, h->iv_next);
+		h->iv_next += h->iv_ticks;
+	}
+}
+
 /* Any thread. One event (hot path). */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct heap *h = ud;
 	struct heap_vm *v = h->last_vm;
+	if (UTIL_UNLIKELY(h->iv_ticks) && ev->ts >= h->iv_next)
+		iv_reach(h, ev->ts);
 	if (UTIL_UNLIKELY(!v || v->id != ev->vm)) {
 		if (!(v = vm_get(h, ev->vm)))
 			return -ENOMEM;
@@ -274,6 +343,9 @@ static int on_record(void *ud, struct decode_obj *o)
 		return -ENOMEM;
 	if (!v->has_attach_event)
 		v->heap_attach = o->u.vm.heap;
+	v->alloc_rate = o->u.vm.alloc_rate;
+	if (v->alloc_rate > h->sampled)
+		h->sampled = v->alloc_rate;
 	return 0;
 }
 
@@ -289,13 +361,61 @@ void heap_sink(struct heap *h, struct decode_sink *sink)
 /* Any thread. End of input. */
 void heap_finish(struct heap *h)
 {
+	uint64_t last = 0;
 	for (size_t i = 0; i < h->nvm; i++) {
 		struct heap_vm *v = h->vms[i];
 		if (v->has_ts)
 			gc_close(h, v, v->last_ts);
+		if (v->has_ts && v->last_ts > last)
+			last = v->last_ts;
 		v->live = (int64_t)v->heap_attach + v->net;
 		v->peak = (int64_t)v->heap_attach + v->peak_net;
 	}
+	/* The last interval ends with the log (at its last event). */
+	if (h->iv_ticks && !h->iv_error)
+		h->iv_error = iv_take(h, last);
+}
+
+/* Any thread. Sampled estimate of one allocation. */
+void heap_weight(uint64_t size, uint64_t rate, uint64_t *count, uint64_t *bytes)
+{
+	*count = 1;
+	*bytes = size;
+	if (!rate || !size)
+		return;
+	/* The chance that a block of size bytes is sampled, with an
+	** exponential countdown of mean rate, is 1 - exp(-size / rate). */
+	double f = 1.0 / -expm1(-(double)size / (double)rate);
+	*count = (uint64_t)llround(f);
+	*bytes = (uint64_t)llround(f * (double)size);
+}
+
+/* Any thread. Sort order of live sites: live bytes desc, count desc, name,
+** line. */
+static int cmp_live(uint32_t a, uint32_t b, const void *ctx)
+{
+	const struct heap *h = ctx;
+	const struct heap_site *x = &h->sites[a], *y = &h->sites[b];
+	int c;
+	if (x->live_bytes != y->live_bytes)
+		return x->live_bytes > y->live_bytes ? -1 : 1;
+	if (x->live_count != y->live_count)
+		return x->live_count > y->live_count ? -1 : 1;
+	c = strcmp(h->fnid->fns[x->fn].name, h->fnid->fns[y->fn].name);
+	return c ? c : sort_asc_u64(x->line, y->line);
+}
+
+/* Any thread. Whether site i has anything live. */
+static int keep_live(uint32_t i, const void *ctx)
+{
+	const struct heap *h = ctx;
+	return h->sites[i].live_count || h->sites[i].live_bytes;
+}
+
+/* Any thread. Live sites, sorted by live bytes; caller frees. */
+uint32_t *heap_sorted_live(const struct heap *h, size_t *n)
+{
+	return sort_index_where(h->nsite, keep_live, cmp_live, h, n);
 }
 
 /* Any thread. Sort order of sites: alloc bytes desc, count desc, function

@@ -21,12 +21,34 @@ struct heap_fn {
 	uint64_t free_count, free_bytes;
 };
 
-/* One allocation site: a function and a line. */
+/* One allocation site: a function and a line. With sampled allocation
+** (heap.sampled), counts and bytes are estimates: each sampled block
+** stands for size / (1 - exp(-size / rate)) bytes and that factor of
+** blocks. */
 struct heap_site {
 	uint32_t fn; /* function index */
 	uint64_t line;
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t free_count, free_bytes;
+	/* Blocks it allocated that no FREE or REALLOC away has followed yet
+	** (kept as events come: alloc - free). The pseudo-site of blocks
+	** allocated before the profiler attached goes negative. */
+	int64_t live_count, live_bytes;
+};
+
+/* Live bytes of one site at an interval's end. */
+struct heap_iv_site {
+	uint32_t site;
+	int64_t live_bytes;
+};
+
+/* The heap at the end of one interval (heap_interval). */
+struct heap_iv {
+	uint64_t ts;	    /* ts units: the interval's end (the last: the
+			       last event's) */
+	int64_t live_bytes; /* every VM: attach heap + alloc - free */
+	struct heap_iv_site *sites; /* live_bytes != 0, by site index */
+	size_t nsite;
 };
 
 /* GC timeline, over all VMs. */
@@ -55,7 +77,8 @@ struct heap_vm {
 	int64_t net, peak_net; /* alloc - free so far, and its peak */
 	uint64_t last_ts;      /* last event (has_ts) */
 	int has_ts;
-	struct hmap blocks; /* live block address -> site + 1 */
+	struct hmap blocks;  /* live block address -> site + 1 */
+	uint64_t alloc_rate; /* 0: exact; else sampled, one per rate bytes */
 };
 
 struct heap {
@@ -73,7 +96,16 @@ struct heap {
 	struct hmap vmmap; /* VM ID -> index in vms + 1 */
 	struct heap_vm *last_vm;
 	struct heap_gc gc;
+	uint64_t sampled; /* the highest alloc_rate of a VM (0: all exact) */
+	/* Live heap by interval (heap_interval): off when iv_ticks is 0. */
+	uint64_t iv_ticks, iv_next;
+	struct heap_iv *ivs;
+	size_t niv, ivcap;
+	int iv_error; /* -ENOMEM or -E2BIG: the intervals stopped */
 };
+
+/* At most this many intervals (heap_interval). */
+#define HEAP_IV_MAX 100000
 
 /* Any thread. Start h over the functions of fnid. */
 void heap_init(struct heap *h, struct fnid *fnid);
@@ -93,6 +125,23 @@ const struct heap_fn *heap_fn_get(const struct heap *h, uint32_t fn);
 
 /* Any thread. VM id, or NULL when h saw nothing of it. */
 const struct heap_vm *heap_vm_get(const struct heap *h, uint32_t id);
+
+/* Any thread. Snapshot the live heap by site every ticks ts units from
+** origin on (before the first event): an interval ends at each multiple
+** that an event's time reaches, and heap_finish adds the last (at the
+** last event). Events of several VMs are taken in file order. */
+void heap_interval(struct heap *h, uint64_t origin, uint64_t ticks);
+
+/* Any thread. Sampled estimate of one allocation of size bytes at rate
+** (Go's runtime: size / (1 - exp(-size / rate))): *count the blocks and
+** *bytes the bytes it stands for, rounded; 1 and size when rate is 0. */
+void heap_weight(uint64_t size, uint64_t rate, uint64_t *count,
+		 uint64_t *bytes);
+
+/* Any thread. Indices of the sites with live blocks or bytes (not 0),
+** sorted by live bytes (largest first), then count, then name and line;
+** *n gets their number. Caller frees; NULL when out of memory. */
+uint32_t *heap_sorted_live(const struct heap *h, size_t *n);
 
 /* Any thread. Site indices sorted by alloc bytes, then count, then function
 ** name, then line; caller frees. NULL when out of memory. */

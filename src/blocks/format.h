@@ -13,8 +13,9 @@
 **    NOEXIT frames without it end at the next event.
 ** 5: END's stop_error and stop_reason (a write error stopped the log).
 ** 6: STACK records; a sample names its STACK, trace fields in state 7 only;
-**    ALLOC/REALLOC trace sites name the TRACE and where in its code. */
-#define FORMAT_VERSION 6
+**    ALLOC/REALLOC trace sites name the TRACE and where in its code.
+** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE). */
+#define FORMAT_VERSION 7
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

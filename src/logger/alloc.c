@@ -58,14 +58,76 @@ trace_retofs(struct logger_vm *vm, uintptr_t lo, uintptr_t len)
 	return 0;
 }
 
+/* VM thread only (allocator). The site of an allocation made by the
+** function running on the current coroutine (see site_of); rec: the VM
+** says RECORD (see site_rec), where anything but a Lua function's frame
+** with its PC is the recorder's own. */
+static inline __attribute__((always_inline)) uint64_t
+frame_site(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co,
+	   int rec)
+{
+	global_State *g = vm->g;
+	lua_State *L = &gcref(g->cur_L)->th;
+	if (!gcref(g->cur_L))
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
+	TValue *stack = tvref(L->stack), *base = L->base;
+	/* The Lua stack itself is being reallocated: don't read frames. */
+	if (ptr == (void *)stack)
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
+	if (base <= stack + 1 + LJ_FR2 || base > tvref(L->maxstack))
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_INTERNAL;
+	/* A fast function may have written its results over its own frame
+	** before it allocates (an error message): check the slot's type tag
+	** before following it. */
+	GCfunc *fn = ljwin_frame_func(base - 1);
+	if (!fn)
+		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_UNKNOWN;
+	if (rec && !isluafunc(fn))
+		return FORMAT_SITE_JIT;
+	*co = L;
+	if (isluafunc(fn)) {
+		GCproto *pt = funcproto(fn);
+		void *cf = cframe_raw(L->cframe);
+		const BCIns *pc = cf ? cframe_pc(cf) : NULL, *bc = proto_bc(pt);
+		/* The saved PC must lie in this function, else the frame is
+		** not what it seems: say unknown rather than a wrong name. */
+		if (!(pc > bc && pc <= bc + pt->sizebc)) {
+			*co = NULL;
+			return rec ? FORMAT_SITE_JIT : FORMAT_SITE_UNKNOWN;
+		}
+		uint32_t line = ljwin_proto_line(pt, proto_bcpos(pt, pc) - 1);
+		*key = (uint64_t)(uintptr_t)pt;
+		return FORMAT_SITE_LUA | MAPPER_PROTO << 4 |
+		       (uint64_t)line << 8;
+	}
+	if (fn->c.ffid > FF_C) {
+		*key =
+		    fn->c.ffid | (ljwin_is_asm_ff(g, fn) ? MAPPER_FF_ASM : 0);
+		return FORMAT_SITE_C | MAPPER_FFUNC << 4;
+	}
+	*key = (uint64_t)(uintptr_t)fn->c.f;
+	return FORMAT_SITE_C | MAPPER_CFUNC << 4;
+}
+
+/* VM thread only (allocator), vmstate RECORD. While a trace is recorded,
+** vmstate stays RECORD when the interpreter runs the instruction just
+** recorded: an allocation made there is the Lua function's, at its line.
+** The recorder itself runs inside lj_vm_cpcall, whose C frame saves no PC
+** of the function: the PC check of frame_site tells them apart. */
+static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
+				       uint64_t *key, lua_State **co)
+{
+	return frame_site(vm, ptr, key, co, 1);
+}
+
 /* VM thread only (allocator). Site word (buf.h) of an allocation happening
 ** now; *key gets the site's pointer or ffid. ptr is the block being
 ** reallocated (or NULL). In compiled code: the running trace, and where in
 ** it from the return address of its call into the allocating C code (the
 ** reader maps it to the snapshot there: with the per-line snapshots that
 ** logger.c turns on for alloc, the allocating line). */
-static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
-			lua_State **co)
+static inline __attribute__((always_inline)) uint64_t
+site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
 {
 	global_State *g = vm->g;
 	int32_t st = g->vmstate;
@@ -83,49 +145,12 @@ static uint64_t site_of(struct logger_vm *vm, void *ptr, uint64_t *key,
 	}
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;
-	case LJ_VMST_RECORD:
+	case LJ_VMST_RECORD: return site_rec(vm, ptr, key, co);
 	case LJ_VMST_OPT:
 	case LJ_VMST_ASM: return FORMAT_SITE_JIT;
 	default: break;
 	}
-	lua_State *L = &gcref(g->cur_L)->th;
-	if (!gcref(g->cur_L))
-		return FORMAT_SITE_INTERNAL;
-	TValue *stack = tvref(L->stack), *base = L->base;
-	/* The Lua stack itself is being reallocated: don't read frames. */
-	if (ptr == (void *)stack)
-		return FORMAT_SITE_INTERNAL;
-	if (base <= stack + 1 + LJ_FR2 || base > tvref(L->maxstack))
-		return FORMAT_SITE_INTERNAL;
-	/* A fast function may have written its results over its own frame
-	** before it allocates (an error message): check the slot's type tag
-	** before following it. */
-	GCfunc *fn = ljwin_frame_func(base - 1);
-	if (!fn)
-		return FORMAT_SITE_UNKNOWN;
-	*co = L;
-	if (isluafunc(fn)) {
-		GCproto *pt = funcproto(fn);
-		void *cf = cframe_raw(L->cframe);
-		const BCIns *pc = cf ? cframe_pc(cf) : NULL, *bc = proto_bc(pt);
-		/* The saved PC must lie in this function, else the frame is
-		** not what it seems: say unknown rather than a wrong name. */
-		if (!(pc > bc && pc <= bc + pt->sizebc)) {
-			*co = NULL;
-			return FORMAT_SITE_UNKNOWN;
-		}
-		uint32_t line = ljwin_proto_line(pt, proto_bcpos(pt, pc) - 1);
-		*key = (uint64_t)(uintptr_t)pt;
-		return FORMAT_SITE_LUA | MAPPER_PROTO << 4 |
-		       (uint64_t)line << 8;
-	}
-	if (fn->c.ffid > FF_C) {
-		*key =
-		    fn->c.ffid | (ljwin_is_asm_ff(g, fn) ? MAPPER_FF_ASM : 0);
-		return FORMAT_SITE_C | MAPPER_FFUNC << 4;
-	}
-	*key = (uint64_t)(uintptr_t)fn->c.f;
-	return FORMAT_SITE_C | MAPPER_CFUNC << 4;
+	return frame_site(vm, ptr, key, co, 0);
 }
 
 /* -- GC phases ------------------------------------------------------------------- */
@@ -179,6 +204,52 @@ mark_stack_move(struct logger_vm *vm, void *ptr, size_t nsize)
 
 /* -- The allocator ----------------------------------------------------------------- */
 
+/* VM thread only. alloc=RATE: the allocator call when it records a FREE of
+** a sampled block or samples the new one (doc/format.txt, "Sampled
+** allocation"), or has a mapped address to forget. The prologue of
+** alloc_full has run. */
+static void *alloc_sampled(struct logger_vm *vm, void *ptr, size_t osize,
+			   size_t nsize)
+{
+	uint64_t x = 0, key = 0, *p;
+	lua_State *co = NULL;
+	int was = ptr && addrset_has(&vm->sampled, (uintptr_t)ptr), take = 0;
+	if (nsize && (vm->alloc_left -= (int64_t)nsize) <= 0) {
+		take = 1;
+		vm->alloc_left = (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
+		x = site_of(vm, ptr, &key, &co); /* before the stack moves */
+	}
+	void *np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+	if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
+		sample_stack_moving(&vm->s, 0);
+	if (nsize == 0 && ptr)
+		forget(vm, ptr, osize);
+	if (nsize && !np)
+		return np; /* failed: the old block is still there */
+	if (was) {
+		uint64_t ts = clock_now();
+		addrset_del(&vm->sampled, (uintptr_t)ptr);
+		p = logger_reserve(vm, NULL, ts);
+		p[0] = BUF_W0(BUF_FREE, osize);
+		p[1] = ts;
+		p[2] = (uint64_t)(uintptr_t)ptr;
+		vm->bp = p + 3;
+	}
+	/* A block whose address could not be kept is not recorded: its free
+	** would not be. */
+	if (take && addrset_add(&vm->sampled, (uintptr_t)np) == 0) {
+		uint64_t ts = clock_now();
+		p = logger_reserve(vm, co, ts);
+		p[0] = BUF_W0(BUF_ALLOC, x);
+		p[1] = ts;
+		p[2] = key;
+		p[3] = (uint64_t)(uintptr_t)np;
+		p[4] = nsize;
+		vm->bp = p + 5;
+	}
+	return np;
+}
+
 /* VM thread only. The allocator call with all it may have to record. */
 static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 				      size_t osize, size_t nsize)
@@ -202,6 +273,8 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 			forget(vm, ptr, osize);
 		return np;
 	}
+	if (vm->alloc_rate)
+		return alloc_sampled(vm, ptr, osize, nsize);
 	if (nsize)
 		x = site_of(vm, ptr, &key, &co); /* before the stack may move */
 	np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
@@ -248,6 +321,28 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
+	/* alloc=RATE: nothing to record when the countdown does not run out
+	** and ptr is no sampled block (and no new GC phase, no stack mark). */
+	if (vm->alloc_rate) {
+		if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
+				vm->g->gc.state == vm->gcstate &&
+				!__atomic_load_n(&vm->s.stack_moving,
+						 __ATOMIC_RELAXED))) {
+			if (!ptr) {
+				vm->alloc_left -= (int64_t)nsize;
+				return vm->orig_alloc(vm->orig_ud, ptr, osize,
+						      nsize);
+			}
+			if (osize < MIN_MAPPED &&
+			    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
+				vm->alloc_left -= (int64_t)nsize;
+				vmheap_keep(vm->heap);
+				return vm->orig_alloc(vm->orig_ud, ptr, osize,
+						      nsize);
+			}
+		}
+		return alloc_full(vm, ptr, osize, nsize);
+	}
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
 	if (UTIL_LIKELY(
 		!(vm->events & OPTS_ALLOC) && vm->g->gc.state == vm->gcstate &&

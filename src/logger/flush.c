@@ -31,16 +31,32 @@ static uint8_t *put_slot(uint8_t *p, unsigned op, int64_t delta)
 	return blocks_uleb_put(p, z);
 }
 
+/* The last site an encoding pass mapped: allocation-heavy code allocates
+** from a few sites in a row, and an ID found once in a pass stays valid
+** for the rest of it (nothing is forgotten while m's lock is held). */
+struct site_memo {
+	uint64_t key, tag, id; /* tag: the site word's key kind and traceno */
+};
+
 /* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte,
 ** then ID and line. */
-static uint8_t *put_site(struct mapper *m, uint8_t *p, unsigned op, uint64_t x,
-			 uint64_t key)
+static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
+				uint8_t *p, unsigned op, uint64_t x,
+				uint64_t key)
 {
 	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
 	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
-	uint64_t id = keykind != MAPPER_NONE
-			  ? mapper_ref(m, keykind, (uintptr_t)key, traceno)
-			  : 0;
+	uint64_t tag = (uint64_t)keykind << 32 | traceno, id = 0;
+	if (keykind != MAPPER_NONE) {
+		if (key == sm->key && tag == sm->tag && sm->id) {
+			id = sm->id;
+		} else {
+			id = mapper_ref(m, keykind, (uintptr_t)key, traceno);
+			sm->key = key;
+			sm->tag = tag;
+			sm->id = id;
+		}
+	}
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
 	p = blocks_uleb_put(p, id);
 	return blocks_uleb_put(p, BUF_SITE_LINE(x));
@@ -73,6 +89,7 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 {
 	uint64_t count = 0, prev_t, addr = 0, id;
 	int64_t slot = 0;
+	struct site_memo sm = {0, 0, 0};
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)
@@ -101,7 +118,7 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			slot = (int64_t)x;
 			break;
 		case BUF_ALLOC:
-			p = put_site(m, p, FORMAT_OP_ALLOC, x, w[2]);
+			p = put_site(m, &sm, p, FORMAT_OP_ALLOC, x, w[2]);
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			addr = w[3];
@@ -113,7 +130,7 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			addr = w[2];
 			break;
 		case BUF_REALLOC:
-			p = put_site(m, p, FORMAT_OP_REALLOC, x, w[2]);
+			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, x, w[2]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[5] - w[3]));

@@ -211,7 +211,7 @@ static int put_vm_record(struct logger_vm *vm, struct wbuf *b, uint64_t heap,
 	if (!p)
 		return -ENOMEM;
 	b->len = (size_t)(blocks_uleb_put(p, vm->id) - b->p);
-	if (names_put_vm(b, vm->id, vm->tid, heap, flags) < 0)
+	if (names_put_vm(b, vm->id, vm->tid, heap, flags, vm->alloc_rate) < 0)
 		return -ENOMEM;
 	writer_block_end(b, off, FORMAT_KIND_MAPPING);
 	return 0;
@@ -398,6 +398,7 @@ static void at_fork_child(void)
 static void vm_free(struct logger_vm *vm)
 {
 	mapper_free(&vm->map);
+	addrset_free(&vm->sampled);
 	flush_enc_free(&vm->fe);
 	wbuf_free(&vm->out);
 	free(vm->buf);
@@ -443,6 +444,13 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
 	vm->g = g;
 	vm->events = o.events;
+	if (o.events & OPTS_ALLOC) {
+		vm->alloc_rate = o.alloc_rate;
+		rng_seed(&vm->rng, clock_now() ^ (uint64_t)(uintptr_t)vm);
+		if (vm->alloc_rate)
+			vm->alloc_left =
+			    (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
+	}
 	vm->trace_scan = alloc_trace_scan_words();
 	vm->buf_words = o.buffer / sizeof(uint64_t);
 	vm->bp = vm->buf;

@@ -20,6 +20,8 @@
 #include "maps/mapper.h"
 #include "stat/clock.h"
 #include "stat/sample.h"
+#include "util/addrset.h"
+#include "util/rng.h"
 #include "util/util.h"
 
 struct logger_vm {
@@ -33,6 +35,10 @@ struct logger_vm {
 	unsigned events;	    /* OPTS_* families */
 	uint64_t ts_last;	    /* latest clock read (allocation events) */
 	uint32_t ts_left;	    /* allocator calls before the next read */
+	int64_t alloc_left;	    /* alloc=RATE: bytes to the next sample */
+	uint64_t alloc_rate;	    /* alloc=RATE, 0: every allocation */
+	struct addrset sampled;	    /* alloc=RATE: blocks recorded, live */
+	struct rng rng;		    /* alloc=RATE: the countdowns */
 	uint8_t gcstate;	    /* last GC state seen by the allocator */
 	uint8_t in_flush;	    /* reentrancy guard */
 	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */

@@ -9,8 +9,9 @@
 #include <string.h>
 
 static const char valid_list[] =
-    "calls, alloc, gc, sample[=INTERVAL], host, nohost, wall, jit, nodefaults, "
-    "keepjit, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, buffer=SIZE, "
+    "calls, alloc[=RATE], gc, sample[=INTERVAL], host, nohost, wall, jit, "
+    "nodefaults, keepjit, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, "
+    "buffer=SIZE, "
     "flush=INTERVAL";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -193,6 +194,16 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 				    s, len);
 		*named |= OPTS_SAMPLE;
 		o->sample_ns = ns;
+	} else if (word_is(s, kl, "alloc")) {
+		uint64_t b;
+		if (opts_parse_size(val, vl, &b) < 0 || b < 1 ||
+		    b > OPTS_MAX_ALLOC_RATE)
+			return fail(err, errlen,
+				    "bad rate in '%s': bytes from 1 to 1g, "
+				    "like alloc=512k (valid: %s)",
+				    s, len);
+		*named |= OPTS_ALLOC;
+		o->alloc_rate = b;
 	} else if (word_is(s, kl, "flush")) {
 		uint64_t ns;
 		if (opts_parse_duration(val, vl, &ns) < 0)

@@ -26,6 +26,7 @@
 #define OPTS_MIN_SAMPLE_NS     100000ull
 #define OPTS_MAX_SAMPLE_NS     1000000000ull
 #define OPTS_DEFAULT_FLUSH_NS  1000000000ull
+#define OPTS_MAX_ALLOC_RATE    (1ull << 30)
 
 /* Parsed options. */
 struct opts {
@@ -36,6 +37,8 @@ struct opts {
 	int nohost;		  /* sample: no host (C) stacks */
 	int wall;		  /* sample: wall-clock time, not CPU time */
 	uint64_t sample_ns;	  /* sample: interval of thread CPU time */
+	uint64_t alloc_rate;	  /* alloc=RATE: sampled, one per RATE bytes
+				     on average; 0: every allocation */
 	size_t buffer;		  /* per-VM event buffer bytes */
 	uint64_t flush_ns;	  /* flush interval, 0: only when full */
 	char file[OPTS_FILE_MAX]; /* output path or |COMMAND, %p not yet

@@ -205,9 +205,9 @@ void names_scan(struct names *n, lua_State *L)
 
 /* Caller owns b. A VM record. */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
-		 unsigned flags)
+		 unsigned flags, uint64_t alloc_rate)
 {
-	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX);
+	uint8_t *p = wbuf_room(b, 1 + 5 * BLOCKS_ULEB_MAX);
 	if (!p)
 		return -ENOMEM;
 	*p++ = FORMAT_REC_VM;
@@ -215,6 +215,7 @@ int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 	p = blocks_uleb_put(p, (uint64_t)tid);
 	p = blocks_uleb_put(p, heap);
 	p = blocks_uleb_put(p, flags);
+	p = blocks_uleb_put(p, alloc_rate);
 	b->len = (size_t)(p - b->p);
 	return 0;
 }

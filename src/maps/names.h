@@ -60,7 +60,7 @@ int names_ffid(const char *raw);
 ** the caller holds the VM's mapper lock (VM thread or the sampler's
 ** drainer) and the objects are alive (mapped before the GC sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
-		 unsigned flags);
+		 unsigned flags, uint64_t alloc_rate);
 int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name);
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f);

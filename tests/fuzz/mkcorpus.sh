@@ -45,6 +45,7 @@ log calls_keepjit calls,keepjit,jit 0 1
 log alloc alloc 0 1
 log gc gc,alloc 0 8
 log alloc_gc alloc,gc 0 1
+log alloc_sampled alloc=1k,gc 0 8
 log jit jit 5 1
 log sample sample=1ms 30 1
 log sample_nohost sample=1ms,nohost,wall 20 1

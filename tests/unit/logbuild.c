@@ -101,6 +101,9 @@ static void clock3(struct lblog *l, struct lb *p, uint64_t counter)
 	lb_uleb(p, counter + 1700000000000000000ull);
 }
 
+/* Version of the last INTRO written (VM records depend on it). */
+static uint64_t lb_intro_version = FORMAT_VERSION;
+
 /* Test thread. Append a standard INTRO. */
 void lblog_intro(struct lblog *l, uint64_t pid)
 {
@@ -110,6 +113,7 @@ void lblog_intro(struct lblog *l, uint64_t pid)
 /* Test thread. Append a standard INTRO saying format version. */
 void lblog_intro_version(struct lblog *l, uint64_t pid, uint64_t version)
 {
+	lb_intro_version = version;
 	struct lb p = {0};
 	l->version = version; /* the records that follow are of this version */
 	lb_uleb(&p, version);
@@ -167,15 +171,25 @@ void map_begin(struct lbmap *m, uint64_t vm)
 	lb_uleb(&m->p, vm);
 }
 
-/* Test thread. VM record. */
+/* Test thread. VM record (exact allocation). */
 void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
 	    uint64_t flags)
+{
+	map_vm_rate(m, id, thread, heap, flags, 0);
+}
+
+/* Test thread. VM record; alloc_rate (version 7) only when the last INTRO
+** written said version 7 or later. */
+void map_vm_rate(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
+		 uint64_t flags, uint64_t alloc_rate)
 {
 	lb_u8(&m->p, FORMAT_REC_VM);
 	lb_uleb(&m->p, id);
 	lb_uleb(&m->p, thread);
 	lb_uleb(&m->p, heap);
 	lb_uleb(&m->p, flags);
+	if (lb_intro_version >= 7)
+		lb_uleb(&m->p, alloc_rate);
 	m->vms++;
 }
 

@@ -99,6 +99,8 @@ const char *lblog_write(const struct lblog *l);
 void map_begin(struct lbmap *m, uint64_t vm);
 void map_vm(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
 	    uint64_t flags);
+void map_vm_rate(struct lbmap *m, uint64_t id, uint64_t thread, uint64_t heap,
+		 uint64_t flags, uint64_t alloc_rate);
 void map_proto(struct lbmap *m, uint64_t id, const char *chunk,
 	       uint64_t firstline, uint64_t numline);
 void map_proto_v3(struct lbmap *m, uint64_t id, const char *chunk,
