@@ -194,8 +194,11 @@ int cli_export(int argc, char **argv)
 			strerror(errno));
 		return CLI_USAGE;
 	}
-	struct export_opts opts;
+	/* Only a regular file is removed on failure (never /dev/null). */
 	struct stat st;
+	int regular = !to_stdout && fstat(fileno(out), &st) == 0 &&
+		      S_ISREG(st.st_mode);
+	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;
@@ -213,7 +216,7 @@ int cli_export(int argc, char **argv)
 	}
 	if (rc == EXPORT_EMPTY) {
 		cli_err("export", "%s", err);
-		if (!to_stdout)
+		if (regular)
 			unlink(outpath);
 		return CLI_TRUNCATED;
 	}
@@ -231,7 +234,7 @@ int cli_export(int argc, char **argv)
 		st_rc = CLI_CORRUPT;
 	} else {
 		cli_err("export", "%s", err);
-		if (!to_stdout)
+		if (regular)
 			unlink(outpath);
 		return CLI_USAGE;
 	}

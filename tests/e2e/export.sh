@@ -52,7 +52,13 @@ rc=0
 ljlog export -f speedscope -o "$T/x.json" "$T/gc.ljlog" 2>"$T/err" || rc=$?
 expect_eq "speedscope export of a gc-only log: exit status" 1 "$rc"
 grep -q "no calls, samples or allocations to export" "$T/err" || { show "$T/err"; fail "speedscope, nothing to export: no message"; }
-ok "a log with nothing to export in the format: exit 1 with a message, no file"
+mkfifo "$T/fifo"
+(cat "$T/fifo" >/dev/null &)
+rc=0
+ljlog export -f chrome -o "$T/fifo" "$T/alloc.ljlog" 2>"$T/err" || rc=$?
+expect_eq "chrome export of an alloc-only log into a FIFO: exit status" 1 "$rc"
+[ -p "$T/fifo" ] || fail "nothing to export into a FIFO: the FIFO was removed (only a regular file may be)"
+ok "a log with nothing to export in the format: exit 1 with a message, no file (a FIFO given as output is kept)"
 
 # -- Calls, coroutines, errors, tail calls; samples with the JIT off --------------
 

@@ -11,7 +11,7 @@
 # frame) must fail the same check. Skips when node, the npm tools or
 # chromium are absent (scripts/setup-tools.sh installs them).
 . "$(dirname "$0")/lib.sh"
-need_browser
+need_speedscope
 CHECK="python3 $E2E/export_check.py"
 
 # load FILE NAME...: speedscope loads FILE with no problem and shows each

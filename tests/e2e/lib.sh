@@ -68,20 +68,6 @@ skip() {
 	exit 77
 }
 
-# need_browser: node, the npm tools (tests/tools/node_modules: speedscope,
-# playwright-core; scripts/setup-tools.sh installs them) and chromium
-# ($CHROMIUM, default /usr/bin/chromium), or skip. Sets TOOLS. Neither node
-# nor chromium gets LJLOG_TEST_PRELOAD: it is for luajit runs only.
-need_browser() {
-	TOOLS=$top_srcdir/tests/tools
-	command -v node >/dev/null 2>&1 || skip "node is not installed (scripts/setup-tools.sh)"
-	[ -d "$TOOLS/node_modules/speedscope/dist/release" ] &&
-		[ -d "$TOOLS/node_modules/playwright-core" ] ||
-		skip "no $TOOLS/node_modules with speedscope and playwright-core (scripts/setup-tools.sh)"
-	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] ||
-		skip "no chromium at ${CHROMIUM:-/usr/bin/chromium} (scripts/setup-tools.sh)"
-}
-
 # ok MESSAGE...: one line per thing checked.
 ok() {
 	echo "ok: $test_name: $*"
@@ -367,11 +353,6 @@ realprogs_find() {
 # for luajit runs only: an uninstrumented luajit loading an instrumented
 # module) and without any LD_PRELOAD of the caller's.
 
-# skip MESSAGE...: the test cannot run here (exit 77: automake's SKIP).
-skip() {
-	echo "SKIP: $test_name: $*"
-	exit 77
-}
 
 # need_go: skip unless Go (go tool pprof) is installed.
 need_go() {
@@ -393,12 +374,21 @@ gotool() {
 TOOLS_MODULES=$top_srcdir/tests/tools/node_modules
 : "${CHROMIUM:=/usr/bin/chromium}"
 need_browser() {
+	TOOLS=$top_srcdir/tests/tools
 	command -v node >/dev/null 2>&1 ||
 		skip "needs node (scripts/setup-tools.sh installs it)"
 	[ -d "$TOOLS_MODULES/playwright-core" ] ||
 		skip "needs playwright-core in $TOOLS_MODULES (scripts/setup-tools.sh installs it)"
 	[ -x "$CHROMIUM" ] ||
 		skip "needs Chromium at $CHROMIUM (scripts/setup-tools.sh installs it)"
+}
+
+# need_speedscope: need_browser, and speedscope's built app in
+# tests/tools/node_modules (scripts/setup-tools.sh installs it).
+need_speedscope() {
+	need_browser
+	[ -d "$TOOLS_MODULES/speedscope/dist/release" ] ||
+		skip "needs speedscope in $TOOLS_MODULES (scripts/setup-tools.sh installs it)"
 }
 
 # node_run ARGS...: node with tests/tools' modules, CHROMIUM set, a time
