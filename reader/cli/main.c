@@ -24,6 +24,7 @@ static const char usage_text[] =
     "           flamegraph.pl\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
+    "  heap     heap snapshots: list, by type, path to an object, diff\n"
     "\n"
     "Options:\n"
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
@@ -129,7 +130,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 	    {"check", cli_check},   {"dump", cli_dump},
 	    {"folded", cli_folded}, {"record", cli_record},
-	    {"report", cli_report},
+	    {"report", cli_report}, {"heap", cli_heap},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -153,7 +154,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
 	fputs(
-	    "commands: record, report, folded, dump, check; try 'ljlog --help'\n",
+	    "commands: record, report, folded, dump, check, heap; try 'ljlog --help'\n",
 	    stderr);
 	return CLI_USAGE;
 }

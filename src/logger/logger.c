@@ -158,6 +158,34 @@ void logger_before_sweep(struct logger_vm *vm)
 	logger_flush_full(vm);
 }
 
+/* VM thread only. See logger.h. */
+int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
+		    size_t errlen)
+{
+	if (vm->in_flush) {
+		snprintf(err, errlen,
+			 "heap snapshot: the log is being written");
+		return -EBUSY;
+	}
+	logger_flush(vm); /* the events before it come first in the log */
+	vm->out.len = 0;
+	int n = snap_take(&vm->snap, L, vm->id, &vm->out, err, errlen);
+	if (n < 0)
+		return n;
+	writer_lock();
+	int r =
+	    writer_is_open() ? writer_write(&vm->out, (unsigned)n, 0) : -EBADF;
+	writer_unlock();
+	if (vm->out.cap > (4u << 20))
+		wbuf_free(&vm->out); /* a large heap's blocks: give it back */
+	vm->out.len = 0;
+	if (r < 0)
+		snprintf(err, errlen,
+			 "heap snapshot: the log is not written: %s",
+			 strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 /* VM thread only. Write a MAPPING block holding only vm's VM record. */
 static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 {
@@ -288,6 +316,7 @@ static void at_exit(void)
 static void vm_free(struct logger_vm *vm)
 {
 	mapper_free(&vm->map);
+	snap_free(&vm->snap);
 	flush_enc_free(&vm->fe);
 	wbuf_free(&vm->out);
 	free(vm->buf);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "blocks/writer.h"
+#include "heap/snap.h"
 #include "logger/alloc.h"
 #include "logger/buf.h"
 #include "logger/flush.h"
@@ -60,6 +61,7 @@ struct logger_vm {
 	unsigned trace_slot;	/* where the last return address was found */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
+	struct snap_vm snap;	/* heap snapshots' IDs (heap/snap.h) */
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our
@@ -80,6 +82,11 @@ int logger_detach(lua_State *L, char *err, size_t errlen);
 /* Any context. Keep this shared object loaded for the life of the process:
 ** hooks and the allocator point into it. */
 void logger_pin(void);
+
+/* VM thread only. Take a heap snapshot of vm's VM from L and write it
+** (HEAP blocks); 0 or -errno with a message in err. */
+int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
+		    size_t errlen);
 
 /* VM thread only. Map, encode and write vm's buffered events (MAPPING,
 ** then EVENTS, one write); empty the buffer. Must run before the GC frees
