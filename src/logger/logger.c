@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "logger/logger.h"
+#include "logger/snaptrig.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -303,6 +304,13 @@ static void at_exit(void)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
+		if (mine[i]->snap_exit) {
+			char serr[256];
+			if (logger_snapshot(mine[i], mainthread(mine[i]->g),
+					    serr, sizeof serr) < 0)
+				fprintf(stderr, "ljlog: snapshot=exit: %s\n",
+					serr);
+		}
 		sample_flush_now(&mine[i]->s);
 		record_vm_event(mine[i], BUF_DETACH);
 		logger_flush(mine[i]);
@@ -459,6 +467,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			vm->jitev = 1;
 	}
 	sentinel_set(L);
+	char terr[256];
+	if (snaptrig_start(vm, &o, terr, sizeof terr) < 0)
+		fprintf(stderr, "ljlog: %s\n", terr);
 	return 0;
 }
 
@@ -471,6 +482,12 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	if (!vm) {
 		snprintf(err, errlen, "not profiling this Lua VM");
 		return -ENOENT;
+	}
+	snaptrig_stop(vm);
+	if (vm->snap_exit) {
+		char serr[256];
+		if (logger_snapshot(vm, L, serr, sizeof serr) < 0)
+			fprintf(stderr, "ljlog: snapshot=exit: %s\n", serr);
 	}
 	if (g->hookf == hooks_call)
 		lua_sethook(L, NULL, 0, 0);

@@ -26,18 +26,22 @@
 #define OPTS_MIN_SAMPLE_NS     100000ull
 #define OPTS_MAX_SAMPLE_NS     1000000000ull
 #define OPTS_DEFAULT_FLUSH_NS  1000000000ull
+#define OPTS_MIN_SNAP_NS       1000000ull /* snapshot=INTERVAL, at least */
 
 /* Parsed options. */
 struct opts {
-	unsigned events;	  /* OPTS_* families */
-	int keepjit;		  /* calls: leave the JIT on */
-	int nolines;		  /* sample, alloc: no per-line snapshots */
-	int vmtrim;		  /* let LuaJIT's allocator trim its heap */
-	int nohost;		  /* sample: no host (C) stacks */
-	int wall;		  /* sample: wall-clock time, not CPU time */
-	uint64_t sample_ns;	  /* sample: interval of thread CPU time */
-	size_t buffer;		  /* per-VM event buffer bytes */
-	uint64_t flush_ns;	  /* flush interval, 0: only when full */
+	unsigned events;    /* OPTS_* families */
+	int keepjit;	    /* calls: leave the JIT on */
+	int nolines;	    /* sample, alloc: no per-line snapshots */
+	int vmtrim;	    /* let LuaJIT's allocator trim its heap */
+	int nohost;	    /* sample: no host (C) stacks */
+	int wall;	    /* sample: wall-clock time, not CPU time */
+	uint64_t sample_ns; /* sample: interval of thread CPU time */
+	size_t buffer;	    /* per-VM event buffer bytes */
+	uint64_t flush_ns;  /* flush interval, 0: only when full */
+	int snap_exit;	    /* snapshot=exit: a heap snapshot at detach */
+	uint64_t snap_ns;   /* snapshot=INTERVAL: every so often, 0 none */
+	int snap_signal;    /* snapshot=SIGUSR1|SIGUSR2: on it, 0 none */
 	char file[OPTS_FILE_MAX]; /* output path, %p not yet expanded */
 };
 
