@@ -126,6 +126,78 @@ static uintptr_t obj_base(GCobj *o)
 	return (uintptr_t)o;
 }
 
+/* -- The address map ----------------------------------------------------- */
+
+/* Owner only. Rehash into twice the room (1024 slots at first). */
+static int map_grow(struct snap_map *m)
+{
+	size_t cap = m->kv ? (m->mask + 1) * 2 : 1024;
+	unsigned shift = 64;
+	for (size_t c = cap; c > 1; c >>= 1)
+		shift--;
+	struct snap_map n = {calloc(cap * 2, sizeof(uint64_t)), cap - 1, 0,
+			     shift};
+	if (!n.kv)
+		return -ENOMEM;
+	for (size_t i = 0; m->kv && i <= m->mask; i++) {
+		uint64_t k = m->kv[2 * i];
+		if (!k)
+			continue;
+		size_t j = snap_map_home(&n, k);
+		while (n.kv[2 * j])
+			j = (j + 1) & n.mask;
+		n.kv[2 * j] = k;
+		n.kv[2 * j + 1] = m->kv[2 * i + 1];
+		n.count++;
+	}
+	free(m->kv);
+	*m = n;
+	return 0;
+}
+
+/* Owner only. See snap.h. */
+uint64_t *snap_map_ref(struct snap_map *m, uint64_t key, int *added)
+{
+	uint64_t *v = snap_map_get(m, key);
+	*added = 0;
+	if (v)
+		return v;
+	if (!m->kv || (m->count + 1) * 2 > m->mask + 1)
+		if (map_grow(m) < 0)
+			return NULL;
+	size_t i = snap_map_home(m, key);
+	while (m->kv[2 * i])
+		i = (i + 1) & m->mask;
+	m->kv[2 * i] = key;
+	m->kv[2 * i + 1] = 0;
+	m->count++;
+	*added = 1;
+	return &m->kv[2 * i + 1];
+}
+
+/* Owner only. See snap.h: backward-shift deletion. */
+void snap_map_del(struct snap_map *m, uint64_t key)
+{
+	uint64_t *v = snap_map_get(m, key);
+	if (!v)
+		return;
+	size_t i = (size_t)(v - 1 - m->kv) / 2;
+	for (size_t j = (i + 1) & m->mask; m->kv[2 * j];
+	     j = (j + 1) & m->mask) {
+		size_t h = snap_map_home(m, m->kv[2 * j]);
+		/* The entry at j may move to i when i lies between its home
+		** and j (cyclically). */
+		if (((j - h) & m->mask) >= ((j - i) & m->mask)) {
+			m->kv[2 * i] = m->kv[2 * j];
+			m->kv[2 * i + 1] = m->kv[2 * j + 1];
+			i = j;
+		}
+	}
+	m->kv[2 * i] = 0;
+	m->kv[2 * i + 1] = 0;
+	m->count--;
+}
+
 /* -- Output ------------------------------------------------------------------ */
 
 /* VM thread only. Room for n bytes in the open block, or NULL (err set). */
@@ -197,7 +269,7 @@ static void block_close(struct walk *w, int force)
 /* VM thread only. Index + 1 of o in this snapshot, 0 when not in it. */
 static size_t find(struct walk *w, GCobj *o)
 {
-	uint64_t *x = hmap_get(&w->s->ids, obj_base(o));
+	uint64_t *x = snap_map_get(&w->s->ids, obj_base(o));
 	size_t i = x ? (size_t)(*x & IDX_MASK) : 0;
 	return i && i <= w->n && w->v[i - 1].o == o ? i : 0;
 }
@@ -206,7 +278,7 @@ static size_t find(struct walk *w, GCobj *o)
 static size_t add(struct walk *w, GCobj *o)
 {
 	int added = 0;
-	uint64_t *x = hmap_ref(&w->s->ids, obj_base(o), &added);
+	uint64_t *x = snap_map_ref(&w->s->ids, obj_base(o), &added);
 	if (!x) {
 		w->err = -ENOMEM;
 		return 0;
@@ -944,6 +1016,7 @@ int snap_take(struct snap_vm *s, lua_State *L, uint64_t vm_id, struct wbuf *out,
 /* VM thread only. See snap.h. */
 void snap_free(struct snap_vm *s)
 {
-	hmap_free(&s->ids);
+	free(s->ids.kv);
+	memset(&s->ids, 0, sizeof s->ids);
 	s->on = 0;
 }

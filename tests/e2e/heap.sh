@@ -164,6 +164,15 @@ for x in snaps[4:]:
     if hh != [h.id] or len([r for r in x["objs"][h.id].refs if r[0] == "array"]) != N:
         die("a mid-cycle snapshot (gc %s) lost HOLDER" % x["gc"])
 print("ok: snapshots in GC states %s add up and keep HOLDER" % ", ".join(states))
+
+# IDs hold across frees: thousands of objects were freed between the
+# snapshots; HOLDER's strings keep their IDs in all of them.
+ids1 = [r[3] for r in h.refs if r[0] == "array"]
+for i, x in enumerate(snaps):
+    hx = x["objs"][heapdump.globals_of(x).ref(".HOLDER")[0]]
+    if [r[3] for r in hx.refs if r[0] == "array"] != ids1:
+        die("snapshot %d: HOLDER's strings have other IDs" % (i + 1))
+print("ok: HOLDER's %d strings keep their IDs in all %d snapshots" % (len(ids1), len(snaps)))
 PY
 ok "construction checked (see above)"
 
