@@ -398,6 +398,14 @@ static void ref_k(struct walk *w, unsigned k, GCobj *target)
 
 /* -- References by type -------------------------------------------------------- */
 
+/* Any context. The table r holds, or NULL (no member access through a
+** null pointer, as tabref() would make). */
+static GCtab *tab_of(GCRef r)
+{
+	GCobj *o = gcref(r);
+	return o ? &o->tab : NULL;
+}
+
 /* VM thread only. t's string-keyed field `name`, or NULL (a raw lookup:
 ** no metamethod, no cache written). */
 static cTValue *field(GCtab *t, const char *name, size_t len)
@@ -419,7 +427,7 @@ static cTValue *field(GCtab *t, const char *name, size_t len)
 /* VM thread only. A table's references (gc_traverse_tab). */
 static void refs_tab(struct walk *w, GCtab *t)
 {
-	GCtab *mt = tabref(t->metatable);
+	GCtab *mt = tab_of(t->metatable);
 	int wk = 0, wv = 0;
 	cTValue *mode = field(mt, "__mode", 6);
 	if (mode && tvisstr(mode)) {
@@ -485,7 +493,7 @@ static void refs_tab(struct walk *w, GCtab *t)
 /* VM thread only. A function's references (gc_traverse_func). */
 static void refs_func(struct walk *w, GCfunc *fn)
 {
-	ref_k(w, FORMAT_HREF_ENV, obj2gco(tabref(fn->c.env)));
+	ref_k(w, FORMAT_HREF_ENV, gcref(fn->c.env));
 	if (isluafunc(fn)) {
 		GCproto *pt = funcproto(fn);
 		ref_k(w, FORMAT_HREF_PROTO, obj2gco(pt));
@@ -591,7 +599,7 @@ static BCPos frame_pos(struct walk *w, lua_State *th, size_t k, GCfunc *fn)
 static void refs_thread(struct walk *w, lua_State *th)
 {
 	TValue *bot = tvref(th->stack), *top = th->top;
-	ref_k(w, FORMAT_HREF_ENV, obj2gco(tabref(th->env)));
+	ref_k(w, FORMAT_HREF_ENV, gcref(th->env));
 	for (GCobj *uv = gcref(th->openupval); uv; uv = gcref(uv->gch.nextgc))
 		ref_k(w, FORMAT_HREF_OPENUPVAL, uv);
 	w->nfr = 0;
@@ -649,8 +657,8 @@ static void refs_thread(struct walk *w, lua_State *th)
 /* VM thread only. A userdata's references (gc_mark). */
 static void refs_udata(struct walk *w, GCudata *ud)
 {
-	ref_k(w, FORMAT_HREF_METATABLE, obj2gco(tabref(ud->metatable)));
-	ref_k(w, FORMAT_HREF_ENV, obj2gco(tabref(ud->env)));
+	ref_k(w, FORMAT_HREF_METATABLE, gcref(ud->metatable));
+	ref_k(w, FORMAT_HREF_ENV, gcref(ud->env));
 #if LJ_HASBUFFER
 	if (ud->udtype == UDTYPE_BUFFER) {
 		SBufExt *sbx = (SBufExt *)uddata(ud);
@@ -705,7 +713,7 @@ static void roots(struct walk *w)
 	global_State *g = w->g;
 	char nm[48];
 	root(w, "main thread", obj2gco(mainthread(g)));
-	root(w, "main thread env", obj2gco(tabref(mainthread(g)->env)));
+	root(w, "main thread env", gcref(mainthread(g)->env));
 	if (tvisgcv(&g->registrytv))
 		root(w, "registry", gcV(&g->registrytv));
 	for (int i = 0; i < GCROOT_MAX; i++) {
@@ -813,13 +821,13 @@ static size_t obj_text(struct walk *w, GCobj *o, char *buf, size_t cap)
 			     (unsigned)o->tab.asize,
 			     o->tab.hmask ? (unsigned)o->tab.hmask + 1 : 0);
 		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
-			n += (int)mt_name(tabref(o->tab.metatable), buf + n,
+			n += (int)mt_name(tab_of(o->tab.metatable), buf + n,
 					  cap - (size_t)n);
 		break;
 	case ~LJ_TUDATA:
 		n = snprintf(buf, cap, "%u bytes", (unsigned)o->ud.len);
 		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
-			n += (int)mt_name(tabref(o->ud.metatable), buf + n,
+			n += (int)mt_name(tab_of(o->ud.metatable), buf + n,
 					  cap - (size_t)n);
 		break;
 	default: break;
