@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs|alloc_costs]...
+# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs|alloc_costs|snapshot]...
 #        (default: all)
 # Times are CPU seconds (user + sys) of the measured process (the sample
 # benchmark also shows wall-clock seconds).
@@ -381,10 +381,28 @@ if v["heap_detach"] is not None:
 PY
 }
 
-what=${*:-calls alloc size reader sample sample_bytes costs alloc_costs}
+# Heap snapshots: the VM's pause per million objects and the log's bytes
+# per object (ljlog heap --json, best of RUNS snapshots).
+bench_snapshot() {
+	local log=$tmp/snap.ljlog n=${SNAP_OBJECTS:-1000000}
+	LUAJIT_PROFILE="log:file=$log,nodefaults" "$luajit" -lljlog "$src/snapshot.lua" "$n" "$runs" >/dev/null
+	echo "snapshot ($n tables, $runs snapshots):"
+	"$b/ljlog" heap --json "$log" | python3 -c '
+import json, os, sys
+s = json.load(sys.stdin)["snapshots"]
+objs = s[0]["objects"]
+best = min(x["pause_ns"] for x in s)
+nbytes = s[0]["bytes"]
+size = os.path.getsize(sys.argv[1])
+print(f"  {objs} objects, {nbytes} bytes; best pause {best / 1e6:.1f} ms: {best / 1e6 / objs * 1e6:.1f} ms per million objects")
+print(f"  log {size} bytes for {len(s)} snapshots: {size / (objs * len(s)):.1f} bytes per object")
+' "$log"
+}
+
+what=${*:-calls alloc size reader sample sample_bytes costs alloc_costs snapshot}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader | sample | sample_bytes | costs | alloc_costs) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs, alloc_costs)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample | sample_bytes | costs | alloc_costs | snapshot) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs, alloc_costs, snapshot)" >&2; exit 2 ;;
 	esac
 done

@@ -380,6 +380,7 @@ void decode_free(struct decode *d)
 	free(d->lua);
 	free(d->host);
 	free(d->msg);
+	free(d->hrefs);
 	while (d->arena) {
 		struct chunk *n = d->arena->next;
 		free(d->arena);
@@ -400,6 +401,7 @@ static const struct decode_kind kinds[] = {
     {FORMAT_KIND_MAPPING, 0, dec_mapping},
     {FORMAT_KIND_EVENTS, 0, dec_events},
     {FORMAT_KIND_SAMPLES, 0, dec_samples},
+    {FORMAT_KIND_HEAP, 0, dec_heap},
 };
 
 /* Any thread. The row of a block kind, NULL when this reader lacks it. */

@@ -220,6 +220,68 @@ struct decode_sample {
 	uint64_t index; /* sample number in its block */
 };
 
+/* -- Heap snapshots (HEAP blocks, version 7) --------------------------------- */
+
+/* One reference of a heap object. Strings point into the payload: valid
+** during the sink's call. */
+struct decode_href {
+	unsigned kind;	  /* FORMAT_HREF_* (without the weak bit) */
+	int weak;	  /* from a weak table */
+	uint64_t n;	  /* ARRAY index, UPVALUE index, STACK slot, CONST
+			  ** index, TRACE_CONST IR ref */
+	const char *name; /* FIELD_STR/NUM/OTHER key, UPVALUE and STACK
+			  ** local name, TRACE role ("" none) */
+	size_t namelen;
+	uint64_t key;	 /* FIELD_OBJ key object, STACK frame function (0) */
+	uint64_t target; /* heap ID */
+};
+
+/* A heap object (OBJECT record) with its references. */
+struct decode_hobj {
+	uint32_t vm;
+	uint64_t snapshot; /* the VM's snapshot number, from 1 */
+	uint64_t id;	   /* heap ID (per VM) */
+	unsigned type;	   /* FORMAT_HTYPE_* */
+	uint64_t size;
+	unsigned flags; /* FORMAT_HOBJ_* */
+	const char *text;
+	size_t textlen;
+	uint32_t nref;
+	const struct decode_href *refs; /* the decoder's, reused */
+	const struct reader_block *block;
+};
+
+/* A root of a heap snapshot (ROOT record). */
+struct decode_hroot {
+	uint32_t vm;
+	uint64_t snapshot;
+	const char *name;
+	size_t namelen;
+	uint64_t target;
+};
+
+#define DECODE_HEAP_PARTS 32u /* SUMMARY parts, at most */
+
+/* The end of a heap snapshot (SUMMARY record). */
+struct decode_hsummary {
+	uint32_t vm;
+	uint64_t snapshot;
+	struct decode_clock clock; /* when it started */
+	unsigned gcstate;	   /* FORMAT_GC_* the GC was in */
+	uint64_t objects, bytes;   /* objects and the sum of their sizes */
+	uint64_t unreachable;	   /* objects no root reaches */
+	uint64_t gc_total;	   /* LuaJIT's heap total (g->gc.total) */
+	uint32_t nparts;	   /* allocations that are no objects */
+	struct {
+		const char *name;
+		size_t namelen;
+		uint64_t bytes;
+	} part[DECODE_HEAP_PARTS];
+	uint64_t other;	   /* the parts' sum */
+	uint64_t pause_ns; /* the walk's time */
+	const struct reader_block *block;
+};
+
 /* Where decoded data goes. Every callback is optional; a non-zero return
 ** stops decoding and is returned by decode_block. */
 struct decode_sink {
@@ -234,6 +296,9 @@ struct decode_sink {
 	int (*samples)(void *ud, const struct decode_samples *h);
 	int (*sample)(void *ud, const struct decode_sample *s);
 	int (*samples_done)(void *ud, const struct decode_samples *h);
+	int (*heap_obj)(void *ud, const struct decode_hobj *o);
+	int (*heap_root)(void *ud, const struct decode_hroot *r);
+	int (*heap_summary)(void *ud, const struct decode_hsummary *s);
 	int (*unknown)(void *ud, const struct reader_block *b);
 	void (*warn)(void *ud, const char *msg);
 };

@@ -52,6 +52,8 @@ struct decode {
 	struct decode_obj **host;     /* (DECODE_MAX_FRAMES each) */
 	char *msg;		      /* TRACE_ABORT message, NUL-terminated */
 	size_t msgcap;
+	struct decode_href *hrefs; /* a heap object's references, reused */
+	size_t hrefcap;
 	char err[ERR_MAX]; /* last error */
 };
 /* Cursor over one payload, for the cold block kinds. */
@@ -131,5 +133,7 @@ int dec_events(struct decode *d, const struct reader_block *b,
 	       struct decode_cur *c);
 int dec_samples(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c);
+int dec_heap(struct decode *d, const struct reader_block *b,
+	     struct decode_cur *c);
 
 #endif

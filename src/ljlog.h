@@ -26,6 +26,12 @@ LJLOG_API int ljlog_detach(lua_State *L);
 /* 1 while L's VM is profiled, else 0. */
 LJLOG_API int ljlog_running(lua_State *L);
 
+/* Write a heap snapshot of L's VM into the log: every live object, its
+** references, and the VM's heap total. Call from the thread running L,
+** outside any allocation (not from a __gc). 0 or a negative errno
+** (-ENOENT: L's VM is not profiled; see ljlog_errmsg()). */
+LJLOG_API int ljlog_snapshot(lua_State *L);
+
 /* The message of the calling thread's last failed ljlog call ("" if none). */
 LJLOG_API const char *ljlog_errmsg(void);
 

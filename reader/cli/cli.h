@@ -28,6 +28,13 @@ int cli_record(int argc, char **argv);
 int cli_folded(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_flame(int argc, char **argv);
+int cli_heap(int argc, char **argv);
+
+struct decode_sink;
+
+/* Main thread. 'ljlog dump' of HEAP blocks into sink: every object,
+** reference and root when verbose, the summary always. */
+void cli_dump_heap_sink(struct decode_sink *s, int verbose);
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)

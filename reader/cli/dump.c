@@ -440,6 +440,7 @@ int cli_dump(int argc, char **argv)
 	sink.event = dp.events ? on_event : NULL;
 	sink.samples = on_samples;
 	sink.sample = dp.events ? on_sample : NULL;
+	cli_dump_heap_sink(&sink, dp.events);
 	sink.warn = on_warn;
 	if (decode_new(&dp.d, &sink) < 0) {
 		reader_close(r);

@@ -28,6 +28,7 @@ static const char usage_text[] =
     "  flame    a self-contained HTML flame graph\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
+    "  heap     heap snapshots: list, by type, path to an object, diff\n"
     "\n"
     "Options:\n"
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
@@ -180,7 +181,7 @@ int main(int argc, char **argv)
 	    {"check", cli_check},   {"dump", cli_dump},
 	    {"export", cli_export}, {"flame", cli_flame},
 	    {"folded", cli_folded}, {"record", cli_record},
-	    {"report", cli_report},
+	    {"report", cli_report}, {"heap", cli_heap},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -203,9 +204,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ljlog: unknown option '%s'\n", c);
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
-	fputs(
-	    "commands: record, report, folded, export, flame, dump, check; try "
-	    "'ljlog --help'\n",
-	    stderr);
+	fputs("commands: record, report, folded, export, flame, dump, check, "
+	      "heap; try 'ljlog --help'\n",
+	      stderr);
 	return CLI_USAGE;
 }

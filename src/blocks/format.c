@@ -11,7 +11,7 @@
 static const char *const kind_names[] = {
     [FORMAT_KIND_INTRO] = "INTRO",     [FORMAT_KIND_END] = "END",
     [FORMAT_KIND_MAPPING] = "MAPPING", [FORMAT_KIND_EVENTS] = "EVENTS",
-    [FORMAT_KIND_SAMPLES] = "SAMPLES",
+    [FORMAT_KIND_SAMPLES] = "SAMPLES", [FORMAT_KIND_HEAP] = "HEAP",
 };
 
 static const char *const counter_names[] = {
@@ -69,6 +69,47 @@ static const char *const gc_phase_names[FORMAT_GC__MAX] = {
     [FORMAT_GC_ATOMIC] = "atomic", [FORMAT_GC_SWEEPSTRING] = "sweepstring",
     [FORMAT_GC_SWEEP] = "sweep",   [FORMAT_GC_FINALIZE] = "finalize",
 };
+
+static const char *const htype_names[FORMAT_HTYPE__MAX] = {
+    [FORMAT_HTYPE_STRING] = "string",	  [FORMAT_HTYPE_UPVALUE] = "upvalue",
+    [FORMAT_HTYPE_THREAD] = "thread",	  [FORMAT_HTYPE_PROTO] = "proto",
+    [FORMAT_HTYPE_FUNCTION] = "function", [FORMAT_HTYPE_TRACE] = "trace",
+    [FORMAT_HTYPE_CDATA] = "cdata",	  [FORMAT_HTYPE_TABLE] = "table",
+    [FORMAT_HTYPE_USERDATA] = "userdata",
+};
+
+static const char *const href_names[FORMAT_HREF__MAX] = {
+    [FORMAT_HREF_ARRAY] = "array",
+    [FORMAT_HREF_FIELD_STR] = "field",
+    [FORMAT_HREF_FIELD_NUM] = "field",
+    [FORMAT_HREF_FIELD_OBJ] = "field",
+    [FORMAT_HREF_FIELD_OTHER] = "field",
+    [FORMAT_HREF_KEY] = "key",
+    [FORMAT_HREF_METATABLE] = "metatable",
+    [FORMAT_HREF_ENV] = "environment",
+    [FORMAT_HREF_UPVALUE] = "upvalue",
+    [FORMAT_HREF_VALUE] = "value",
+    [FORMAT_HREF_STACK] = "stack",
+    [FORMAT_HREF_PROTO] = "prototype",
+    [FORMAT_HREF_CONST] = "constant",
+    [FORMAT_HREF_TRACE_CONST] = "trace constant",
+    [FORMAT_HREF_CHUNKNAME] = "chunk name",
+    [FORMAT_HREF_TRACE] = "trace",
+    [FORMAT_HREF_OPENUPVAL] = "open upvalue",
+    [FORMAT_HREF_BUFFER] = "buffer",
+};
+
+/* Any context. Heap object type name: "string", ..., "userdata"; "?". */
+const char *format_htype_name(unsigned type)
+{
+	return NAME_OF(htype_names, type);
+}
+
+/* Any context. Heap reference kind name (without the weak bit); "?". */
+const char *format_href_name(unsigned kind)
+{
+	return NAME_OF(href_names, kind);
+}
 
 /* Any context. Block kind name: "INTRO", ..., "SAMPLES"; "?" when unknown. */
 const char *format_kind_name(unsigned kind)

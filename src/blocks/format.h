@@ -14,8 +14,9 @@
 ** 5: END's stop_error and stop_reason (a write error stopped the log).
 ** 6: STACK records; a sample names its STACK, trace fields in state 7 only;
 **    ALLOC/REALLOC trace sites name the TRACE and where in its code.
-** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE). */
-#define FORMAT_VERSION 7
+** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE).
+** 8: HEAP blocks (heap snapshots). */
+#define FORMAT_VERSION 8
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -31,6 +32,7 @@ enum format_kind {
 	FORMAT_KIND_MAPPING = 3,
 	FORMAT_KIND_EVENTS = 4,
 	FORMAT_KIND_SAMPLES = 5,
+	FORMAT_KIND_HEAP = 6,
 };
 
 /* Counter kinds (INTRO counter_kind). */
@@ -121,6 +123,53 @@ enum format_gc_phase {
 	FORMAT_GC__MAX
 };
 
+/* -- Heap snapshots (HEAP blocks, version 7) ------------------------------- */
+enum format_heap_rec {
+	FORMAT_HEAP_OBJECT = 1,
+	FORMAT_HEAP_ROOT = 2,
+	FORMAT_HEAP_SUMMARY = 3,
+};
+
+/* Object types (OBJECT type): LuaJIT's GC types in its own order. */
+enum format_htype {
+	FORMAT_HTYPE_STRING = 1,
+	FORMAT_HTYPE_UPVALUE = 2,
+	FORMAT_HTYPE_THREAD = 3,
+	FORMAT_HTYPE_PROTO = 4,
+	FORMAT_HTYPE_FUNCTION = 5,
+	FORMAT_HTYPE_TRACE = 6,
+	FORMAT_HTYPE_CDATA = 7,
+	FORMAT_HTYPE_TABLE = 8,
+	FORMAT_HTYPE_USERDATA = 9,
+	FORMAT_HTYPE__MAX
+};
+
+#define FORMAT_HOBJ_UNREACHABLE 1u    /* OBJECT flags, bit 0 */
+#define FORMAT_HREF_WEAK	0x80u /* reference kind byte, bit 7 */
+
+/* Reference kinds (low 7 bits of a reference's first byte; 0 ends). */
+enum format_href {
+	FORMAT_HREF_ARRAY = 1,
+	FORMAT_HREF_FIELD_STR = 2,
+	FORMAT_HREF_FIELD_NUM = 3,
+	FORMAT_HREF_FIELD_OBJ = 4,
+	FORMAT_HREF_FIELD_OTHER = 5,
+	FORMAT_HREF_KEY = 6,
+	FORMAT_HREF_METATABLE = 7,
+	FORMAT_HREF_ENV = 8,
+	FORMAT_HREF_UPVALUE = 9,
+	FORMAT_HREF_VALUE = 10,
+	FORMAT_HREF_STACK = 11,
+	FORMAT_HREF_PROTO = 12,
+	FORMAT_HREF_CONST = 13,
+	FORMAT_HREF_TRACE_CONST = 14,
+	FORMAT_HREF_CHUNKNAME = 15,
+	FORMAT_HREF_TRACE = 16,
+	FORMAT_HREF_OPENUPVAL = 17,
+	FORMAT_HREF_BUFFER = 18,
+	FORMAT_HREF__MAX
+};
+
 /* -- Names (format.c) ------------------------------------------------------ */
 /* One table per enum, indexed by value; "?" for a value the table lacks. */
 const char *format_kind_name(unsigned kind);
@@ -131,5 +180,7 @@ const char *format_vm_name(unsigned sub);
 const char *format_state_name(unsigned state);
 const char *format_site_name(unsigned site);
 const char *format_gc_phase_name(unsigned phase);
+const char *format_htype_name(unsigned type);
+const char *format_href_name(unsigned kind);
 
 #endif

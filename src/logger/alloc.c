@@ -179,6 +179,8 @@ static UTIL_NOINLINE void gc_changed(struct logger_vm *vm)
 ** another object (new ID, and a SWITCH even if it is a coroutine). */
 static inline void forget(struct logger_vm *vm, void *ptr, size_t osize)
 {
+	if (UTIL_UNLIKELY(vm->snap.on))
+		snap_forget(&vm->snap, ptr);
 	/* Only prototypes (>= sizeof(GCproto)) and coroutines (exactly
 	** sizeof(lua_State)) are mapped by address: smaller blocks can't be. */
 	if (osize < MIN_MAPPED)
@@ -350,7 +352,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
-		if (osize < MIN_MAPPED) {
+		if (osize < MIN_MAPPED && !vm->snap.on) {
 			vmheap_keep(vm->heap);
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		}

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "logger/logger.h"
+#include "logger/snaptrig.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -217,6 +218,34 @@ static int put_vm_record(struct logger_vm *vm, struct wbuf *b, uint64_t heap,
 	return 0;
 }
 
+/* VM thread only. See logger.h. */
+int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
+		    size_t errlen)
+{
+	if (vm->in_flush) {
+		snprintf(err, errlen,
+			 "heap snapshot: the log is being written");
+		return -EBUSY;
+	}
+	logger_flush(vm); /* the events before it come first in the log */
+	vm->out.len = 0;
+	int n = snap_take(&vm->snap, L, vm->id, &vm->out, err, errlen);
+	if (n < 0)
+		return n;
+	writer_lock();
+	int r =
+	    writer_is_open() ? writer_write(&vm->out, (unsigned)n, 0) : -EBADF;
+	writer_unlock();
+	if (vm->out.cap > (4u << 20))
+		wbuf_free(&vm->out); /* a large heap's blocks: give it back */
+	vm->out.len = 0;
+	if (r < 0)
+		snprintf(err, errlen,
+			 "heap snapshot: the log is not written: %s",
+			 strerror(-r));
+	return r < 0 ? r : 0;
+}
+
 /* VM thread only. Write a MAPPING block holding only vm's VM record. */
 static int write_vm_record(struct logger_vm *vm, uint64_t heap, unsigned flags)
 {
@@ -327,6 +356,13 @@ static void at_exit(void)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
+		if (mine[i]->snap_exit) {
+			char serr[256];
+			if (logger_snapshot(mine[i], mainthread(mine[i]->g),
+					    serr, sizeof serr) < 0)
+				fprintf(stderr, "ljlog: snapshot=exit: %s\n",
+					serr);
+		}
 		sample_flush_now(&mine[i]->s);
 		record_vm_event(mine[i], BUF_DETACH);
 		logger_flush(mine[i]);
@@ -399,6 +435,7 @@ static void vm_free(struct logger_vm *vm)
 {
 	mapper_free(&vm->map);
 	addrset_free(&vm->sampled);
+	snap_free(&vm->snap);
 	flush_enc_free(&vm->fe);
 	wbuf_free(&vm->out);
 	free(vm->buf);
@@ -563,6 +600,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			vm->jitev = 1;
 	}
 	sentinel_set(L);
+	char terr[256];
+	if (snaptrig_start(vm, &o, terr, sizeof terr) < 0)
+		fprintf(stderr, "ljlog: %s\n", terr);
 	return 0;
 }
 
@@ -575,6 +615,12 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	if (!vm) {
 		snprintf(err, errlen, "not profiling this Lua VM");
 		return -ENOENT;
+	}
+	snaptrig_stop(vm);
+	if (vm->snap_exit) {
+		char serr[256];
+		if (logger_snapshot(vm, L, serr, sizeof serr) < 0)
+			fprintf(stderr, "ljlog: snapshot=exit: %s\n", serr);
 	}
 	if (g->hookf == hooks_call)
 		lua_sethook(L, NULL, 0, 0);

@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "blocks/writer.h"
+#include "heap/snap.h"
 #include "logger/alloc.h"
 #include "logger/buf.h"
 #include "logger/flush.h"
@@ -72,6 +73,16 @@ struct logger_vm {
 	lua_State *fork_L;	/* the coroutine running at fork */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */
+	struct snap_vm snap;	/* heap snapshots' IDs (heap/snap.h) */
+	/* -- Snapshot triggers (snaptrig.c) ------------------------------------- */
+	int snap_exit;	    /* snapshot=exit */
+	uint64_t snap_ns;   /* snapshot=INTERVAL, 0 none */
+	uint64_t snap_due;  /* next one (CLOCK_MONOTONIC ns; timer thread) */
+	int snap_signal;    /* snapshot=SIGNAL, 0 none */
+	int snap_slot;	    /* its slot in snaptrig.c's table, -1 none */
+	int snap_armed;	    /* the hook is armed (atomic) */
+	lua_Hook snap_oldf; /* the hook it replaced */
+	int snap_oldmask, snap_oldcount;
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our
@@ -97,6 +108,14 @@ void logger_keep_open(void);
 /* Any context. Keep this shared object loaded for the life of the process:
 ** hooks and the allocator point into it. */
 void logger_pin(void);
+
+/* VM thread only. Take a heap snapshot of vm's VM from L and write it
+** (HEAP blocks); 0 or -errno with a message in err. */
+int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
+		    size_t errlen);
+
+/* VM thread only: the count hook a snapshot trigger arms (snaptrig.c). */
+void logger_snap_hook(lua_State *L, lua_Debug *ar);
 
 /* VM thread only. Map, encode and write vm's buffered events (MAPPING,
 ** then EVENTS, one write); empty the buffer. Must run before the GC frees

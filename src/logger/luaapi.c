@@ -36,6 +36,18 @@ int ljlog_running(lua_State *L)
 	return logger_vm_of(G(L)) != NULL;
 }
 
+/* VM thread only. Write a heap snapshot of L's VM. */
+int ljlog_snapshot(lua_State *L)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	errmsg[0] = '\0';
+	if (!vm) {
+		snprintf(errmsg, sizeof errmsg, "not profiling this Lua VM");
+		return -ENOENT;
+	}
+	return logger_snapshot(vm, L, errmsg, sizeof errmsg);
+}
+
 /* Any thread. The calling thread's last message. */
 const char *ljlog_errmsg(void)
 {
@@ -135,6 +147,15 @@ static int l_running(lua_State *L)
 	return 1;
 }
 
+/* VM thread only, Lua API. ljlog.snapshot() -> true | nil, message */
+static int l_snapshot(lua_State *L)
+{
+	if (ljlog_snapshot(L) < 0)
+		return fail(L, ljlog_errmsg());
+	lua_pushboolean(L, 1);
+	return 1;
+}
+
 /* VM thread only. require "ljlog": the module table; attaches when
 ** LUAJIT_PROFILE is set and this VM is not profiled yet. */
 int luaopen_ljlog(lua_State *L)
@@ -142,6 +163,7 @@ int luaopen_ljlog(lua_State *L)
 	static const luaL_Reg fns[] = {{"start", l_start},
 				       {"stop", l_stop},
 				       {"running", l_running},
+				       {"snapshot", l_snapshot},
 				       {NULL, NULL}};
 	const char *env = getenv("LUAJIT_PROFILE");
 	logger_pin();

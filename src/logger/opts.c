@@ -5,14 +5,14 @@
 #include "logger/opts.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char valid_list[] =
     "calls, alloc[=RATE], gc, sample[=INTERVAL], host, nohost, wall, jit, "
     "nodefaults, keepjit, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, "
-    "buffer=SIZE, "
-    "flush=INTERVAL";
+    "buffer=SIZE, flush=INTERVAL, snapshot=exit+INTERVAL+SIGUSR1|SIGUSR2";
 
 /* Any context. The valid option names, for messages and --help. */
 const char *opts_valid_list(void)
@@ -108,6 +108,51 @@ static int fail(char *err, size_t errlen, const char *fmt, const char *s,
 	return -EINVAL;
 }
 
+/* Any context. snapshot=WHEN[+WHEN]...: exit, an interval, SIGUSR1 or
+** SIGUSR2. */
+static int snapshot_opt(const char *s, size_t len, const char *val, size_t vl,
+			struct opts *o, char *err, size_t errlen)
+{
+	const char *end = val + vl;
+	if (vl == 0)
+		return fail(err, errlen,
+			    "option '%s' needs a value: exit, an interval "
+			    "(30s), SIGUSR1 or SIGUSR2, joined by '+' (valid: "
+			    "%s)",
+			    s, len);
+	while (val < end) {
+		const char *p = memchr(val, '+', (size_t)(end - val));
+		size_t n = p ? (size_t)(p - val) : (size_t)(end - val);
+		uint64_t ns;
+		if (n == 0 || (p && p + 1 == end)) /* "a++b", "exit+" */
+			return fail(
+			    err, errlen,
+			    "empty snapshot trigger in '%s': join exit, "
+			    "an interval, SIGUSR1 or SIGUSR2 with one '+' "
+			    "(valid: %s)",
+			    s, len);
+		if (word_is(val, n, "exit"))
+			o->snap_exit = 1;
+		else if (word_is(val, n, "SIGUSR1") || word_is(val, n, "USR1"))
+			o->snap_signal = SIGUSR1;
+		else if (word_is(val, n, "SIGUSR2") || word_is(val, n, "USR2"))
+			o->snap_signal = SIGUSR2;
+		else if (opts_parse_duration(val, n, &ns) == 0 &&
+			 ns >= OPTS_MIN_SNAP_NS)
+			o->snap_ns = ns;
+		else
+			return fail(
+			    err, errlen,
+			    "bad snapshot trigger in '%s': use exit, an "
+			    "interval of 1ms or more (500ms, 30s), "
+			    "SIGUSR1 or SIGUSR2, joined by '+' (valid: "
+			    "%s)",
+			    s, len);
+		val += n + (p != NULL);
+	}
+	return 0;
+}
+
 /* Apply one option s[0..len) to o. */
 static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 	       int *nodefaults, char *err, size_t errlen)
@@ -145,7 +190,8 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 		else if (word_is(s, len, "wall"))
 			o->wall = 1;
 		else if (word_is(s, len, "file") || word_is(s, len, "buffer") ||
-			 word_is(s, len, "flush") || word_is(s, len, "fd"))
+			 word_is(s, len, "flush") || word_is(s, len, "fd") ||
+			 word_is(s, len, "snapshot"))
 			return fail(
 			    err, errlen,
 			    "option '%s' needs a value, like file=PATH, "
@@ -204,6 +250,8 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 				    s, len);
 		*named |= OPTS_ALLOC;
 		o->alloc_rate = b;
+	} else if (word_is(s, kl, "snapshot")) {
+		return snapshot_opt(s, len, val, vl, o, err, errlen);
 	} else if (word_is(s, kl, "flush")) {
 		uint64_t ns;
 		if (opts_parse_duration(val, vl, &ns) < 0)

@@ -27,20 +27,24 @@
 #define OPTS_MAX_SAMPLE_NS     1000000000ull
 #define OPTS_DEFAULT_FLUSH_NS  1000000000ull
 #define OPTS_MAX_ALLOC_RATE    (1ull << 30)
+#define OPTS_MIN_SNAP_NS       1000000ull /* snapshot=INTERVAL, at least */
 
 /* Parsed options. */
 struct opts {
-	unsigned events;	  /* OPTS_* families */
-	int keepjit;		  /* calls: leave the JIT on */
-	int nolines;		  /* sample, alloc: no per-line snapshots */
-	int vmtrim;		  /* let LuaJIT's allocator trim its heap */
-	int nohost;		  /* sample: no host (C) stacks */
-	int wall;		  /* sample: wall-clock time, not CPU time */
-	uint64_t sample_ns;	  /* sample: interval of thread CPU time */
-	uint64_t alloc_rate;	  /* alloc=RATE: sampled, one per RATE bytes
+	unsigned events;     /* OPTS_* families */
+	int keepjit;	     /* calls: leave the JIT on */
+	int nolines;	     /* sample, alloc: no per-line snapshots */
+	int vmtrim;	     /* let LuaJIT's allocator trim its heap */
+	int nohost;	     /* sample: no host (C) stacks */
+	int wall;	     /* sample: wall-clock time, not CPU time */
+	uint64_t sample_ns;  /* sample: interval of thread CPU time */
+	uint64_t alloc_rate; /* alloc=RATE: sampled, one per RATE bytes
 				     on average; 0: every allocation */
-	size_t buffer;		  /* per-VM event buffer bytes */
-	uint64_t flush_ns;	  /* flush interval, 0: only when full */
+	size_t buffer;	     /* per-VM event buffer bytes */
+	uint64_t flush_ns;   /* flush interval, 0: only when full */
+	int snap_exit;	     /* snapshot=exit: a heap snapshot at detach */
+	uint64_t snap_ns;    /* snapshot=INTERVAL: every so often, 0 none */
+	int snap_signal;     /* snapshot=SIGUSR1|SIGUSR2: on it, 0 none */
 	char file[OPTS_FILE_MAX]; /* output path or |COMMAND, %p not yet
 				  ** expanded */
 	int fd;			  /* fd=N: an inherited descriptor, else -1 */

@@ -61,6 +61,13 @@ host threads2 2 calls,flush=1ms
 host threads3_sample 3 sample=1ms,wall,jit,gc
 host threads2_detach 2 calls --malloc --detach
 
+# Heap snapshots (HEAP blocks, version 7): the Lua API and snapshot=exit.
+LUAJIT_PROFILE="log:file=$out/heap.ljlog,buffer=4k,alloc,snapshot=exit" \
+	luajit -lljlog -e 'local l = require "ljlog" local t = {}
+		for i = 1, 20 do t[i] = {i, "s" .. i} end
+		W = setmetatable({}, {__mode = "k"}) W[t] = t
+		assert(l.snapshot())' >/dev/null 2>&1
+
 # A log stopped by a write error: its END names the error (version 5).
 (
 	ulimit -f 4

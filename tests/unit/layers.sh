@@ -30,7 +30,8 @@ check src/util util
 check src/blocks blocks util
 check src/maps maps blocks util
 check src/stat stat maps blocks util
-check src/logger logger stat maps blocks util
+check src/heap heap stat maps blocks util
+check src/logger logger heap stat maps blocks util
 check reader blocks util proc
 check reader/proc proc util blocks
 check reader/export export proc util blocks

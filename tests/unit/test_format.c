@@ -500,3 +500,34 @@ Test(format, vm_subs_and_counters)
 	free(h);
 	free(doc);
 }
+
+Test(format, heap_records)
+{
+	char *doc = slurp("doc/format.txt");
+	char *sec = section(doc, "HEAP payload (version 8)", "Sizes are");
+	char buf[96];
+	for (unsigned k = 1; k < FORMAT_HREF__MAX; k++) {
+		snprintf(buf, sizeof buf, "\n    %-2u %s ", k,
+			 format_href_name(k));
+		cr_assert_not_null(strstr(sec, buf), "reference kind '%s'",
+				   buf + 1);
+	}
+	cr_assert_str_eq(format_href_name(FORMAT_HREF__MAX), "?");
+	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
+		snprintf(buf, sizeof buf, "%u %s", t, format_htype_name(t));
+		cr_assert_not_null(strstr(sec, buf), "object type '%s'", buf);
+	}
+	cr_assert_str_eq(format_htype_name(FORMAT_HTYPE__MAX), "?");
+	snprintf(buf, sizeof buf, "kind %d  OBJECT", FORMAT_HEAP_OBJECT);
+	cr_assert_not_null(strstr(sec, buf));
+	snprintf(buf, sizeof buf, "kind %d  ROOT", FORMAT_HEAP_ROOT);
+	cr_assert_not_null(strstr(sec, buf));
+	snprintf(buf, sizeof buf, "kind %d  SUMMARY", FORMAT_HEAP_SUMMARY);
+	cr_assert_not_null(strstr(sec, buf));
+	cr_assert_not_null(strstr(sec, "bit 7 WEAK"));
+	cr_assert_eq(FORMAT_HREF_WEAK, 0x80u);
+	cr_assert_not_null(strstr(sec, "bit 0 UNREACHABLE"));
+	cr_assert_eq(FORMAT_HOBJ_UNREACHABLE, 1u);
+	free(sec);
+	free(doc);
+}

@@ -3,6 +3,7 @@
 */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
 #include "logger/opts.h"
@@ -206,4 +207,33 @@ Test(opts, expand_pid)
 	cr_assert_eq(opts_expand_file("x%p", 123456, out, 7), -ENAMETOOLONG);
 	cr_assert_eq(opts_expand_file("x%p", 123456, out, 8), 0);
 	cr_assert_str_eq(out, "x123456");
+}
+
+Test(opts, snapshot_triggers)
+{
+	struct opts o = ok("log:snapshot=exit");
+	cr_assert_eq(o.snap_exit, 1);
+	cr_assert_eq(o.snap_ns, 0);
+	cr_assert_eq(o.snap_signal, 0);
+	o = ok("snapshot=exit+30s+SIGUSR2,calls");
+	cr_assert_eq(o.snap_exit, 1);
+	cr_assert_eq(o.snap_ns, 30000000000ull);
+	cr_assert_eq(o.snap_signal, SIGUSR2);
+	cr_assert_eq(o.events, OPTS_CALLS);
+	o = ok("snapshot=500ms+USR1");
+	cr_assert_eq(o.snap_exit, 0);
+	cr_assert_eq(o.snap_ns, 500000000ull);
+	cr_assert_eq(o.snap_signal, SIGUSR1);
+	o = ok("calls");
+	cr_assert_eq(o.snap_exit + o.snap_signal, 0);
+	cr_assert_eq(o.snap_ns, 0);
+	char err[512];
+	const char *b[] = {"snapshot",	       "snapshot=",	 "snapshot=exit+",
+			   "snapshot=+exit",   "snapshot=a++b", "snapshot=SIGKILL",
+			   "snapshot=0",       "snapshot=999us", "snapshot=exit+x"};
+	for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
+		bad(b[i], err, sizeof err);
+		cr_assert_not_null(strstr(err, "snapshot"), "'%s': %s", b[i],
+				   err);
+	}
 }

@@ -1,0 +1,449 @@
+/*
+** ljlog CLI: 'ljlog heap', the heap snapshots of a log.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode.h"
+#include "proc/hsnap.h"
+
+static const char heap_usage[] =
+    "usage: ljlog heap [--json] FILE\n"
+    "       ljlog heap --by type [--snapshot K] [--json] FILE\n"
+    "       ljlog heap --path-to ID [--snapshot K] [--json] FILE\n"
+    "       ljlog heap --diff K1 K2 [--json] FILE\n"
+    "\n"
+    "The heap snapshots of a log (ljlog.snapshot(), the snapshot= option).\n"
+    "Without a mode, one line per snapshot: its index K (from 1, in log\n"
+    "order), VM, time since the log started, objects and their bytes, the\n"
+    "VM's allocations that are no objects (stacks, string table, JIT\n"
+    "buffers...), LuaJIT's own heap total, what neither accounts for\n"
+    "(rest; 0 when the sizes add up) and the time the VM was stopped.\n"
+    "\n"
+    "  --by type          objects and bytes by type in snapshot K\n"
+    "  --snapshot K       the snapshot for --by and --path-to (default: the\n"
+    "                     last one)\n"
+    "  --path-to ID       a shortest chain of references from a root to the\n"
+    "                     object with heap ID ID in snapshot K\n"
+    "  --diff K1 K2       objects and bytes by type in K1 and K2 (of the same\n"
+    "                     VM), and the objects of K2 that K1 has not (new IDs)\n"
+    "  --json             JSON instead of text\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Exit status: 0 success, 1 truncated log, 2 usage error, no such\n"
+    "snapshot or object, or the file cannot be opened, 3 corrupt log.\n";
+
+/* Main thread. Decode path into h; the exit status, or -1 to go on. */
+static int load(const char *path, struct hsnap *h)
+{
+	char err[512];
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink;
+	memset(&sink, 0, sizeof sink);
+	hsnap_sink(h, &sink);
+	int rc = reader_open(&r, path, 0, err, sizeof err);
+	if (rc < 0) {
+		cli_err("heap", "%s", err);
+		return CLI_USAGE;
+	}
+	if (decode_new(&d, &sink) < 0) {
+		reader_close(r);
+		cli_err("heap", "out of memory");
+		return CLI_USAGE;
+	}
+	rc = decode_run(r, d, err, sizeof err);
+	decode_free(d);
+	reader_close(r);
+	if (h->err) {
+		cli_err("heap", "out of memory");
+		return CLI_USAGE;
+	}
+	if (rc == -ENODATA)
+		cli_err("heap",
+			"warning: log truncated, listing what is there: %s",
+			err);
+	else if (rc < 0 && cli_status(rc) == CLI_USAGE) {
+		cli_err("heap", "%s", err);
+		return CLI_USAGE;
+	} else if (rc < 0)
+		cli_err("heap", "corrupt log, listing the part before: %s",
+			err);
+	return rc < 0 ? -1 - cli_status(rc) : -1;
+}
+
+/* Main thread. Exit status from load's "go on" code (-1 - status). */
+static int status_of(int go)
+{
+	return go < -1 ? -1 - go : CLI_OK;
+}
+
+/* Main thread. Parse a snapshot index K ("1".."n"); 0 when bad. */
+static size_t parse_k(const char *s)
+{
+	char *e;
+	unsigned long long v = strtoull(s, &e, 10);
+	return (*s && !*e && s[0] != '-') ? (size_t)v : 0;
+}
+
+/* Main thread. The rest: gc_total minus objects and other parts. */
+static long long rest_of(const struct hsnap_one *s)
+{
+	return (long long)s->gc_total - (long long)s->bytes -
+	       (long long)s->other;
+}
+
+/* Main thread. The list of snapshots. */
+static void print_list(const struct hsnap *h, int json)
+{
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_arr(&j, "snapshots");
+		for (size_t i = 0; i < h->n; i++) {
+			const struct hsnap_one *s = &h->s[i];
+			json_obj(&j, NULL);
+			json_u64(&j, "index", i + 1);
+			json_u64(&j, "vm", s->vm);
+			json_u64(&j, "snapshot", s->seq);
+			json_u64(&j, "time_ns", s->time_ns);
+			json_u64(&j, "objects", s->objects);
+			json_u64(&j, "bytes", s->bytes);
+			json_u64(&j, "other", s->other);
+			json_u64(&j, "gc_total", s->gc_total);
+			json_i64(&j, "rest", rest_of(s));
+			json_u64(&j, "unreachable", s->unreachable);
+			json_cstr(&j, "gc_state",
+				  format_gc_phase_name(s->gcstate));
+			json_u64(&j, "pause_ns", s->pause_ns);
+			json_bool(&j, "complete", s->complete);
+			json_close(&j, '}');
+		}
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+		return;
+	}
+	if (!h->n) {
+		printf("no heap snapshots in this log\n");
+		return;
+	}
+	printf("%4s %4s %10s %10s %12s %10s %12s %6s %10s\n", "K", "vm",
+	       "time(s)", "objects", "bytes", "other", "gc total", "rest",
+	       "pause(ms)");
+	for (size_t i = 0; i < h->n; i++) {
+		const struct hsnap_one *s = &h->s[i];
+		printf("%4zu %4u %10.3f %10llu %12llu %10llu %12llu %6lld "
+		       "%10.3f%s\n",
+		       i + 1, s->vm, s->time_ns / 1e9,
+		       (unsigned long long)s->objects,
+		       (unsigned long long)s->bytes,
+		       (unsigned long long)s->other,
+		       (unsigned long long)s->gc_total, rest_of(s),
+		       s->pause_ns / 1e6, s->complete ? "" : "  (incomplete)");
+	}
+}
+
+/* Main thread. Objects and bytes by type of snapshot k. */
+static void print_by_type(const struct hsnap *h, size_t k, int json)
+{
+	const struct hsnap_one *s = &h->s[k - 1];
+	struct json j;
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "snapshot", k);
+		json_arr(&j, "types");
+	} else {
+		printf("snapshot %zu (vm %u): %llu objects, %llu bytes\n", k,
+		       s->vm, (unsigned long long)s->objects,
+		       (unsigned long long)s->bytes);
+		printf("%-10s %10s %12s\n", "type", "objects", "bytes");
+	}
+	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
+		if (json) {
+			json_obj(&j, NULL);
+			json_cstr(&j, "type", format_htype_name(t));
+			json_u64(&j, "objects", s->n[t]);
+			json_u64(&j, "bytes", s->b[t]);
+			json_close(&j, '}');
+		} else if (s->n[t]) {
+			printf("%-10s %10llu %12llu\n", format_htype_name(t),
+			       (unsigned long long)s->n[t],
+			       (unsigned long long)s->b[t]);
+		}
+	}
+	if (json) {
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+	}
+}
+
+/* Main thread. The object o as text: "#ID type size "text"". */
+static void print_obj(const struct hsnap_obj *o)
+{
+	printf("#%llu %s %llu ", (unsigned long long)o->id,
+	       format_htype_name(o->type), (unsigned long long)o->size);
+	cli_quote(stdout, o->text, o->textlen);
+}
+
+/* Main thread. The path to id in snapshot k. */
+static int print_path(const struct hsnap *h, size_t k, uint64_t id, int json)
+{
+	const struct hsnap_keep *kp = &h->keep[0];
+	if (!hsnap_find(kp, id)) {
+		cli_err("heap", "snapshot %zu has no object with ID %llu", k,
+			(unsigned long long)id);
+		return CLI_USAGE;
+	}
+	const struct hsnap_edge **e;
+	long n = hsnap_path(kp, id, &e);
+	if (n < 0) {
+		cli_err("heap", "out of memory");
+		return CLI_USAGE;
+	}
+	struct json j;
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "snapshot", k);
+		json_u64(&j, "id", id);
+		json_bool(&j, "reachable", n > 0);
+		json_arr(&j, "path");
+	} else if (n == 0) {
+		printf("no root reaches #%llu in snapshot %zu: ",
+		       (unsigned long long)id, k);
+		print_obj(hsnap_find(kp, id));
+		printf("\n");
+	}
+	for (long i = 0; i < n; i++) {
+		const struct hsnap_obj *o = hsnap_find(kp, e[i]->dst);
+		if (json) {
+			json_obj(&j, NULL);
+			json_cstr(&j, i == 0 ? "root" : "ref", e[i]->label);
+			json_bool(&j, "weak", e[i]->weak);
+			json_u64(&j, "id", e[i]->dst);
+			json_cstr(&j, "type",
+				  o ? format_htype_name(o->type) : "?");
+			json_u64(&j, "size", o ? o->size : 0);
+			json_str(&j, "text", o ? o->text : "",
+				 o ? o->textlen : 0);
+			json_close(&j, '}');
+			continue;
+		}
+		printf(i == 0 ? "root %s" : "  %s%s", e[i]->label,
+		       e[i]->weak ? " (weak)" : "");
+		printf(" -> ");
+		if (o)
+			print_obj(o);
+		else
+			printf("#%llu", (unsigned long long)e[i]->dst);
+		printf("\n");
+	}
+	if (json) {
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+	}
+	free(e);
+	return CLI_OK;
+}
+
+/* Main thread. Snapshots k1 and k2 compared. */
+static int print_diff(const struct hsnap *h, size_t k1, size_t k2, int json)
+{
+	const struct hsnap_one *a = &h->s[k1 - 1], *b = &h->s[k2 - 1];
+	if (a->vm != b->vm) {
+		cli_err("heap",
+			"snapshots %zu and %zu are of different VMs "
+			"(%u and %u): their IDs do not compare",
+			k1, k2, a->vm, b->vm);
+		return CLI_USAGE;
+	}
+	const struct hsnap_keep *ka = &h->keep[0], *kb = &h->keep[1];
+	uint64_t gone = 0;
+	for (size_t i = 0; i < ka->n; i++)
+		gone += !hsnap_find(kb, ka->v[i].id);
+	struct json j;
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "from", k1);
+		json_u64(&j, "to", k2);
+		json_arr(&j, "types");
+	} else {
+		printf("%-10s %10s %10s %10s %12s %12s %12s\n", "type",
+		       "objects", "objects", "delta", "bytes", "bytes",
+		       "delta");
+	}
+	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
+		if (json) {
+			json_obj(&j, NULL);
+			json_cstr(&j, "type", format_htype_name(t));
+			json_u64(&j, "objects_from", a->n[t]);
+			json_u64(&j, "objects_to", b->n[t]);
+			json_u64(&j, "bytes_from", a->b[t]);
+			json_u64(&j, "bytes_to", b->b[t]);
+			json_close(&j, '}');
+		} else if (a->n[t] || b->n[t]) {
+			printf("%-10s %10llu %10llu %+10lld %12llu %12llu "
+			       "%+12lld\n",
+			       format_htype_name(t),
+			       (unsigned long long)a->n[t],
+			       (unsigned long long)b->n[t],
+			       (long long)(b->n[t] - a->n[t]),
+			       (unsigned long long)a->b[t],
+			       (unsigned long long)b->b[t],
+			       (long long)(b->b[t] - a->b[t]));
+		}
+	}
+	if (json) {
+		json_close(&j, ']');
+		json_u64(&j, "gone", gone);
+		json_arr(&j, "new");
+	} else {
+		printf("objects of %zu gone in %zu: %llu\nnew in %zu:\n", k1,
+		       k2, (unsigned long long)gone, k2);
+	}
+	for (size_t i = 0; i < kb->n; i++) {
+		const struct hsnap_obj *o = &kb->v[i];
+		if (hsnap_find(ka, o->id))
+			continue;
+		if (json) {
+			json_obj(&j, NULL);
+			json_u64(&j, "id", o->id);
+			json_cstr(&j, "type", format_htype_name(o->type));
+			json_u64(&j, "size", o->size);
+			json_str(&j, "text", o->text, o->textlen);
+			json_close(&j, '}');
+		} else {
+			printf("  ");
+			print_obj(o);
+			printf("\n");
+		}
+	}
+	if (json) {
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+	}
+	return CLI_OK;
+}
+
+/* Main thread. 'ljlog heap'. */
+int cli_heap(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"by", required_argument, NULL, 'b'},
+	    {"snapshot", required_argument, NULL, 's'},
+	    {"path-to", required_argument, NULL, 'p'},
+	    {"diff", required_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int o, json = 0, by = 0, path = 0;
+	size_t k = 0, d1 = 0, d2 = 0;
+	uint64_t id = 0;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		switch (o) {
+		case 'j': json = 1; break;
+		case 'b':
+			if (strcmp(optarg, "type") != 0) {
+				cli_err("heap",
+					"--by '%s': only 'type' is known",
+					optarg);
+				return CLI_USAGE;
+			}
+			by = 1;
+			break;
+		case 's':
+			if (!(k = parse_k(optarg))) {
+				cli_err("heap",
+					"--snapshot '%s': not a snapshot "
+					"index (1, 2, ...)",
+					optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'p': {
+			char *e;
+			id = strtoull(optarg, &e, 10);
+			if (!*optarg || *e || !id || optarg[0] == '-') {
+				cli_err("heap", "--path-to '%s': not a heap ID",
+					optarg);
+				return CLI_USAGE;
+			}
+			path = 1;
+			break;
+		}
+		case 'd':
+			if (optind >= argc || !(d1 = parse_k(optarg)) ||
+			    !(d2 = parse_k(argv[optind]))) {
+				cli_err("heap", "--diff needs two snapshot "
+						"indexes: --diff K1 K2");
+				return CLI_USAGE;
+			}
+			optind++;
+			break;
+		case 'h': fputs(heap_usage, stdout); return CLI_OK;
+		default:
+			cli_err("heap", "unknown option or missing value '%s'",
+				argv[optind - 1]);
+			fputs(heap_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	if (by + path + (d1 != 0) > 1) {
+		cli_err("heap", "--by, --path-to and --diff go one at a time");
+		return CLI_USAGE;
+	}
+	const char *file = cli_file_arg("heap", heap_usage, argc, argv);
+	if (!file)
+		return CLI_USAGE;
+	struct hsnap h;
+	int go, rc = CLI_OK;
+	if (path && !k) { /* the last snapshot: count them first */
+		hsnap_init(&h, 0, 0, 0);
+		go = load(file, &h);
+		k = h.n;
+		hsnap_free(&h);
+		if (go >= 0)
+			return go;
+		if (!k) {
+			cli_err("heap", "no heap snapshots in %s", file);
+			return CLI_USAGE;
+		}
+	}
+	hsnap_init(&h, path ? k : d1, d2, path);
+	go = load(file, &h);
+	if (go >= 0) {
+		hsnap_free(&h);
+		return go;
+	}
+	if (by && !k)
+		k = h.n;
+	size_t need = d2 > d1 ? d2 : d1 > k ? d1 : k;
+	if ((by || path || d1) && (need == 0 || need > h.n)) {
+		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
+		hsnap_free(&h);
+		return CLI_USAGE;
+	}
+	if (by)
+		print_by_type(&h, k, json);
+	else if (path)
+		rc = print_path(&h, k, id, json);
+	else if (d1)
+		rc = print_diff(&h, d1, d2, json);
+	else
+		print_list(&h, json);
+	hsnap_free(&h);
+	return rc != CLI_OK ? rc : status_of(go);
+}

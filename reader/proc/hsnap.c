@@ -1,0 +1,319 @@
+/*
+** ljlog reader processors: heap snapshots.
+*/
+#include "proc/hsnap.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Any thread. See hsnap.h. */
+void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
+{
+	memset(h, 0, sizeof *h);
+	h->keep[0].index = k1;
+	h->keep[0].edges = edges;
+	h->keep[1].index = k2;
+}
+
+/* Any thread. Free a kept snapshot. */
+static void keep_free(struct hsnap_keep *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->v[i].text);
+	for (size_t i = 0; i < k->ne; i++)
+		free(k->e[i].label);
+	free(k->v);
+	free(k->e);
+	hmap_free(&k->byid);
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_free(struct hsnap *h)
+{
+	keep_free(&h->keep[0]);
+	keep_free(&h->keep[1]);
+	free(h->s);
+}
+
+/* Any thread. The snapshot (vm, seq) in progress, started when new. */
+static struct hsnap_one *current(struct hsnap *h, uint32_t vm, uint64_t seq)
+{
+	if (h->n && h->s[h->n - 1].vm == vm && h->s[h->n - 1].seq == seq &&
+	    !h->s[h->n - 1].complete)
+		return &h->s[h->n - 1];
+	if (h->n == h->cap) {
+		size_t nc = h->cap ? h->cap * 2 : 16;
+		struct hsnap_one *ns = realloc(h->s, nc * sizeof *ns);
+		if (!ns)
+			return NULL;
+		h->s = ns;
+		h->cap = nc;
+	}
+	struct hsnap_one *s = &h->s[h->n++];
+	memset(s, 0, sizeof *s);
+	s->vm = vm;
+	s->seq = seq;
+	return s;
+}
+
+/* Any thread. The kept snapshot the current one is, or NULL. */
+static struct hsnap_keep *kept(struct hsnap *h)
+{
+	for (int i = 0; i < 2; i++)
+		if (h->keep[i].index && h->keep[i].index == h->n)
+			return &h->keep[i];
+	return NULL;
+}
+
+/* Any thread. Copy s[0..len) NUL-terminated. */
+static char *dup(const char *s, size_t len)
+{
+	char *p = malloc(len + 1);
+	if (p) {
+		memcpy(p, s, len);
+		p[len] = '\0';
+	}
+	return p;
+}
+
+/* Any thread. Keep one edge. */
+static int add_edge(struct hsnap_keep *k, uint64_t src, uint64_t dst,
+		    const char *label, int weak)
+{
+	if (k->ne == k->ecap) {
+		size_t nc = k->ecap ? k->ecap * 2 : 1024;
+		struct hsnap_edge *ne = realloc(k->e, nc * sizeof *ne);
+		if (!ne)
+			return -ENOMEM;
+		k->e = ne;
+		k->ecap = nc;
+	}
+	char *l = dup(label, strlen(label));
+	if (!l)
+		return -ENOMEM;
+	k->e[k->ne++] = (struct hsnap_edge){src, dst, l, weak};
+	return 0;
+}
+
+static int on_intro(void *ud, const struct decode_intro *in)
+{
+	struct hsnap *h = ud;
+	h->intro_ns = in->clock.mono_ns;
+	return 0;
+}
+
+static int on_obj(void *ud, const struct decode_hobj *o)
+{
+	struct hsnap *h = ud;
+	struct hsnap_one *s = current(h, o->vm, o->snapshot);
+	if (!s)
+		return h->err = -ENOMEM;
+	s->n[o->type]++;
+	s->b[o->type] += o->size;
+	struct hsnap_keep *k = kept(h);
+	if (!k)
+		return 0;
+	if (k->n == k->cap) {
+		size_t nc = k->cap ? k->cap * 2 : 1024;
+		struct hsnap_obj *nv = realloc(k->v, nc * sizeof *nv);
+		if (!nv)
+			return h->err = -ENOMEM;
+		k->v = nv;
+		k->cap = nc;
+	}
+	char *t = dup(o->text, o->textlen);
+	if (!t || hmap_put(&k->byid, o->id, k->n + 1) < 0) {
+		free(t);
+		return h->err = -ENOMEM;
+	}
+	k->v[k->n++] = (struct hsnap_obj){o->id,   o->type, o->flags,
+					  o->size, t,	    o->textlen};
+	if (!k->edges)
+		return 0;
+	for (uint32_t i = 0; i < o->nref; i++) {
+		char lb[256];
+		hsnap_label(&o->refs[i], lb, sizeof lb);
+		if (add_edge(k, o->id, o->refs[i].target, lb, o->refs[i].weak) <
+		    0)
+			return h->err = -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_root(void *ud, const struct decode_hroot *r)
+{
+	struct hsnap *h = ud;
+	if (!current(h, r->vm, r->snapshot))
+		return h->err = -ENOMEM;
+	struct hsnap_keep *k = kept(h);
+	if (k && k->edges) {
+		char lb[128];
+		snprintf(lb, sizeof lb, "%.*s", (int)r->namelen, r->name);
+		if (add_edge(k, 0, r->target, lb, 0) < 0)
+			return h->err = -ENOMEM;
+	}
+	return 0;
+}
+
+static int on_summary(void *ud, const struct decode_hsummary *x)
+{
+	struct hsnap *h = ud;
+	struct hsnap_one *s = current(h, x->vm, x->snapshot);
+	if (!s)
+		return h->err = -ENOMEM;
+	s->time_ns =
+	    x->clock.mono_ns > h->intro_ns ? x->clock.mono_ns - h->intro_ns : 0;
+	s->objects = x->objects;
+	s->bytes = x->bytes;
+	s->unreachable = x->unreachable;
+	s->gc_total = x->gc_total;
+	s->other = x->other;
+	s->pause_ns = x->pause_ns;
+	s->gcstate = x->gcstate;
+	s->complete = 1;
+	return 0;
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_sink(struct hsnap *h, struct decode_sink *s)
+{
+	s->ud = h;
+	s->intro = on_intro;
+	s->heap_obj = on_obj;
+	s->heap_root = on_root;
+	s->heap_summary = on_summary;
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_label(const struct decode_href *r, char *buf, size_t cap)
+{
+	int nl = (int)(r->namelen > 120 ? 120 : r->namelen);
+	const char *nm = r->name;
+	switch (r->kind) {
+	case FORMAT_HREF_ARRAY:
+		snprintf(buf, cap, "[%llu]", (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_FIELD_STR: snprintf(buf, cap, ".%.*s", nl, nm); break;
+	case FORMAT_HREF_FIELD_NUM:
+	case FORMAT_HREF_FIELD_OTHER:
+		snprintf(buf, cap, "[%.*s]", nl, nm);
+		break;
+	case FORMAT_HREF_FIELD_OBJ:
+		snprintf(buf, cap, "[#%llu]", (unsigned long long)r->key);
+		break;
+	case FORMAT_HREF_UPVALUE:
+		if (nl)
+			snprintf(buf, cap, "(upvalue %.*s)", nl, nm);
+		else
+			snprintf(buf, cap, "(upvalue %llu)",
+				 (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_STACK:
+		snprintf(buf, cap, "(stack %llu%s%.*s of #%llu)",
+			 (unsigned long long)r->n, nl ? " " : "", nl, nm,
+			 (unsigned long long)r->key);
+		break;
+	case FORMAT_HREF_CONST:
+	case FORMAT_HREF_TRACE_CONST:
+		snprintf(buf, cap, "(%s %llu)", format_href_name(r->kind),
+			 (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_TRACE:
+		snprintf(buf, cap, "(trace %.*s)", nl, nm);
+		break;
+	default: snprintf(buf, cap, "(%s)", format_href_name(r->kind)); break;
+	}
+}
+
+/* Any thread. See hsnap.h. */
+const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id)
+{
+	uint64_t *x = id ? hmap_get(&k->byid, id) : NULL;
+	return x ? &k->v[*x - 1] : NULL;
+}
+
+/* Any thread. Order edges by source. */
+static int by_src(const void *a, const void *b)
+{
+	const struct hsnap_edge *x = *(const struct hsnap_edge *const *)a;
+	const struct hsnap_edge *y = *(const struct hsnap_edge *const *)b;
+	return x->src < y->src ? -1 : x->src > y->src;
+}
+
+/* Any thread. See hsnap.h: breadth first from the roots over strong and
+** weak references alike. */
+long hsnap_path(const struct hsnap_keep *k, uint64_t id,
+		const struct hsnap_edge ***out)
+{
+	const struct hsnap_edge **e = malloc((k->ne + 1) * sizeof *e);
+	const struct hsnap_edge **via = calloc(k->n + 1, sizeof *via);
+	size_t *q = malloc((k->n + 1) * sizeof *q);
+	struct hmap first = HMAP_INIT; /* src -> first edge index + 1 */
+	long rc = 0;
+	*out = NULL;
+	if (!e || !via || !q)
+		goto oom;
+	for (size_t i = 0; i < k->ne; i++)
+		e[i] = &k->e[i];
+	qsort(e, k->ne, sizeof *e, by_src);
+	for (size_t i = k->ne; i-- > 0;)
+		if (hmap_put(&first, e[i]->src + 1, i + 1) < 0)
+			goto oom;
+	size_t qh = 0, qt = 0;
+	uint64_t *r = hmap_get(&first, 1);
+	for (size_t i = r ? *r - 1 : k->ne; i < k->ne && e[i]->src == 0; i++) {
+		uint64_t *x = hmap_get(&k->byid, e[i]->dst);
+		if (x && !via[*x - 1]) {
+			via[*x - 1] = e[i];
+			q[qt++] = *x - 1;
+		}
+	}
+	while (qh < qt) {
+		size_t o = q[qh++];
+		uint64_t src = k->v[o].id;
+		if (src == id)
+			break;
+		uint64_t *f = hmap_get(&first, src + 1);
+		for (size_t i = f ? *f - 1 : k->ne;
+		     i < k->ne && e[i]->src == src; i++) {
+			uint64_t *x = hmap_get(&k->byid, e[i]->dst);
+			if (x && !via[*x - 1]) {
+				via[*x - 1] = e[i];
+				q[qt++] = *x - 1;
+			}
+		}
+	}
+	uint64_t *t = hmap_get(&k->byid, id);
+	if (t && via[*t - 1]) {
+		size_t n = 0;
+		for (uint64_t cur = id; cur;) {
+			const struct hsnap_edge *s =
+			    via[hmap_get(&k->byid, cur)[0] - 1];
+			e[n++] = s;
+			cur = s->src;
+			if (n > k->n)
+				break;
+		}
+		for (size_t i = 0; i < n / 2; i++) {
+			const struct hsnap_edge *x = e[i];
+			e[i] = e[n - 1 - i];
+			e[n - 1 - i] = x;
+		}
+		rc = (long)n;
+		*out = e;
+		e = NULL;
+	}
+	free(e);
+	free(via);
+	free(q);
+	hmap_free(&first);
+	return rc;
+oom:
+	free(e);
+	free(via);
+	free(q);
+	hmap_free(&first);
+	return -ENOMEM;
+}

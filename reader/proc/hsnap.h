@@ -1,0 +1,84 @@
+/*
+** ljlog reader processors: heap snapshots (HEAP blocks).
+** Per snapshot: its totals and its objects and bytes by type; for the
+** snapshots asked for, its objects (ID, type, size, text) and references.
+*/
+#ifndef LJLOG_READER_PROC_HSNAP_H
+#define LJLOG_READER_PROC_HSNAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "util/hmap.h"
+
+/* One snapshot's totals. */
+struct hsnap_one {
+	uint32_t vm;
+	uint64_t seq;	  /* the VM's snapshot number */
+	uint64_t time_ns; /* since the log's INTRO clock */
+	uint64_t objects, bytes, unreachable, gc_total, other, pause_ns;
+	unsigned gcstate;
+	int complete; /* its SUMMARY was read */
+	uint64_t n[FORMAT_HTYPE__MAX], b[FORMAT_HTYPE__MAX]; /* by type */
+};
+
+/* A kept object. */
+struct hsnap_obj {
+	uint64_t id;
+	unsigned type, flags;
+	uint64_t size;
+	char *text; /* NUL-terminated copy (may hold NULs before) */
+	size_t textlen;
+};
+
+/* A kept reference (or a root: src 0, label its name). */
+struct hsnap_edge {
+	uint64_t src, dst;
+	char *label;
+	int weak;
+};
+
+/* The objects of a kept snapshot. */
+struct hsnap_keep {
+	size_t index; /* snapshot index (from 1), 0 none */
+	int edges;    /* keep its references too */
+	struct hsnap_obj *v;
+	size_t n, cap;
+	struct hmap byid; /* ID -> index in v + 1 */
+	struct hsnap_edge *e;
+	size_t ne, ecap;
+};
+
+struct hsnap {
+	struct hsnap_one *s; /* snapshots in log order */
+	size_t n, cap;
+	uint64_t intro_ns;
+	struct hsnap_keep keep[2];
+	int err; /* -ENOMEM */
+};
+
+/* Any thread. Ready h; keep the objects of snapshots k1, k2 (indexes from
+** 1, 0 none), and k1's references when edges. */
+void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges);
+
+/* Any thread. Free h's memory. */
+void hsnap_free(struct hsnap *h);
+
+/* Any thread. Plug h into a decoder sink (intro and heap callbacks). */
+void hsnap_sink(struct hsnap *h, struct decode_sink *s);
+
+/* Any thread. A reference's label, as a path step: "[3]", ".name",
+** "[table #12]", "(metatable)", "(upvalue x)", "(stack 5 x)". */
+void hsnap_label(const struct decode_href *r, char *buf, size_t cap);
+
+/* Any thread. The kept object with this ID in k, or NULL. */
+const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id);
+
+/* Any thread. A shortest path from a root to id in k (kept with edges):
+** the edges, root first, into *out (malloc'ed, caller frees); the number
+** of edges, 0 when no root reaches it, -ENOMEM. */
+long hsnap_path(const struct hsnap_keep *k, uint64_t id,
+		const struct hsnap_edge ***out);
+
+#endif

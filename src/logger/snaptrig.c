@@ -1,0 +1,199 @@
+/*
+** ljlog snapshot triggers.
+** The signal handler and the timer thread find the VMs in a fixed table
+** of slots (no lock: the handler may interrupt anything) and call
+** lua_sethook, which in LuaJIT only stores a few fields and updates the
+** dispatch table (what LuaJIT's own profiler does from its timer thread).
+** A detach empties its slot, then waits until no handler or timer pass is
+** inside the table.
+*/
+#include "logger/snaptrig.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "logger/logger.h"
+
+#define SLOTS 64
+
+static struct logger_vm *slots[SLOTS]; /* VMs with a trigger (atomic) */
+static int inside;		       /* handlers and timer passes inside */
+static pthread_mutex_t setup = PTHREAD_MUTEX_INITIALIZER; /* below */
+static struct sigaction old_act[2];			  /* USR1, USR2 */
+static int sig_users[2];				  /* VMs using each */
+static int timer_started;
+
+/* Any context (a signal handler too). Arm vm's snapshot hook: the next
+** instruction the VM runs calls it. */
+static void arm(struct logger_vm *vm)
+{
+	if (__atomic_exchange_n(&vm->snap_armed, 1, __ATOMIC_ACQ_REL))
+		return; /* armed already: its saved hook is the program's */
+	global_State *g = vm->g;
+	vm->snap_oldf = g->hookf;
+	vm->snap_oldmask = g->hookmask & HOOK_EVENTMASK;
+	vm->snap_oldcount = g->hookcstart;
+	lua_sethook(mainthread(g), logger_snap_hook,
+		    vm->snap_oldmask | LUA_MASKCOUNT, 1);
+}
+
+/* VM thread only (the hook armed above). Put the previous hook back, pass
+** it its event, take the snapshot. */
+void logger_snap_hook(lua_State *L, lua_Debug *ar)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	if (!vm) {
+		lua_sethook(L, NULL, 0, 0);
+		return;
+	}
+	lua_Hook f = vm->snap_oldf;
+	lua_sethook(L, f, vm->snap_oldmask, vm->snap_oldcount);
+	__atomic_store_n(&vm->snap_armed, 0, __ATOMIC_RELEASE);
+	if (ar->event != LUA_HOOKCOUNT && f)
+		f(L, ar);
+	char err[256];
+	if (logger_snapshot(vm, L, err, sizeof err) < 0)
+		fprintf(stderr, "ljlog: snapshot: %s\n", err);
+}
+
+/* Async-signal-safe. SIGUSR1/SIGUSR2: arm every VM that asked for it. */
+static void on_signal(int sig)
+{
+	int saved = errno;
+	__atomic_add_fetch(&inside, 1, __ATOMIC_ACQ_REL);
+	for (int i = 0; i < SLOTS; i++) {
+		struct logger_vm *vm =
+		    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+		if (vm && vm->snap_signal == sig)
+			arm(vm);
+	}
+	__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
+	errno = saved;
+}
+
+/* Any thread. CLOCK_MONOTONIC in ns. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Timer thread. Arm each VM whose interval passed; sleep until the next
+** one is due (100 ms at most, to see new VMs). */
+static void *timer_main(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		uint64_t now = now_ns(), next = now + 100000000u;
+		__atomic_add_fetch(&inside, 1, __ATOMIC_ACQ_REL);
+		for (int i = 0; i < SLOTS; i++) {
+			struct logger_vm *vm =
+			    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
+			if (!vm || !vm->snap_ns)
+				continue;
+			if (now >= vm->snap_due) {
+				arm(vm);
+				vm->snap_due += vm->snap_ns;
+				if (vm->snap_due <= now)
+					vm->snap_due = now + vm->snap_ns;
+			}
+			if (vm->snap_due < next)
+				next = vm->snap_due;
+		}
+		__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
+		uint64_t d = next > now ? next - now : 0;
+		struct timespec ts = {(time_t)(d / 1000000000u),
+				      (long)(d % 1000000000u)};
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
+	return NULL;
+}
+
+/* VM thread only. See snaptrig.h. */
+int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
+		   size_t errlen)
+{
+	vm->snap_exit = o->snap_exit;
+	if (!o->snap_ns && !o->snap_signal)
+		return 0;
+	vm->snap_ns = o->snap_ns;
+	vm->snap_due = now_ns() + o->snap_ns;
+	vm->snap_signal = o->snap_signal;
+	vm->snap_slot = -1;
+	int r = 0;
+	pthread_mutex_lock(&setup);
+	for (int i = 0; i < SLOTS && vm->snap_slot < 0; i++)
+		if (!slots[i])
+			vm->snap_slot = i;
+	if (vm->snap_slot < 0) {
+		snprintf(err, errlen,
+			 "snapshot: more than %d VMs with snapshot triggers",
+			 SLOTS);
+		r = -ENOSPC;
+		goto out;
+	}
+	if (o->snap_signal) {
+		int k = o->snap_signal == SIGUSR2;
+		if (sig_users[k]++ == 0) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof sa);
+			sa.sa_handler = on_signal;
+			sa.sa_flags = SA_RESTART;
+			sigemptyset(&sa.sa_mask);
+			sigaction(o->snap_signal, &sa, &old_act[k]);
+		}
+	}
+	if (o->snap_ns && !timer_started) {
+		pthread_t t;
+		pthread_attr_t a;
+		sigset_t all, old;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		/* The timer thread takes no signal of the program's. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (pthread_create(&t, &a, timer_main, NULL) == 0)
+			timer_started = 1;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		pthread_attr_destroy(&a);
+		if (!timer_started) {
+			snprintf(err, errlen,
+				 "snapshot: cannot start the timer thread");
+			vm->snap_ns = 0;
+			r = -EAGAIN;
+		}
+	}
+	__atomic_store_n(&slots[vm->snap_slot], vm, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&setup);
+	return r;
+}
+
+/* VM thread only. See snaptrig.h. */
+void snaptrig_stop(struct logger_vm *vm)
+{
+	if (vm->snap_slot >= 0 && (vm->snap_ns || vm->snap_signal)) {
+		pthread_mutex_lock(&setup);
+		__atomic_store_n(&slots[vm->snap_slot], NULL, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&inside, __ATOMIC_ACQUIRE))
+			sched_yield();
+		if (vm->snap_signal) {
+			int k = vm->snap_signal == SIGUSR2;
+			if (--sig_users[k] == 0)
+				sigaction(vm->snap_signal, &old_act[k], NULL);
+		}
+		pthread_mutex_unlock(&setup);
+		vm->snap_slot = -1;
+	}
+	/* Armed but not fired: the program's hook back. */
+	if (__atomic_exchange_n(&vm->snap_armed, 0, __ATOMIC_ACQ_REL) &&
+	    vm->g->hookf == logger_snap_hook)
+		lua_sethook(mainthread(vm->g), vm->snap_oldf, vm->snap_oldmask,
+			    vm->snap_oldcount);
+}
