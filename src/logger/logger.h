@@ -83,6 +83,9 @@ struct logger_vm {
 	int snap_armed;	    /* the hook is armed (atomic) */
 	lua_Hook snap_oldf; /* the hook it replaced */
 	int snap_oldmask, snap_oldcount;
+	/* The three above are written (arming thread), then published:
+	** the hook reads them after an acquire load of this (atomic). */
+	int snap_ready;
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our

@@ -34,11 +34,14 @@ static void arm(struct logger_vm *vm)
 	if (__atomic_exchange_n(&vm->snap_armed, 1, __ATOMIC_ACQ_REL))
 		return; /* armed already: its saved hook is the program's */
 	global_State *g = vm->g;
-	vm->snap_oldf = g->hookf;
-	vm->snap_oldmask = g->hookmask & HOOK_EVENTMASK;
-	vm->snap_oldcount = g->hookcstart;
-	lua_sethook(mainthread(g), logger_snap_hook,
-		    vm->snap_oldmask | LUA_MASKCOUNT, 1);
+	int mask = g->hookmask & HOOK_EVENTMASK;
+	__atomic_store_n(&vm->snap_oldf, g->hookf, __ATOMIC_RELAXED);
+	__atomic_store_n(&vm->snap_oldmask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&vm->snap_oldcount, (int)g->hookcstart,
+			 __ATOMIC_RELAXED);
+	/* Published before the hook can run (it runs after lua_sethook). */
+	__atomic_store_n(&vm->snap_ready, 1, __ATOMIC_RELEASE);
+	lua_sethook(mainthread(g), logger_snap_hook, mask | LUA_MASKCOUNT, 1);
 }
 
 /* VM thread only (the hook armed above). Put the previous hook back, pass
@@ -50,8 +53,11 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, NULL, 0, 0);
 		return;
 	}
-	lua_Hook f = vm->snap_oldf;
-	lua_sethook(L, f, vm->snap_oldmask, vm->snap_oldcount);
+	(void)__atomic_load_n(&vm->snap_ready, __ATOMIC_ACQUIRE);
+	lua_Hook f = __atomic_load_n(&vm->snap_oldf, __ATOMIC_RELAXED);
+	lua_sethook(L, f, __atomic_load_n(&vm->snap_oldmask, __ATOMIC_RELAXED),
+		    __atomic_load_n(&vm->snap_oldcount, __ATOMIC_RELAXED));
+	__atomic_store_n(&vm->snap_ready, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&vm->snap_armed, 0, __ATOMIC_RELEASE);
 	if (ar->event != LUA_HOOKCOUNT && f)
 		f(L, ar);
