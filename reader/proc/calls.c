@@ -378,10 +378,15 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 		v->co0_named = 1;
 	}
 	if (x->in_chain) {
-		/* Back to a resumer: everything above it yielded or ended. */
-		while (v->chain[v->nchain - 1] != x)
+		/* Back to a resumer: everything above it yielded or ended. The
+		** bottom of the chain stays: only a corrupt log (a coroutine
+		** the chain does not hold, marked in it) gets there. */
+		while (v->nchain > 1 && v->chain[v->nchain - 1] != x)
 			stack_leave(c, v, v->chain[--v->nchain], t);
-		pop_noexit(c, v, x, t); /* its coroutine.resume returns */
+		if (v->chain[v->nchain - 1] == x)
+			pop_noexit(c, v, x, t); /* its coroutine.resume returns */
+		else
+			x->in_chain = 0;
 		return 0;
 	}
 	if (v->nchain == v->capchain) {
