@@ -237,12 +237,19 @@ static int frame(struct top *t, const char *state)
 	       p->have_end && p->end.stop_error ? ", stopped by a write error"
 						: "");
 	printf("vms %zu, elapsed %.3f s, samples %" PRIu64 ", dropped %" PRIu64
-	       ", gc %.1f%% of samples, %.1f%% of time\n",
-	       p->nvm, (double)dur / 1e9, s->samples, s->samples_dropped,
-	       s->samples ? 100.0 * (double)s->state[FORMAT_STATE_GC] /
-				(double)s->samples
-			  : 0.0,
-	       dur ? 100.0 * (double)gc_ns(p) / (double)dur : 0.0);
+	       ", gc ",
+	       p->nvm, (double)dur / 1e9, s->samples, s->samples_dropped);
+	if (s->samples)
+		printf("%.1f%% of samples",
+		       100.0 * (double)s->state[FORMAT_STATE_GC] /
+			   (double)s->samples);
+	else
+		printf("n/a of samples");
+	if (p->heap.gc.events && dur)
+		printf(", %.1f%% of time\n",
+		       100.0 * (double)gc_ns(p) / (double)dur);
+	else
+		printf(", n/a of time (no gc events)\n");
 	static const char *const sname[] = {"", "samples", "self time",
 					    "alloc bytes"};
 	printf("sorted by %s; last = the last %.1f s, total = since the "
