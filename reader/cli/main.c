@@ -30,6 +30,8 @@ static const char usage_text[] =
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "  heap     heap snapshots: list, by type, path to an object, diff\n"
+    "  top      live view of a growing log: top functions, GC share,\n"
+    "           dropped samples\n"
     "\n"
     "Options:\n"
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
