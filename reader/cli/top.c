@@ -81,7 +81,7 @@ struct top {
 
 /* -- Live counts -------------------------------------------------------------- */
 
-/* Reader. INTRO: the writer's pid. */
+/* Main thread. INTRO: the writer's pid. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct top *t = ud;
@@ -89,7 +89,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return 0;
 }
 
-/* Reader. A sample: count it for its innermost Lua frame. */
+/* Main thread. A sample: count it for its innermost Lua frame. */
 static int on_sample(void *ud, const struct decode_sample *s)
 {
 	struct top *t = ud;
@@ -113,7 +113,7 @@ static int on_sample(void *ud, const struct decode_sample *s)
 	return 0;
 }
 
-/* Reader. Fill t->cur with what each function has now. */
+/* Main thread. Fill t->cur with what each function has now. */
 static int snapshot(struct top *t)
 {
 	struct profile *p = t->p;
@@ -142,20 +142,20 @@ static int snapshot(struct top *t)
 
 /* -- Printing ----------------------------------------------------------------- */
 
-/* Reader. x - y, 0 when y is larger (a live count the end revised). */
+/* Main thread. x - y, 0 when y is larger (a live count the end revised). */
 static uint64_t sub0(uint64_t x, uint64_t y)
 {
 	return x > y ? x - y : 0;
 }
 
-/* Reader. The previous value of function i's row. */
+/* Main thread. The previous value of function i's row. */
 static const struct top_row *prev_row(const struct top *t, uint32_t i)
 {
 	static const struct top_row zero;
 	return i < t->nprev ? &t->prev[i] : &zero;
 }
 
-/* Reader. The sort key of a row. */
+/* Main thread. The sort key of a row. */
 static uint64_t key(const struct top *t, const struct top_row *r)
 {
 	switch (t->sort) {
@@ -165,7 +165,7 @@ static uint64_t key(const struct top *t, const struct top_row *r)
 	}
 }
 
-/* Reader. Order: key total desc, key of the interval desc, name. */
+/* Main thread. Order: key total desc, key of the interval desc, name. */
 static int cmp_row(uint32_t a, uint32_t b, const void *ctx)
 {
 	const struct top *t = ctx;
@@ -178,21 +178,21 @@ static int cmp_row(uint32_t a, uint32_t b, const void *ctx)
 	return strcmp(t->p->fnid.fns[a].name, t->p->fnid.fns[b].name);
 }
 
-/* Reader. Rows shown: the key is not zero. */
+/* Main thread. Rows shown: the key is not zero. */
 static int keep_row(uint32_t i, const void *ctx)
 {
 	const struct top *t = ctx;
 	return key(t, &t->cur[i]) != 0;
 }
 
-/* Reader. Seconds from a to b. */
+/* Main thread. Seconds from a to b. */
 static double secs(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) +
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
 }
 
-/* Reader. Time in the GC (the phases but the pause between cycles), ns. */
+/* Main thread. Time in the GC (the phases but the pause between cycles), ns. */
 static uint64_t gc_ns(const struct profile *p)
 {
 	uint64_t ns = 0;
@@ -202,7 +202,8 @@ static uint64_t gc_ns(const struct profile *p)
 	return ns;
 }
 
-/* Reader. Print one frame; state: "live", "end", "truncated", "corrupt". */
+/* Main thread. Print one frame; state: "live", "end", "truncated",
+** "corrupt". */
 static int frame(struct top *t, const char *state)
 {
 	struct profile *p = t->p;
@@ -252,9 +253,13 @@ static int frame(struct top *t, const char *state)
 		printf(", n/a of time (no gc events)\n");
 	static const char *const sname[] = {"", "samples", "self time",
 					    "alloc bytes"};
-	printf("sorted by %s; last = the last %.1f s, total = since the "
-	       "start\n",
-	       sname[t->sort], t->frames > 1 ? secs(&t->last, &now) : 0.0);
+	if (t->frames > 1)
+		printf("sorted by %s; last = the last %.1f s, total = since "
+		       "the start\n",
+		       sname[t->sort], secs(&t->last, &now));
+	else
+		printf("sorted by %s; last = total = since the start\n",
+		       sname[t->sort]);
 	printf("%9s %9s %10s %10s %12s %12s %9s %9s  %s\n", "smp.last",
 	       "smp.total", "self.last", "self.total", "alloc.last",
 	       "alloc.total", "calls.last", "calls", "function");
@@ -287,7 +292,7 @@ static int frame(struct top *t, const char *state)
 	return 0;
 }
 
-/* Reader. The next frame is due one interval after now. */
+/* Main thread. The next frame is due one interval after now. */
 static void due(struct top *t, const struct timespec *now)
 {
 	long long ns = (long long)now->tv_nsec + (long long)(t->interval * 1e9);
@@ -295,7 +300,7 @@ static void due(struct top *t, const struct timespec *now)
 	t->next.tv_nsec = (long)(ns % 1000000000);
 }
 
-/* Reader. Print a frame when one is due (now, with force). */
+/* Main thread. Print a frame when one is due (now, with force). */
 static int tick(struct top *t, int force)
 {
 	struct timespec now;
@@ -306,7 +311,7 @@ static int tick(struct top *t, int force)
 	return frame(t, "live");
 }
 
-/* Reader. Follow mode at the tail: a frame when due; give up once the
+/* Main thread. Follow mode at the tail: a frame when due; give up once the
 ** writer is gone. */
 static int on_wait(void *ud, uint64_t size)
 {
@@ -334,7 +339,7 @@ static void on_signal(int sig)
 	_exit(128 + sig);
 }
 
-/* Reader. Rows that fit the terminal (default 20). */
+/* Main thread. Rows that fit the terminal (default 20). */
 static size_t tty_rows(void)
 {
 	struct winsize ws;
@@ -345,7 +350,7 @@ static size_t tty_rows(void)
 
 /* -- Command ------------------------------------------------------------------ */
 
-/* Reader. Decode path into t->p (follow unless once), printing frames. The
+/* Main thread. Decode path into t->p (follow unless once), printing frames. The
 ** reader library's result; message in err. */
 static int run(struct top *t, int once, char *err, size_t errlen)
 {
@@ -404,7 +409,7 @@ static int run(struct top *t, int once, char *err, size_t errlen)
 	return rc;
 }
 
-/* Reader. 'ljlog top'. */
+/* Main thread. 'ljlog top'. */
 int cli_top(int argc, char **argv)
 {
 	static const struct option lo[] = {
