@@ -222,7 +222,7 @@ void profile_sink(struct profile *p, struct decode_sink *sink)
 }
 
 /* Any thread. Choose the time base and the duration. */
-static void timebase(struct profile *p)
+static void timebase(struct profile *p, int warn)
 {
 	uint64_t first = UINT64_MAX, last = 0, f, l;
 	for (size_t i = 0; i < p->nvm; i++)
@@ -246,8 +246,9 @@ static void timebase(struct profile *p)
 		p->timebase = PROFILE_TB_NS;
 	} else {
 		p->timebase = PROFILE_TB_ASSUMED;
-		add_warn(p, "no CLOCK pairs and no counter_hz to convert time: "
-			    "assuming 1 tick = 1 ns");
+		if (warn) /* once, at the end */
+			add_warn(p, "no CLOCK pairs and no counter_hz to "
+				    "convert time: assuming 1 tick = 1 ns");
 	}
 	p->ns_per_tick = per_counter * (double)(1ull << p->ts_shift);
 	if (p->timebase == PROFILE_TB_CLOCKS)
@@ -312,7 +313,7 @@ int profile_finish(struct profile *p)
 	int rc = 0;
 	calls_finish(&p->calls);
 	heap_finish(&p->heap);
-	timebase(p);
+	timebase(p, 1);
 	if (samples_finish(&p->smp) < 0) {
 		add_warn(p, "out of memory counting the samples");
 		rc = -ENOMEM;
@@ -322,6 +323,12 @@ int profile_finish(struct profile *p)
 	if (join(p) < 0)
 		rc = -ENOMEM;
 	return rc;
+}
+
+/* Any thread. The time base of what was decoded so far. */
+void profile_timebase_now(struct profile *p)
+{
+	timebase(p, 0);
 }
 
 /* Any thread. ts units to ns. */

@@ -123,6 +123,11 @@ void profile_sink(struct profile *p, struct decode_sink *sink);
 ** the rows. 0 or -ENOMEM. */
 int profile_finish(struct profile *p);
 
+/* Any thread. Choose the time base from what was decoded so far (without
+** finishing), so that profile_ns converts the figures of a log still being
+** read. */
+void profile_timebase_now(struct profile *p);
+
 /* Any thread. ts units to ns (after profile_finish). */
 uint64_t profile_ns(const struct profile *p, uint64_t ticks);
 

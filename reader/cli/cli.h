@@ -29,6 +29,7 @@ int cli_folded(int argc, char **argv);
 int cli_export(int argc, char **argv);
 int cli_flame(int argc, char **argv);
 int cli_heap(int argc, char **argv);
+int cli_top(int argc, char **argv);
 
 struct decode_sink;
 
@@ -44,6 +45,11 @@ void cli_err(const char *cmd, const char *fmt, ...)
 ** after a usage message on stderr (the caller returns CLI_USAGE). */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv);
+
+/* Main thread. Follow mode (dump --follow, top): 1 when the writer of a
+** log (INTRO pid, 0 before it is known) is gone, so that a log that stops
+** growing will not grow again. */
+int cli_writer_gone(uint64_t pid);
 
 /* Main thread. Exit status for a reader library result (0, -ENODATA, ...). */
 int cli_status(int rc);

@@ -7,9 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/types.h>
 
 #include "decode.h"
 
@@ -377,8 +375,7 @@ static int on_wait(void *ud, uint64_t size)
 {
 	struct dump *dp = ud;
 	fflush(stdout);
-	if (dp->pid && dp->pid <= INT32_MAX && kill((pid_t)dp->pid, 0) < 0 &&
-	    errno == ESRCH) {
+	if (cli_writer_gone(dp->pid)) {
 		dp->writer_gone = 1;
 		return -1;
 	}

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -29,6 +30,8 @@ static const char usage_text[] =
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "  heap     heap snapshots: list, by type, path to an object, diff\n"
+    "  top      live view of a growing log: top functions, GC share,\n"
+    "           dropped samples\n"
     "\n"
     "Options:\n"
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
@@ -139,6 +142,13 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 	return e == -ENODATA ? CLI_TRUNCATED : CLI_USAGE;
 }
 
+/* Main thread. 1 when the log's writer (pid, 0: not known yet) is gone. */
+int cli_writer_gone(uint64_t pid)
+{
+	return pid && pid <= INT32_MAX && kill((pid_t)pid, 0) < 0 &&
+	       errno == ESRCH;
+}
+
 /* Main thread. Exit status for a reader library result. */
 int cli_status(int rc)
 {
@@ -182,6 +192,7 @@ int main(int argc, char **argv)
 	    {"export", cli_export}, {"flame", cli_flame},
 	    {"folded", cli_folded}, {"record", cli_record},
 	    {"report", cli_report}, {"heap", cli_heap},
+	    {"top", cli_top},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -205,7 +216,7 @@ int main(int argc, char **argv)
 	else
 		fprintf(stderr, "ljlog: unknown command '%s'\n", c);
 	fputs("commands: record, report, folded, export, flame, dump, check, "
-	      "heap; try 'ljlog --help'\n",
+	      "heap, top; try 'ljlog --help'\n",
 	      stderr);
 	return CLI_USAGE;
 }
