@@ -132,6 +132,14 @@ struct hs {
 	size_t nsn, sncap;
 	struct edge *se;
 	size_t nse, secap;
+	/* Function names from MAPPING records, by the text a function
+	** object has ("app.lua:12", "C 0xADDR", "builtin #N"). */
+	struct strtab keys;
+	struct {
+		const char *s;
+		size_t len;
+	} * fname; /* by key index */
+	size_t fncap;
 	/* From the SUMMARY. */
 	int done;
 	uint64_t bytes, gc_total;
@@ -205,6 +213,20 @@ static int64_t st_intern(struct strtab *t, const char *s, size_t len)
 	return t->n++;
 }
 
+/* Any thread. The index of s[0..len) in t, or -1. */
+static int64_t st_find(const struct strtab *t, const char *s, size_t len)
+{
+	if (!t->nslot)
+		return -1;
+	uint32_t k = hash(s, len) & (t->nslot - 1);
+	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
+		uint32_t i = t->slot[k] - 1;
+		if (t->len[i] == len && !memcmp(t->s[i], s, len))
+			return i;
+	}
+	return -1;
+}
+
 /* Any thread. st_intern of a printf-formatted string (at most 255 bytes). */
 static int64_t st_printf(struct strtab *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -258,10 +280,21 @@ static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
 }
 
 /* Any thread. The name of an object's node. */
-static int64_t obj_name(struct strtab *t, const struct decode_hobj *o)
+static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
 {
+	struct strtab *t = &x->st;
 	const char *tx = o->text;
 	int tl = (int)o->textlen;
+	if (o->type == FORMAT_HTYPE_FUNCTION || o->type == FORMAT_HTYPE_PROTO) {
+		int64_t k = st_find(&x->keys, tx, o->textlen);
+		if (k >= 0 && o->type == FORMAT_HTYPE_FUNCTION)
+			return st_printf(t, "%.*s (%.*s)", (int)x->fname[k].len,
+					 x->fname[k].s, tl, tx);
+		if (k >= 0)
+			return st_printf(t, "(prototype %.*s %.*s)",
+					 (int)x->fname[k].len, x->fname[k].s,
+					 tl, tx);
+	}
 	const char *mt = NULL;
 	if (o->type == FORMAT_HTYPE_TABLE || o->type == FORMAT_HTYPE_USERDATA) {
 		for (int i = 0; i + 4 <= tl; i++)
@@ -403,6 +436,48 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return s.intro(s.ud, in);
 }
 
+/* Any thread. A MAPPING record: keep the names of functions. */
+static int on_record(void *ud, struct decode_obj *r)
+{
+	struct hs *x = ud;
+	char key[256];
+	const struct decode_str *nm;
+	int n;
+	if (!x->want)
+		return 0;
+	if (r->kind == FORMAT_REC_PROTO) {
+		const char *c = r->u.proto.chunk.s;
+		int cl = (int)r->u.proto.chunk.len;
+		if (cl && (*c == '@' || *c == '=')) {
+			c++;
+			cl--;
+		}
+		nm = &r->u.proto.name;
+		n = snprintf(key, sizeof key, "%.*s:%llu", cl > 200 ? 200 : cl,
+			     c, (unsigned long long)r->u.proto.firstline);
+	} else if (r->kind == FORMAT_REC_CFUNC) {
+		nm = &r->u.cfunc.name;
+		n = snprintf(key, sizeof key, "C 0x%llx",
+			     (unsigned long long)r->u.cfunc.address);
+	} else if (r->kind == FORMAT_REC_FFUNC) {
+		nm = &r->u.ffunc.name;
+		n = snprintf(key, sizeof key, "builtin #%llu",
+			     (unsigned long long)r->u.ffunc.ffid);
+	} else
+		return 0;
+	if (!nm->len || n <= 0 || (size_t)n >= sizeof key)
+		return 0;
+	int64_t k = st_intern(&x->keys, key, (size_t)n);
+	int64_t v = st_intern(&x->st, nm->s, nm->len);
+	if (k < 0 || v < 0 ||
+	    grow((void **)&x->fname, (size_t)k, &x->fncap, sizeof *x->fname) <
+		0)
+		return x->err = -ENOMEM;
+	x->fname[k].s = x->st.s[v];
+	x->fname[k].len = x->st.len[v];
+	return 0;
+}
+
 static int on_obj(void *ud, const struct decode_hobj *o)
 {
 	struct hs *x = ud;
@@ -413,7 +488,7 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 		return rc;
 	if (grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o) < 0)
 		return x->err = -ENOMEM;
-	int64_t name = obj_name(&x->st, o);
+	int64_t name = obj_name(x, o);
 	if (name < 0)
 		return x->err = -ENOMEM;
 	struct obj *b = &x->o[x->no++];
@@ -495,6 +570,7 @@ static int pass(struct hs *x, const char *path, char *err, size_t errlen)
 	sink.ud = x;
 	sink.intro = on_intro;
 	sink.heap_obj = on_obj;
+	sink.record = on_record;
 	sink.heap_root = on_root;
 	sink.heap_summary = on_summary;
 	int rc = reader_open(&r, path, 0, err, errlen);
@@ -747,6 +823,8 @@ static void hs_free(struct hs *x)
 {
 	hsnap_free(&x->h);
 	st_free(&x->st);
+	st_free(&x->keys);
+	free(x->fname);
 	free(x->o);
 	free(x->e);
 	free(x->r);
