@@ -211,7 +211,7 @@ int cli_export(int argc, char **argv)
 	}
 	if (fmt->need_out && !have_out) {
 		cli_err("export",
-			"--format %s needs an output: -o OUT ('-': "
+			"no output given: --format %s needs -o OUT ('-': "
 			"standard output)",
 			fmt->name);
 		return CLI_USAGE;

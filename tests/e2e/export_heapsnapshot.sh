@@ -155,7 +155,7 @@ ok "a log with no snapshot: exit 1, $(cat "$T/e")"
 rc=0
 (cd "$T" && ljlog export -q -f heapsnapshot "$log") >"$T/o" 2>"$T/e" || rc=$?
 expect_eq "no -o: exit status" 2 "$rc"
-grep -q "needs an output: -o OUT" "$T/e" || { show "$T/e"; fail "no -o: no message"; }
+grep -q "no output given: --format heapsnapshot needs -o OUT" "$T/e" || { show "$T/e"; fail "no -o: no message"; }
 [ ! -s "$T/o" ] || fail "no -o: something was written"
 ok "no -o: exit 2, $(cat "$T/e")"
 
