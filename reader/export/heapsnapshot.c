@@ -850,7 +850,12 @@ int export_heapsnapshot(const char *path, FILE *out,
 			if (x.h.s[i - 1].complete)
 				want = i;
 	if (!want || want > n || !x.h.s[want - 1].complete) {
-		if (!n)
+		if (!n && rc == -ENODATA)
+			snprintf(err, errlen,
+				 "%s holds no heap snapshot before it is cut "
+				 "short",
+				 path);
+		else if (!n)
 			snprintf(err, errlen,
 				 "%s holds no heap snapshot "
 				 "(take one with ljlog.snapshot() "
