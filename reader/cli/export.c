@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/heapsnapshot.h"
 #include "export/pprof.h"
 #include "logger/opts.h"
 #include "profile.h"
@@ -49,6 +50,8 @@ struct format {
 	const char *left_out; /* said on stderr, and in the man page */
 	int (*write)(const char *path, FILE *out, const struct export_opts *o,
 		     char *err, size_t errlen);
+	int need_out; /* -o required (a big or binary file) */
+	int heap;     /* takes --snapshot K */
 };
 
 static const struct format formats[] = {
@@ -61,7 +64,7 @@ static const struct format formats[] = {
      "samples carry their Lua stack only (no host frames); allocations "
      "and frees are not in it (the heap counter moves at GC events); "
      "timestamps use the INTRO block's counter rate",
-     export_chrome},
+     export_chrome, 0, 0},
     {"speedscope",
      "speedscope's JSON (speedscope.app): an evented profile per\n"
      "                  coroutine from the calls, a sampled profile per VM\n"
@@ -70,7 +73,7 @@ static const struct format formats[] = {
      "GC phases, the heap over time, frees and JIT trace events are not "
      "in it (try --format chrome); a coroutine's frames close when it "
      "yields and open again when it is resumed",
-     export_speedscope},
+     export_speedscope, 0, 0},
     {"pprof",
      "profile.proto, gzipped, for 'go tool pprof' (needs -o):\n"
      "                  samples/count and cpu/nanoseconds (or wall) by\n"
@@ -79,7 +82,19 @@ static const struct format formats[] = {
      "                  inuse_objects/count, inuse_space/bytes by site;\n"
      "                  calls/count and time/nanoseconds (self) by call\n"
      "                  path (pick one: -sample_index=NAME)",
-     NULL, NULL},
+     NULL, NULL, 1, 0},
+    {"heapsnapshot",
+     "Chrome DevTools' .heapsnapshot (JSON, needs -o) of one heap\n"
+     "                  snapshot (--snapshot K, default the last), for\n"
+     "                  the Memory tab, memlab, heap-snapshot-toolkit:\n"
+     "                  objects with their sizes and references, roots\n"
+     "                  under a node per kind, node IDs kept across\n"
+     "                  snapshots (2 x heap ID + 1) for comparisons",
+     "allocation stacks and timelines (the snapshot has none); values "
+     "that are no objects (numbers, booleans) are not nodes; the "
+     "allocations that are no objects (string table, stacks, ...) are "
+     "one node each under \"(VM allocations)\"",
+     export_heapsnapshot, 1, 1},
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
@@ -87,6 +102,8 @@ static const struct format formats[] = {
 static void usage(FILE *f)
 {
 	fputs("usage: ljlog export --format FORMAT [-o OUT] FILE\n"
+	      "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
+	      "FILE\n"
 	      "\n"
 	      "Write the log FILE in the format of a tool: OUT ('-', the\n"
 	      "default, is standard output). Formats:\n",
@@ -97,6 +114,9 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -f, --format FORMAT  the format (required)\n"
 	    "  -o, --output OUT     where to write ('-': standard output)\n"
+	    "  -s, --snapshot K     heapsnapshot: the snapshot's index K, as\n"
+	    "                       'ljlog heap' lists them (default: the last\n"
+	    "                       complete one)\n"
 	    "  -q, --quiet          no note on what the format leaves out\n"
 	    "  -h, --help           this help\n"
 	    "\n"
@@ -106,7 +126,8 @@ static void usage(FILE *f)
 	    "4 MB.\n"
 	    "\n"
 	    "Exit status: 0 written, 1 the log holds nothing to export in\n"
-	    "that format, 2 usage error, a file that cannot be read or\n"
+	    "that format (heapsnapshot: no such complete snapshot; no file\n"
+	    "is left), 2 usage error, a file that cannot be read or\n"
 	    "written, 3 corrupt log (what came before the damage is written).\n",
 	    f);
 }
@@ -118,14 +139,16 @@ int cli_export(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"snapshot", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *fmtname = NULL, *outpath = "-";
 	int have_out = 0;
 	int quiet = 0, o;
+	const char *snap = NULL;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "f:o:qh", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "f:o:s:qh", lo, NULL)) != -1) {
 		switch (o) {
 		case 'f': fmtname = optarg; break;
 		case 'o':
@@ -133,9 +156,10 @@ int cli_export(int argc, char **argv)
 			have_out = 1;
 			break;
 		case 'q': quiet = 1; break;
+		case 's': snap = optarg; break;
 		case 'h': usage(stdout); return CLI_OK;
 		default:
-			if (optopt && strchr("fo", optopt))
+			if (optopt && strchr("fos", optopt))
 				cli_err("export", "option '%s' needs a value",
 					argv[optind - 1]);
 			else
@@ -167,12 +191,32 @@ int cli_export(int argc, char **argv)
 					argc, argv);
 	if (!path)
 		return CLI_USAGE;
-	if (!fmt->write) { /* pprof: binary, from the loaded profile */
-		if (!have_out) {
-			cli_err("export", "no output given: -o OUT ('-': "
-					  "standard output)");
+	size_t snapk = 0;
+	if (snap) {
+		char *e;
+		unsigned long long v = strtoull(snap, &e, 10);
+		if (!fmt->heap) {
+			cli_err("export", "--snapshot is for --format "
+					  "heapsnapshot only");
 			return CLI_USAGE;
 		}
+		if (!*snap || *e || snap[0] == '-' || v == 0) {
+			cli_err("export",
+				"--snapshot '%s': not a snapshot index (1, 2, "
+				"... as 'ljlog heap' lists them)",
+				snap);
+			return CLI_USAGE;
+		}
+		snapk = (size_t)v;
+	}
+	if (fmt->need_out && !have_out) {
+		cli_err("export",
+			"no output given: --format %s needs -o OUT ('-': "
+			"standard output)",
+			fmt->name);
+		return CLI_USAGE;
+	}
+	if (!fmt->write) { /* pprof: binary, from the loaded profile */
 		struct profile *p;
 		char perr[512];
 		int prc, pst = cli_load("export", path, PROFILE_CALLTREE, &p,
@@ -196,10 +240,11 @@ int cli_export(int argc, char **argv)
 	}
 	/* Only a regular file is removed on failure (never /dev/null). */
 	struct stat st;
-	int regular = !to_stdout && fstat(fileno(out), &st) == 0 &&
-		      S_ISREG(st.st_mode);
+	int regular =
+	    !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
+	opts.snapshot = snapk;
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;
 	char err[512];

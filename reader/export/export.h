@@ -23,7 +23,8 @@
 
 /* Options of a run. */
 struct export_opts {
-	int progress; /* a progress line on stderr (the CLI decides when) */
+	int progress;	 /* a progress line on stderr (the CLI decides when) */
+	size_t snapshot; /* heapsnapshot: the snapshot's index, 0 the last */
 };
 
 /* One decoding pass. */

@@ -261,6 +261,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	       (const char *[]){"export", "--format", "pprof", "-o",
 				"/dev/null", path, NULL},
 	       1);
+	run_st(cli_export,
+	       (const char *[]){"export", "--format", "heapsnapshot", "-q",
+				"-o", "/dev/null", path, NULL},
+	       1);
 	run_st(cli_flame,
 	       (const char *[]){"flame", "-o", "/dev/null", path, NULL}, 1);
 	return 0;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "export/export.h"
+#include "export/heapsnapshot.h"
 #include "logbuild.h"
 #include "profile.h"
 #include "reader.h"
@@ -188,6 +189,117 @@ Test(export, nothing_to_export)
 	cr_assert(strstr(s, "\"unit\":\"bytes\""), "%s", s);
 	cr_assert(strstr(s, "\"weights\":[64]"), "%s", s);
 	free(s);
+	unlink(path);
+}
+
+/* Test thread. One OBJECT record's head (its references follow). */
+static void hobj(struct lb *p, uint64_t id, unsigned type, uint64_t size,
+		 unsigned flags, const char *text)
+{
+	lb_u8(p, FORMAT_HEAP_OBJECT);
+	lb_uleb(p, id);
+	lb_u8(p, type);
+	lb_uleb(p, size);
+	lb_u8(p, flags);
+	lb_str(p, text);
+}
+
+/* Test thread. A log with one heap snapshot: table 1 (metatable named
+** Foo) holds string 2 (by key, weakly by key, by a key 1.5) and table 3
+** (weakly at [1], at key 7); table 4 is unreachable; a part of 100 bytes. */
+static const char *heap_log(void)
+{
+	struct lblog l;
+	struct lb p = {0};
+	begin(&l);
+	lb_uleb(&p, VM);
+	lb_uleb(&p, 1);
+	hobj(&p, 1, FORMAT_HTYPE_TABLE, 64, 0, "array 1 hash 4 mt Foo");
+	lb_u8(&p, FORMAT_HREF_FIELD_STR);
+	lb_str(&p, "s");
+	lb_uleb(&p, 2);
+	lb_u8(&p, FORMAT_HREF_FIELD_STR | FORMAT_HREF_WEAK);
+	lb_str(&p, "w");
+	lb_uleb(&p, 2);
+	lb_u8(&p, FORMAT_HREF_ARRAY | FORMAT_HREF_WEAK);
+	lb_uleb(&p, 1);
+	lb_uleb(&p, 3);
+	lb_u8(&p, FORMAT_HREF_FIELD_NUM);
+	lb_str(&p, "7");
+	lb_uleb(&p, 3);
+	lb_u8(&p, FORMAT_HREF_FIELD_NUM);
+	lb_str(&p, "1.5");
+	lb_uleb(&p, 2);
+	lb_u8(&p, 0);
+	hobj(&p, 2, FORMAT_HTYPE_STRING, 26, 0, "a\"b\x01\xff");
+	lb_u8(&p, 0);
+	hobj(&p, 3, FORMAT_HTYPE_TABLE, 40, 0, "array 0 hash 0");
+	lb_u8(&p, 0);
+	hobj(&p, 4, FORMAT_HTYPE_TABLE, 40, FORMAT_HOBJ_UNREACHABLE,
+	     "array 0 hash 0");
+	lb_u8(&p, 0);
+	lb_u8(&p, FORMAT_HEAP_ROOT);
+	lb_str(&p, "registry");
+	lb_uleb(&p, 1);
+	lb_u8(&p, FORMAT_HEAP_SUMMARY);
+	lb_uleb(&p, 100); /* CLOCK */
+	lb_uleb(&p, 100);
+	lb_uleb(&p, 100);
+	lb_u8(&p, 0);
+	lb_uleb(&p, 4);	  /* objects */
+	lb_uleb(&p, 170); /* bytes */
+	lb_uleb(&p, 1);	  /* unreachable */
+	lb_uleb(&p, 270); /* gc_total */
+	lb_uleb(&p, 1);
+	lb_str(&p, "string table");
+	lb_uleb(&p, 100);
+	lb_uleb(&p, 5); /* pause_ns */
+	lblog_block(&l, FORMAT_KIND_HEAP, p.buf, p.len);
+	lb_free(&p);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	lblog_free(&l);
+	return path;
+}
+
+Test(export, heapsnapshot_nodes_edges_strings)
+{
+	const char *path = heap_log();
+	char *s = export_str(export_heapsnapshot, path, 0);
+	/* Nodes: root, (registry), (unreachable), (VM allocations), objects
+	** 1-4 (ID 2 x id + 1), the part. Strings interned in the order met. */
+	cr_assert(strstr(s, "\"node_count\":9,\"edge_count\":11,"), "%s", s);
+	cr_assert(strstr(s, "\"nodes\":[9,10,2,0,3,0,0,\n9,7,8,0,1,0,0,\n"
+			    "9,11,22,0,1,0,0,\n9,12,24,0,1,0,0,\n"
+			    "3,0,3,64,5,0,0,\n2,5,5,26,0,0,0,\n"
+			    "3,6,7,40,0,0,0,\n3,6,9,40,0,0,0,\n"
+			    "8,9,28,100,0,0,0]"),
+		  "%s", s);
+	/* Root -> synthetic nodes; registry -> 1; unreachable -> 4; parts;
+	** then 1's: s, w (weak to a string: strong), [1] weak, [7], [1.5]. */
+	cr_assert(strstr(s, "\"edges\":[1,0,7,\n1,1,14,\n1,2,21,\n"
+			    "3,8,28,\n1,0,49,\n3,9,56,\n"
+			    "2,1,35,\n2,2,35,\n6,3,42,\n1,7,42,\n2,4,35]"),
+		  "%s", s);
+	cr_assert(strstr(s, "\"strings\":[\"Foo\",\n\"s\",\n\"w\",\n"
+			    "\"[1]\",\n\"[1.5]\",\n\"a\\\"b\\u0001\\u00ff\",\n"
+			    "\"table\",\n\"(registry)\",\n\"registry\",\n"
+			    "\"(string table)\",\n\"\",\n\"(unreachable)\",\n"
+			    "\"(VM allocations)\"]"),
+		  "%s", s);
+	free(s);
+	/* No snapshot there: nothing written. */
+	char *e = NULL, err[256];
+	size_t len = 0;
+	struct export_opts o = {0};
+	o.snapshot = 2;
+	FILE *f = open_memstream(&e, &len);
+	int rc = export_heapsnapshot(path, f, &o, err, sizeof err);
+	fclose(f);
+	cr_assert_eq(rc, EXPORT_EMPTY, "rc %d", rc);
+	cr_assert_eq(len, 0);
+	cr_assert(strstr(err, "no snapshot 2"), "%s", err);
+	free(e);
 	unlink(path);
 }
 

@@ -1,0 +1,909 @@
+/*
+** ljlog reader exports: a heap snapshot as Chrome DevTools' .heapsnapshot.
+**
+** Two passes over the log: the first lists the snapshots (to find the last
+** complete one), the second keeps the chosen one's objects, references,
+** roots and parts. Nodes, in order: a synthetic root; a synthetic node per
+** root kind ("(registry)", "(main thread)", ...) with an edge to each root
+** of that kind; "(unreachable)" with an edge to each object no root
+** reaches; "(VM allocations)" with the parts that are no objects (string
+** table, stacks, ...); then every object, then the parts. The root's edges
+** go to synthetic nodes only, so DevTools sees no "user roots" and keeps
+** every self size as written: the objects' sizes add up to the snapshot's
+** bytes, all nodes to LuaJIT's heap total (gc_total).
+*/
+#include "config.h"
+#include "export/heapsnapshot.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocks/format.h"
+#include "export/json.h"
+#include "proc/hsnap.h"
+#include "reader.h"
+#include "util/hmap.h"
+
+/* DevTools' node and edge types (their index in meta). */
+enum {
+	NT_HIDDEN,
+	NT_ARRAY,
+	NT_STRING,
+	NT_OBJECT,
+	NT_CODE,
+	NT_CLOSURE,
+	NT_REGEXP,
+	NT_NUMBER,
+	NT_NATIVE,
+	NT_SYNTHETIC
+};
+enum {
+	ET_CONTEXT,
+	ET_ELEMENT,
+	ET_PROPERTY,
+	ET_INTERNAL,
+	ET_HIDDEN,
+	ET_SHORTCUT,
+	ET_WEAK
+};
+
+/* Synthetic node names with fixed (even) IDs, so that they match across
+** snapshots; others get one from a hash of the name. */
+static const char *const fixed_names[] = {
+    "", /* the root */
+    "(main thread)",
+    "(main thread env)",
+    "(registry)",
+    "(metamethod name)",
+    "(base metatable)",
+    "(io input)",
+    "(io output)",
+    "(finalizer pending)",
+    "(trace being recorded)",
+    "(unreachable)",
+    "(VM allocations)",
+    "(global state)",
+    "(string table)",
+    "(temporary buffer)",
+    "(stacks)",
+    "(string buffers)",
+    "(jit)",
+    "(ffi)",
+    "(lightuserdata segments)",
+    "(rest)",
+};
+#define NFIXED (sizeof fixed_names / sizeof fixed_names[0])
+
+/* An interned string: the "strings" array. */
+struct strtab {
+	char **s;
+	size_t *len;
+	uint32_t n, cap;
+	uint32_t *slot; /* open addressing: index + 1, 0 empty */
+	uint32_t nslot;
+};
+
+/* A kept object. */
+struct obj {
+	uint64_t id, size;
+	uint32_t name; /* string index */
+	uint8_t type;  /* NT_* */
+	uint8_t unreachable;
+	size_t e0, ne; /* its edges in hs.e */
+};
+
+/* A kept edge (dst a heap ID; for synthetic nodes' edges too). A weak
+** table's reference to a string is strong (LuaJIT never clears strings
+** from weak tables): weak edges keep their strong form for that. */
+struct edge {
+	uint8_t type;  /* ET_* */
+	uint32_t name; /* string index, or the element's index */
+	uint64_t dst;
+	uint8_t stype;	/* ET_WEAK: the type when dst is a string */
+	uint32_t sname; /* ... and the name */
+};
+
+/* A synthetic node (root kind, unreachable, parts). */
+struct syn {
+	uint32_t name;
+	uint64_t size; /* parts: their bytes */
+	uint64_t nid;  /* node ID */
+	size_t e0, ne; /* edges in hs.se */
+};
+
+struct hs {
+	struct hsnap h; /* the snapshot index (its own pass state) */
+	size_t want;	/* the index kept */
+	struct strtab st;
+	struct obj *o;
+	size_t no, ocap;
+	struct edge *e;
+	size_t ne, ecap;
+	/* Roots as (kind, name, target), grouped at the end. */
+	struct root {
+		uint32_t kind, name;
+		uint64_t target;
+	} * r;
+	size_t nr, rcap;
+	struct syn *sn;
+	size_t nsn, sncap;
+	struct edge *se;
+	size_t nse, secap;
+	/* Function names from MAPPING records, by the text a function
+	** object has ("app.lua:12", "C 0xADDR", "builtin #N"). */
+	struct strtab keys;
+	struct {
+		const char *s;
+		size_t len;
+	} * fname; /* by key index */
+	size_t fncap;
+	/* From the SUMMARY. */
+	int done;
+	uint64_t bytes, gc_total;
+	uint32_t nparts;
+	uint32_t part_name[DECODE_HEAP_PARTS];
+	uint64_t part_bytes[DECODE_HEAP_PARTS];
+	int err; /* -ENOMEM */
+};
+
+/* -- Strings ----------------------------------------------------------------- */
+
+/* Any thread. FNV-1a of s[0..len). */
+static uint32_t hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/* Any thread. Grow the slot table to nslot (a power of 2). */
+static int st_rehash(struct strtab *t, uint32_t nslot)
+{
+	uint32_t *ns = calloc(nslot, sizeof *ns);
+	if (!ns)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t k = hash(t->s[i], t->len[i]) & (nslot - 1);
+		while (ns[k])
+			k = (k + 1) & (nslot - 1);
+		ns[k] = i + 1;
+	}
+	free(t->slot);
+	t->slot = ns;
+	t->nslot = nslot;
+	return 0;
+}
+
+/* Any thread. The index of s[0..len) in t, added when new; -ENOMEM. */
+static int64_t st_intern(struct strtab *t, const char *s, size_t len)
+{
+	if ((t->n + 1) * 2 > t->nslot &&
+	    st_rehash(t, t->nslot ? t->nslot * 2 : 1024) < 0)
+		return -ENOMEM;
+	uint32_t k = hash(s, len) & (t->nslot - 1);
+	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
+		uint32_t i = t->slot[k] - 1;
+		if (t->len[i] == len && !memcmp(t->s[i], s, len))
+			return i;
+	}
+	if (t->n == t->cap) {
+		uint32_t nc = t->cap ? t->cap * 2 : 1024;
+		char **ns = realloc(t->s, nc * sizeof *ns);
+		if (!ns)
+			return -ENOMEM;
+		t->s = ns;
+		size_t *nl = realloc(t->len, nc * sizeof *nl);
+		if (!nl)
+			return -ENOMEM;
+		t->len = nl;
+		t->cap = nc;
+	}
+	char *c = malloc(len + 1);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, s, len);
+	c[len] = '\0';
+	t->s[t->n] = c;
+	t->len[t->n] = len;
+	t->slot[k] = t->n + 1;
+	return t->n++;
+}
+
+/* Any thread. The index of s[0..len) in t, or -1. */
+static int64_t st_find(const struct strtab *t, const char *s, size_t len)
+{
+	if (!t->nslot)
+		return -1;
+	uint32_t k = hash(s, len) & (t->nslot - 1);
+	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
+		uint32_t i = t->slot[k] - 1;
+		if (t->len[i] == len && !memcmp(t->s[i], s, len))
+			return i;
+	}
+	return -1;
+}
+
+/* Any thread. st_intern of a printf-formatted string (at most 255 bytes). */
+static int64_t st_printf(struct strtab *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int64_t st_printf(struct strtab *t, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	return st_intern(t, buf,
+			 (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* Any thread. Free t. */
+static void st_free(struct strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	free(t->len);
+	free(t->slot);
+}
+
+/* -- Collecting the snapshot ------------------------------------------------ */
+
+/* Any thread. Make room for one more element of size sz in *v. */
+static int grow(void **v, size_t n, size_t *cap, size_t sz)
+{
+	if (n < *cap)
+		return 0;
+	size_t nc = *cap ? *cap * 2 : 256;
+	void *nv = realloc(*v, nc * sz);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = nc;
+	return 0;
+}
+
+/* Any thread. Append an edge to *v. */
+static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
+		     int64_t name, uint64_t dst)
+{
+	if (name < 0 || grow((void **)v, *n, cap, sizeof **v) < 0)
+		return -ENOMEM;
+	(*v)[(*n)++] = (struct edge){(uint8_t)type, (uint32_t)name, dst, 0, 0};
+	return 0;
+}
+
+/* Any thread. The name of an object's node. */
+static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
+{
+	struct strtab *t = &x->st;
+	const char *tx = o->text;
+	int tl = (int)o->textlen;
+	if (o->type == FORMAT_HTYPE_FUNCTION || o->type == FORMAT_HTYPE_PROTO) {
+		int64_t k = st_find(&x->keys, tx, o->textlen);
+		if (k >= 0 && o->type == FORMAT_HTYPE_FUNCTION)
+			return st_printf(t, "%.*s (%.*s)", (int)x->fname[k].len,
+					 x->fname[k].s, tl, tx);
+		if (k >= 0)
+			return st_printf(t, "(prototype %.*s %.*s)",
+					 (int)x->fname[k].len, x->fname[k].s,
+					 tl, tx);
+	}
+	const char *mt = NULL;
+	if (o->type == FORMAT_HTYPE_TABLE || o->type == FORMAT_HTYPE_USERDATA) {
+		for (int i = 0; i + 4 <= tl; i++)
+			if (!memcmp(tx + i, " mt ", 4)) {
+				mt = tx + i + 4;
+				break;
+			}
+		if (mt)
+			return st_intern(t, mt, (size_t)(tx + tl - mt));
+	}
+	switch (o->type) {
+	case FORMAT_HTYPE_STRING: return st_intern(t, tx, o->textlen);
+	case FORMAT_HTYPE_TABLE: return st_intern(t, "table", 5);
+	case FORMAT_HTYPE_USERDATA: return st_intern(t, "userdata", 8);
+	case FORMAT_HTYPE_FUNCTION: return st_intern(t, tx, o->textlen);
+	case FORMAT_HTYPE_PROTO:
+		return st_printf(t, "(prototype %.*s)", tl, tx);
+	case FORMAT_HTYPE_TRACE: return st_printf(t, "(%.*s)", tl, tx);
+	case FORMAT_HTYPE_UPVALUE:
+		return st_printf(t, "(upvalue %.*s)", tl, tx);
+	case FORMAT_HTYPE_THREAD: return st_printf(t, "thread (%.*s)", tl, tx);
+	case FORMAT_HTYPE_CDATA: return st_printf(t, "cdata (%.*s)", tl, tx);
+	default: return st_printf(t, "(%s)", format_htype_name(o->type));
+	}
+}
+
+/* Any thread. The node type of an object type. */
+static uint8_t obj_type(unsigned type)
+{
+	switch (type) {
+	case FORMAT_HTYPE_STRING: return NT_STRING;
+	case FORMAT_HTYPE_UPVALUE: return NT_HIDDEN;
+	case FORMAT_HTYPE_PROTO:
+	case FORMAT_HTYPE_TRACE: return NT_CODE;
+	case FORMAT_HTYPE_FUNCTION: return NT_CLOSURE;
+	case FORMAT_HTYPE_CDATA:
+	case FORMAT_HTYPE_USERDATA: return NT_NATIVE;
+	default: return NT_OBJECT; /* table, thread */
+	}
+}
+
+/* Any thread. A number key ("%.17g") as an array index, or -1. */
+static int64_t num_index(const char *s, size_t len)
+{
+	if (!len || len > 10)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	return v <= UINT32_MAX ? (int64_t)v : -1;
+}
+
+/* Any thread. One reference as an edge of the current object. */
+static int add_ref(struct hs *x, const struct decode_href *r)
+{
+	struct strtab *t = &x->st;
+	int nl = (int)r->namelen;
+	const char *nm = r->name;
+	unsigned type = ET_INTERNAL;
+	int64_t name;
+	switch (r->kind) {
+	case FORMAT_HREF_ARRAY:
+		type = ET_ELEMENT;
+		name = (int64_t)(r->n <= UINT32_MAX ? r->n : UINT32_MAX);
+		break;
+	case FORMAT_HREF_FIELD_STR:
+		type = ET_PROPERTY;
+		name = st_intern(t, nm, r->namelen);
+		break;
+	case FORMAT_HREF_FIELD_NUM:
+		name = num_index(nm, r->namelen);
+		if (name >= 0)
+			type = ET_ELEMENT;
+		else {
+			type = ET_PROPERTY;
+			name = st_printf(t, "[%.*s]", nl, nm);
+		}
+		break;
+	case FORMAT_HREF_FIELD_OTHER:
+		type = ET_PROPERTY;
+		name = st_printf(t, "[%.*s]", nl, nm);
+		break;
+	case FORMAT_HREF_FIELD_OBJ:
+		type = ET_PROPERTY;
+		name = st_printf(t, "[@%llu]", heapsnapshot_node_id(r->key));
+		break;
+	case FORMAT_HREF_KEY: name = st_intern(t, "(hash key)", 10); break;
+	case FORMAT_HREF_UPVALUE:
+		type = ET_CONTEXT;
+		name = nl ? st_intern(t, nm, r->namelen)
+			  : st_printf(t, "(upvalue %llu)",
+				      (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_STACK:
+		type = ET_CONTEXT;
+		name = nl ? st_intern(t, nm, r->namelen)
+			  : st_printf(t, "(stack slot %llu)",
+				      (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_CONST:
+	case FORMAT_HREF_TRACE_CONST:
+		name = st_printf(t, "(%s %llu)", format_href_name(r->kind),
+				 (unsigned long long)r->n);
+		break;
+	case FORMAT_HREF_TRACE:
+		name = st_printf(t, "(trace %.*s)", nl, nm);
+		break;
+	default: name = st_printf(t, "(%s)", format_href_name(r->kind)); break;
+	}
+	if (name < 0)
+		return -ENOMEM;
+	if (!r->weak)
+		return push_edge(&x->e, &x->ne, &x->ecap, type, name,
+				 r->target);
+	int64_t wname = type == ET_ELEMENT /* weak edges are named */
+			    ? st_printf(t, "[%lld]", (long long)name)
+			    : name;
+	if (push_edge(&x->e, &x->ne, &x->ecap, ET_WEAK, wname, r->target) < 0)
+		return -ENOMEM;
+	x->e[x->ne - 1].stype = (uint8_t)type;
+	x->e[x->ne - 1].sname = (uint32_t)name;
+	return 0;
+}
+
+/* Any thread. Is the snapshot being decoded the one kept? */
+static int is_kept(struct hs *x)
+{
+	return x->h.n == x->want && !x->done;
+}
+
+static int on_intro(void *ud, const struct decode_intro *in)
+{
+	struct hs *x = ud;
+	struct decode_sink s = {0};
+	hsnap_sink(&x->h, &s);
+	return s.intro(s.ud, in);
+}
+
+/* Any thread. A MAPPING record: keep the names of functions. */
+static int on_record(void *ud, struct decode_obj *r)
+{
+	struct hs *x = ud;
+	char key[256];
+	const struct decode_str *nm;
+	int n;
+	if (!x->want)
+		return 0;
+	if (r->kind == FORMAT_REC_PROTO) {
+		const char *c = r->u.proto.chunk.s;
+		int cl = (int)r->u.proto.chunk.len;
+		if (cl && (*c == '@' || *c == '=')) {
+			c++;
+			cl--;
+		}
+		nm = &r->u.proto.name;
+		n = snprintf(key, sizeof key, "%.*s:%llu", cl > 200 ? 200 : cl,
+			     c, (unsigned long long)r->u.proto.firstline);
+	} else if (r->kind == FORMAT_REC_CFUNC) {
+		nm = &r->u.cfunc.name;
+		n = snprintf(key, sizeof key, "C 0x%llx",
+			     (unsigned long long)r->u.cfunc.address);
+	} else if (r->kind == FORMAT_REC_FFUNC) {
+		nm = &r->u.ffunc.name;
+		n = snprintf(key, sizeof key, "builtin #%llu",
+			     (unsigned long long)r->u.ffunc.ffid);
+	} else
+		return 0;
+	if (!nm->len || n <= 0 || (size_t)n >= sizeof key)
+		return 0;
+	int64_t k = st_intern(&x->keys, key, (size_t)n);
+	int64_t v = st_intern(&x->st, nm->s, nm->len);
+	if (k < 0 || v < 0 ||
+	    grow((void **)&x->fname, (size_t)k, &x->fncap, sizeof *x->fname) <
+		0)
+		return x->err = -ENOMEM;
+	x->fname[k].s = x->st.s[v];
+	x->fname[k].len = x->st.len[v];
+	return 0;
+}
+
+static int on_obj(void *ud, const struct decode_hobj *o)
+{
+	struct hs *x = ud;
+	struct decode_sink s = {0};
+	hsnap_sink(&x->h, &s);
+	int rc = s.heap_obj(s.ud, o);
+	if (rc || !is_kept(x))
+		return rc;
+	if (grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o) < 0)
+		return x->err = -ENOMEM;
+	int64_t name = obj_name(x, o);
+	if (name < 0)
+		return x->err = -ENOMEM;
+	struct obj *b = &x->o[x->no++];
+	*b = (struct obj){o->id,
+			  o->size,
+			  (uint32_t)name,
+			  obj_type(o->type),
+			  (o->flags & FORMAT_HOBJ_UNREACHABLE) != 0,
+			  x->ne,
+			  0};
+	for (uint32_t i = 0; i < o->nref; i++)
+		if (add_ref(x, &o->refs[i]) < 0)
+			return x->err = -ENOMEM;
+	b->ne = x->ne - b->e0;
+	return 0;
+}
+
+/* Any thread. A root's kind: its name without a trailing " N". */
+static size_t root_kind_len(const char *s, size_t len)
+{
+	size_t n = len;
+	while (n && s[n - 1] >= '0' && s[n - 1] <= '9')
+		n--;
+	if (n < len && n && s[n - 1] == ' ')
+		return n - 1;
+	return len;
+}
+
+static int on_root(void *ud, const struct decode_hroot *r)
+{
+	struct hs *x = ud;
+	struct decode_sink s = {0};
+	hsnap_sink(&x->h, &s);
+	int rc = s.heap_root(s.ud, r);
+	if (rc || !is_kept(x))
+		return rc;
+	int kl = (int)root_kind_len(r->name, r->namelen);
+	int64_t kind = st_printf(&x->st, "(%.*s)", kl, r->name);
+	int64_t name = st_intern(&x->st, r->name, r->namelen);
+	if (kind < 0 || name < 0 ||
+	    grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r) < 0)
+		return x->err = -ENOMEM;
+	x->r[x->nr++] =
+	    (struct root){(uint32_t)kind, (uint32_t)name, r->target};
+	return 0;
+}
+
+static int on_summary(void *ud, const struct decode_hsummary *sm)
+{
+	struct hs *x = ud;
+	struct decode_sink s = {0};
+	hsnap_sink(&x->h, &s);
+	int kept = is_kept(x);
+	int rc = s.heap_summary(s.ud, sm);
+	if (rc || !kept)
+		return rc;
+	x->done = 1;
+	x->bytes = sm->bytes;
+	x->gc_total = sm->gc_total;
+	x->nparts = sm->nparts;
+	for (uint32_t i = 0; i < sm->nparts; i++) {
+		int64_t n =
+		    st_printf(&x->st, "(%.*s)", (int)sm->part[i].namelen,
+			      sm->part[i].name);
+		if (n < 0)
+			return x->err = -ENOMEM;
+		x->part_name[i] = (uint32_t)n;
+		x->part_bytes[i] = sm->part[i].bytes;
+	}
+	return 0;
+}
+
+/* Any thread. Decode path with x's sink; decode_run's result. */
+static int pass(struct hs *x, const char *path, char *err, size_t errlen)
+{
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink = {0};
+	sink.ud = x;
+	sink.intro = on_intro;
+	sink.heap_obj = on_obj;
+	sink.record = on_record;
+	sink.heap_root = on_root;
+	sink.heap_summary = on_summary;
+	int rc = reader_open(&r, path, 0, err, errlen);
+	if (rc < 0)
+		return rc;
+	if (decode_new(&d, &sink) < 0) {
+		reader_close(r);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	rc = decode_run(r, d, err, errlen);
+	decode_free(d);
+	reader_close(r);
+	if (x->err || x->h.err) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	return rc;
+}
+
+/* -- Writing ------------------------------------------------------------------ */
+
+/* Any thread. A synthetic node's ID: fixed for the known names. */
+static uint64_t syn_id(const char *name)
+{
+	for (size_t i = 0; i < NFIXED; i++)
+		if (!strcmp(name, fixed_names[i]))
+			return 2 * (i + 1);
+	return 2 * (NFIXED + 1 + (hash(name, strlen(name)) & 0x3fffffff));
+}
+
+/* Any thread. A new synthetic node named name (interned). */
+static struct syn *add_syn(struct hs *x, int64_t name, uint64_t size)
+{
+	if (name < 0 ||
+	    grow((void **)&x->sn, x->nsn, &x->sncap, sizeof *x->sn) < 0)
+		return NULL;
+	struct syn *s = &x->sn[x->nsn++];
+	*s = (struct syn){(uint32_t)name, size, syn_id(x->st.s[name]), x->nse,
+			  0};
+	return s;
+}
+
+/* Any thread. Order roots by kind, keeping the log's order within one. */
+static int by_kind(const void *a, const void *b)
+{
+	const struct root *x = a, *y = b;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->target < y->target ? -1 : x->target > y->target;
+}
+
+/* Any thread. The synthetic nodes: root kinds, unreachable, parts. The
+** root node is sn[0]; its edges are built last (to every other synthetic
+** node but the parts). Edge targets: node ordinals + 1 for synthetic
+** nodes' edges to synthetic nodes, heap IDs for the rest (told apart by
+** ET_* of the root, which is ET_ELEMENT to synthetics only). */
+static int build_syn(struct hs *x, size_t *nkinds)
+{
+	if (!add_syn(x, st_intern(&x->st, "", 0), 0))
+		return -ENOMEM;
+	qsort(x->r, x->nr, sizeof *x->r, by_kind);
+	for (size_t i = 0; i < x->nr;) {
+		struct syn *s = add_syn(x, x->r[i].kind, 0);
+		if (!s)
+			return -ENOMEM;
+		size_t j = i;
+		for (; j < x->nr && x->r[j].kind == x->r[i].kind; j++)
+			if (push_edge(&x->se, &x->nse, &x->secap, ET_INTERNAL,
+				      x->r[j].name, x->r[j].target) < 0)
+				return -ENOMEM;
+		x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
+		i = j;
+	}
+	struct syn *u = add_syn(x, st_intern(&x->st, "(unreachable)", 13), 0);
+	if (!u)
+		return -ENOMEM;
+	uint64_t k = 0;
+	for (size_t i = 0; i < x->no; i++)
+		if (x->o[i].unreachable &&
+		    push_edge(&x->se, &x->nse, &x->secap, ET_ELEMENT, k++,
+			      x->o[i].id) < 0)
+			return -ENOMEM;
+	x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
+	if (!add_syn(x, st_intern(&x->st, "(VM allocations)", 16), 0))
+		return -ENOMEM;
+	*nkinds = x->nsn; /* root, kinds, unreachable, VM allocations */
+	/* The parts and what LuaJIT counts that ljlog does not know. */
+	uint64_t other = 0;
+	for (uint32_t i = 0; i < x->nparts; i++) {
+		if (!add_syn(x, x->part_name[i], x->part_bytes[i]))
+			return -ENOMEM;
+		other += x->part_bytes[i];
+	}
+	if (x->gc_total > x->bytes + other &&
+	    !add_syn(x, st_intern(&x->st, "(rest)", 6),
+		     x->gc_total - x->bytes - other))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Any thread. Write the meta object. */
+static void put_meta(FILE *f)
+{
+	fputs("{\"snapshot\":{\"meta\":{"
+	      "\"node_fields\":[\"type\",\"name\",\"id\",\"self_size\","
+	      "\"edge_count\",\"trace_node_id\",\"detachedness\"],\n"
+	      "\"node_types\":[[\"hidden\",\"array\",\"string\",\"object\","
+	      "\"code\",\"closure\",\"regexp\",\"number\",\"native\","
+	      "\"synthetic\",\"concatenated string\",\"sliced string\","
+	      "\"symbol\",\"bigint\",\"object shape\"],\"string\",\"number\","
+	      "\"number\",\"number\",\"number\",\"number\"],\n"
+	      "\"edge_fields\":[\"type\",\"name_or_index\",\"to_node\"],\n"
+	      "\"edge_types\":[[\"context\",\"element\",\"property\","
+	      "\"internal\",\"hidden\",\"shortcut\",\"weak\"],"
+	      "\"string_or_number\",\"node\"],\n"
+	      "\"trace_function_info_fields\":[\"function_id\",\"name\","
+	      "\"script_name\",\"script_id\",\"line\",\"column\"],\n"
+	      "\"trace_node_fields\":[\"id\",\"function_info_index\","
+	      "\"count\",\"size\",\"children\"],\n"
+	      "\"sample_fields\":[\"timestamp_us\",\"last_assigned_id\"],\n"
+	      "\"location_fields\":[\"object_index\",\"script_id\",\"line\","
+	      "\"column\"]},\n",
+	      f);
+}
+
+/* Any thread. Write x's snapshot to f; 0, -ENOMEM or -EOVERFLOW. */
+static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
+{
+	size_t nkinds;
+	if (build_syn(x, &nkinds) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* Node ordinals: synthetic nodes but the parts, objects, parts. */
+	struct hmap ord = HMAP_INIT; /* heap ID -> ordinal + 1 */
+	for (size_t i = 0; i < x->no; i++) {
+		if (heapsnapshot_node_id(x->o[i].id) > UINT32_MAX ||
+		    x->o[i].size > UINT32_MAX) {
+			snprintf(err, errlen,
+				 "object %llu: its ID or size (%llu) is beyond "
+				 "the format's 32 bits",
+				 (unsigned long long)x->o[i].id,
+				 (unsigned long long)x->o[i].size);
+			hmap_free(&ord);
+			return -EOVERFLOW;
+		}
+		if (hmap_put(&ord, x->o[i].id, nkinds + i + 1) < 0) {
+			hmap_free(&ord);
+			snprintf(err, errlen, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	const unsigned NF = 7; /* node fields */
+	size_t nnodes = x->nsn + x->no, dropped = 0;
+	/* Edges to objects not in the snapshot are left out (counted). */
+	uint64_t nedges = (nkinds - 1) + (x->nsn - nkinds);
+	for (size_t i = 0; i < x->nse; i++)
+		nedges += hmap_get(&ord, x->se[i].dst) != NULL;
+	for (size_t i = 0; i < x->ne; i++)
+		nedges += hmap_get(&ord, x->e[i].dst) != NULL;
+	put_meta(f);
+	fprintf(f,
+		"\"node_count\":%zu,\"edge_count\":%llu,"
+		"\"trace_function_count\":0},\n\"nodes\":[",
+		nnodes, (unsigned long long)nedges);
+	/* Root: an element edge to each synthetic node up to the parts'. */
+	fprintf(f, "%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, x->sn[0].name,
+		(unsigned long long)x->sn[0].nid, nkinds - 1);
+	for (size_t i = 1; i < nkinds; i++) {
+		const struct syn *s = &x->sn[i];
+		size_t ne = 0;
+		for (size_t k = 0; k < s->ne; k++)
+			ne += hmap_get(&ord, x->se[s->e0 + k].dst) != NULL;
+		if (i == nkinds - 1) /* VM allocations: the parts */
+			ne = x->nsn - nkinds;
+		fprintf(f, ",\n%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, s->name,
+			(unsigned long long)s->nid, ne);
+	}
+	for (size_t i = 0; i < x->no; i++) {
+		const struct obj *o = &x->o[i];
+		size_t ne = 0;
+		for (size_t k = 0; k < o->ne; k++)
+			ne += hmap_get(&ord, x->e[o->e0 + k].dst) != NULL;
+		dropped += o->ne - ne;
+		fprintf(f, ",\n%d,%u,%llu,%llu,%zu,0,0", o->type, o->name,
+			heapsnapshot_node_id(o->id),
+			(unsigned long long)o->size, ne);
+	}
+	for (size_t i = nkinds; i < x->nsn; i++)
+		fprintf(f, ",\n%d,%u,%llu,%llu,0,0,0", NT_NATIVE, x->sn[i].name,
+			(unsigned long long)x->sn[i].nid,
+			(unsigned long long)x->sn[i].size);
+	fputs("],\n\"edges\":[", f);
+	const char *sep = "";
+	for (size_t i = 1; i < nkinds; i++, sep = ",\n")
+		fprintf(f, "%s%d,%zu,%zu", sep, ET_ELEMENT, i - 1, i * NF);
+	for (size_t i = 1; i < nkinds; i++) {
+		const struct syn *s = &x->sn[i];
+		for (size_t k = 0; k < s->ne; k++) {
+			const struct edge *e = &x->se[s->e0 + k];
+			uint64_t *t = hmap_get(&ord, e->dst);
+			if (t)
+				fprintf(f, ",\n%d,%u,%llu", e->type, e->name,
+					(unsigned long long)(*t - 1) * NF);
+		}
+		if (i == nkinds - 1)
+			for (size_t p = nkinds; p < x->nsn; p++)
+				fprintf(f, ",\n%d,%u,%llu", ET_INTERNAL,
+					x->sn[p].name,
+					(unsigned long long)(x->no + p) * NF);
+	}
+	for (size_t i = 0; i < x->no; i++) {
+		const struct obj *o = &x->o[i];
+		for (size_t k = 0; k < o->ne; k++) {
+			const struct edge *e = &x->e[o->e0 + k];
+			uint64_t *t = hmap_get(&ord, e->dst);
+			if (!t)
+				continue;
+			unsigned ty = e->type, nm = e->name;
+			if (ty == ET_WEAK &&
+			    x->o[*t - 1 - nkinds].type == NT_STRING) {
+				ty = e->stype;
+				nm = e->sname;
+			}
+			fprintf(f, ",\n%u,%u,%llu", ty, nm,
+				(unsigned long long)(*t - 1) * NF);
+		}
+	}
+	hmap_free(&ord);
+	fputs("],\n\"trace_function_infos\":[],\"trace_tree\":[],"
+	      "\"samples\":[],\"locations\":[],\n\"strings\":[",
+	      f);
+	for (uint32_t i = 0; i < x->st.n; i++) {
+		if (i)
+			fputs(",\n", f);
+		json_quote(f, x->st.s[i], x->st.len[i]);
+	}
+	fputs("]}\n", f);
+	if (dropped)
+		fprintf(stderr,
+			"ljlog export: warning: %zu references to objects "
+			"not in the snapshot left out\n",
+			dropped);
+	return 0;
+}
+
+/* Any thread. Free x. */
+static void hs_free(struct hs *x)
+{
+	hsnap_free(&x->h);
+	st_free(&x->st);
+	st_free(&x->keys);
+	free(x->fname);
+	free(x->o);
+	free(x->e);
+	free(x->r);
+	free(x->sn);
+	free(x->se);
+}
+
+/* Any thread. See heapsnapshot.h. */
+int export_heapsnapshot(const char *path, FILE *out,
+			const struct export_opts *o, char *err, size_t errlen)
+{
+	struct hs x;
+	memset(&x, 0, sizeof x);
+	hsnap_init(&x.h, 0, 0, 0);
+	int rc = pass(&x, path, err, errlen);
+	if (rc < 0 && rc != -ENODATA && rc != -EBADMSG && rc != -ENOTSUP) {
+		hs_free(&x);
+		return rc;
+	}
+	size_t n = x.h.n, want = o ? o->snapshot : 0;
+	if (!want)
+		for (size_t i = n; i > 0 && !want; i--)
+			if (x.h.s[i - 1].complete)
+				want = i;
+	if (!want || want > n || !x.h.s[want - 1].complete) {
+		if (!n && rc == -ENODATA)
+			snprintf(err, errlen,
+				 "%s holds no heap snapshot before it is cut "
+				 "short",
+				 path);
+		else if (!n)
+			snprintf(err, errlen,
+				 "%s holds no heap snapshot "
+				 "(take one with ljlog.snapshot() "
+				 "or the snapshot= option)",
+				 path);
+		else if (!want)
+			snprintf(err, errlen,
+				 "%s holds no complete heap "
+				 "snapshot (the log is cut short)",
+				 path);
+		else if (want > n)
+			snprintf(
+			    err, errlen,
+			    "no snapshot %zu: %s holds %zu (see ljlog heap)",
+			    want, path, n);
+		else
+			snprintf(err, errlen,
+				 "snapshot %zu of %s is incomplete (the log is "
+				 "cut short)",
+				 want, path);
+		hs_free(&x);
+		return EXPORT_EMPTY;
+	}
+	int first_rc = rc;
+	char first_err[512];
+	snprintf(first_err, sizeof first_err, "%s", err);
+	hsnap_free(&x.h);
+	hsnap_init(&x.h, 0, 0, 0);
+	x.want = want;
+	rc = pass(&x, path, err, errlen);
+	if (rc == -ENOMEM || !x.done) {
+		if (rc != -ENOMEM)
+			snprintf(err, errlen,
+				 "snapshot %zu vanished on the "
+				 "second read of %s",
+				 want, path);
+		hs_free(&x);
+		return rc == -ENOMEM ? rc : -EIO;
+	}
+	int wrc = write_all(&x, out, err, errlen);
+	hs_free(&x);
+	if (wrc < 0)
+		return wrc;
+	if (ferror(out)) {
+		snprintf(err, errlen, "write error");
+		return -EIO;
+	}
+	if (first_rc < 0)
+		snprintf(err, errlen, "%s", first_err);
+	return first_rc;
+}
