@@ -51,19 +51,20 @@ b = count()
 WV = setmetatable({x = WSTRONG}, {__mode = "v"})
 local wv_delta = count() - b
 WONLY = setmetatable({}, {__mode = "v"})
-WONLY.t = {"weakly held only"}
+WONLY.t = {string.format("%s %s", "weakly held", "only")}
 
--- An upvalue and a suspended coroutine's local.
+-- An upvalue and a suspended coroutine's local, strings made at run time
+-- (no constant of the chunk reaches them).
 local handler_line = debug.getinfo(1, "l").currentline + 3
 do
-	local cache = {"upvalue cache"}
+	local cache = string.format("%s %s", "upvalue", "cache")
 	HANDLER = function() return cache end
 end
 local co_line = debug.getinfo(1, "l").currentline + 1
 CO = coroutine.create(function()
-	local buf = {"coroutine buf"}
+	local buf = string.format("%s %s", "coroutine", "buf")
 	coroutine.yield()
-	return buf[1]
+	return buf .. "!"
 end)
 coroutine.resume(CO)
 
