@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/heap_top.h"
 #include "decode.h"
 #include "proc/hsnap.h"
 
 static const char heap_usage[] =
     "usage: ljlog heap [--json] FILE\n"
-    "       ljlog heap --by type [--snapshot K] [--json] FILE\n"
+    "       ljlog heap --top N [--snapshot K] [--json] FILE\n"
+    "       ljlog heap --by type|site|metatable [--snapshot K] [--json] FILE\n"
     "       ljlog heap --path-to ID [--snapshot K] [--json] FILE\n"
     "       ljlog heap --diff K1 K2 [--json] FILE\n"
     "\n"
@@ -24,18 +26,36 @@ static const char heap_usage[] =
     "buffers...), LuaJIT's own heap total, what neither accounts for\n"
     "(rest; 0 when the sizes add up) and the time the VM was stopped.\n"
     "\n"
+    "  --top N            the N objects of snapshot K that retain the most\n"
+    "                     bytes (their own and all the objects only they\n"
+    "                     keep alive: the dominator tree from the roots,\n"
+    "                     weak references do not retain), each with its ID,\n"
+    "                     type, own and retained bytes and a shortest path\n"
+    "                     from a root (_G.HOLD[17].name, upvalue x of\n"
+    "                     _G.f (app.lua:3), stack of coroutine _G.co\n"
+    "                     (co.lua:5) local buf...). Objects no root reaches\n"
+    "                     by strong references are counted apart\n"
     "  --by type          objects and bytes by type in snapshot K\n"
-    "  --snapshot K       the snapshot for --by and --path-to (default: the\n"
-    "                     last one)\n"
+    "  --by metatable     tables and userdata by metatable (its __name,\n"
+    "                     else its path; \"(none)\")\n"
+    "  --by site          by allocation site: HEAP records carry none, so\n"
+    "                     this says so (exit status 1)\n"
+    "  --snapshot K       the snapshot for --top, --by and --path-to\n"
+    "                     (default: the last one)\n"
     "  --path-to ID       a shortest chain of references from a root to the\n"
-    "                     object with heap ID ID in snapshot K\n"
+    "                     object with heap ID ID in snapshot K, as a path\n"
+    "                     (the first line) and step by step\n"
     "  --diff K1 K2       objects and bytes by type in K1 and K2 (of the same\n"
-    "                     VM), and the objects of K2 that K1 has not (new IDs)\n"
+    "                     VM); K2's objects that K1 has not (new IDs) by the\n"
+    "                     new object holding them (its path) and by their\n"
+    "                     nearest old dominator (holder), then one by one\n"
     "  --json             JSON instead of text\n"
     "  -h, --help         this help\n"
     "\n"
     "Exit status: 0 success, 1 truncated log, 2 usage error, no such\n"
     "snapshot or object, or the file cannot be opened, 3 corrupt log.\n";
+
+enum { BY_TYPE = 1, BY_SITE, BY_MT }; /* --by */
 
 /* Main thread. Decode path into h; the exit status, or -1 to go on. */
 static int load(const char *path, struct hsnap *h)
@@ -215,18 +235,27 @@ static int print_path(const struct hsnap *h, size_t k, uint64_t id, int json)
 		json_u64(&j, "snapshot", k);
 		json_u64(&j, "id", id);
 		json_bool(&j, "reachable", n > 0);
+		char pt[1024];
+		heap_path_text(kp, e, (size_t)n, pt, sizeof pt);
+		json_cstr(&j, "readable", pt);
 		json_arr(&j, "path");
 	} else if (n == 0) {
 		printf("no root reaches #%llu in snapshot %zu: ",
 		       (unsigned long long)id, k);
 		print_obj(hsnap_find(kp, id));
 		printf("\n");
+	} else {
+		char pt[1024];
+		heap_path_text(kp, e, (size_t)n, pt, sizeof pt);
+		printf("%s\n", pt);
 	}
 	for (long i = 0; i < n; i++) {
 		const struct hsnap_obj *o = hsnap_find(kp, e[i]->dst);
+		char lb[256];
+		hsnap_edge_label(e[i], lb, sizeof lb);
 		if (json) {
 			json_obj(&j, NULL);
-			json_cstr(&j, i == 0 ? "root" : "ref", e[i]->label);
+			json_cstr(&j, i == 0 ? "root" : "ref", lb);
 			json_bool(&j, "weak", e[i]->weak);
 			json_u64(&j, "id", e[i]->dst);
 			json_cstr(&j, "type",
@@ -237,7 +266,7 @@ static int print_path(const struct hsnap *h, size_t k, uint64_t id, int json)
 			json_close(&j, '}');
 			continue;
 		}
-		printf(i == 0 ? "root %s" : "  %s%s", e[i]->label,
+		printf(i == 0 ? "root %s" : "  %s%s", lb,
 		       e[i]->weak ? " (weak)" : "");
 		printf(" -> ");
 		if (o)
@@ -303,8 +332,12 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, int json)
 			       (long long)(b->b[t] - a->b[t]));
 		}
 	}
-	if (json) {
+	if (json)
 		json_close(&j, ']');
+	int rc = heap_diff_holders(h, json ? &j : NULL);
+	if (rc)
+		return rc;
+	if (json) {
 		json_u64(&j, "gone", gone);
 		json_arr(&j, "new");
 	} else {
@@ -345,24 +378,40 @@ int cli_heap(int argc, char **argv)
 	    {"snapshot", required_argument, NULL, 's'},
 	    {"path-to", required_argument, NULL, 'p'},
 	    {"diff", required_argument, NULL, 'd'},
+	    {"top", required_argument, NULL, 't'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int o, json = 0, by = 0, path = 0;
-	size_t k = 0, d1 = 0, d2 = 0;
+	int o, json = 0, by = 0, path = 0, top = 0;
+	size_t k = 0, d1 = 0, d2 = 0, ntop = 0;
 	uint64_t id = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'j': json = 1; break;
 		case 'b':
-			if (strcmp(optarg, "type") != 0) {
+			if (!strcmp(optarg, "type"))
+				by = BY_TYPE;
+			else if (!strcmp(optarg, "site"))
+				by = BY_SITE;
+			else if (!strcmp(optarg, "metatable"))
+				by = BY_MT;
+			else {
 				cli_err("heap",
-					"--by '%s': only 'type' is known",
+					"--by '%s': 'type', 'site' or "
+					"'metatable'",
 					optarg);
 				return CLI_USAGE;
 			}
-			by = 1;
+			break;
+		case 't':
+			if (!(ntop = parse_k(optarg))) {
+				cli_err("heap",
+					"--top '%s': not a count (1, 2, ...)",
+					optarg);
+				return CLI_USAGE;
+			}
+			top = 1;
 			break;
 		case 's':
 			if (!(k = parse_k(optarg))) {
@@ -401,8 +450,9 @@ int cli_heap(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (by + path + (d1 != 0) > 1) {
-		cli_err("heap", "--by, --path-to and --diff go one at a time");
+	if ((by != 0) + path + top + (d1 != 0) > 1) {
+		cli_err("heap",
+			"--by, --top, --path-to and --diff go one at a time");
 		return CLI_USAGE;
 	}
 	const char *file = cli_file_arg("heap", heap_usage, argc, argv);
@@ -410,7 +460,8 @@ int cli_heap(int argc, char **argv)
 		return CLI_USAGE;
 	struct hsnap h;
 	int go, rc = CLI_OK;
-	if (path && !k) { /* the last snapshot: count them first */
+	int edges = path || top || by == BY_MT; /* of snapshot k */
+	if (edges && !k) { /* the last snapshot: count them first */
 		hsnap_init(&h, 0, 0, 0);
 		go = load(file, &h);
 		k = h.n;
@@ -422,7 +473,7 @@ int cli_heap(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	hsnap_init(&h, path ? k : d1, d2, path);
+	hsnap_init(&h, edges ? k : d1, d2, edges ? 1 : d1 ? 2 : 0);
 	go = load(file, &h);
 	if (go >= 0) {
 		hsnap_free(&h);
@@ -431,13 +482,19 @@ int cli_heap(int argc, char **argv)
 	if (by && !k)
 		k = h.n;
 	size_t need = d2 > d1 ? d2 : d1 > k ? d1 : k;
-	if ((by || path || d1) && (need == 0 || need > h.n)) {
+	if ((by || path || top || d1) && (need == 0 || need > h.n)) {
 		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
 		hsnap_free(&h);
 		return CLI_USAGE;
 	}
-	if (by)
+	if (by == BY_TYPE)
 		print_by_type(&h, k, json);
+	else if (by == BY_SITE)
+		rc = heap_by_site(k, json);
+	else if (by == BY_MT)
+		rc = heap_by_metatable(&h, k, json);
+	else if (top)
+		rc = heap_top(&h, k, ntop, json);
 	else if (path)
 		rc = print_path(&h, k, id, json);
 	else if (d1)

@@ -13,8 +13,9 @@ void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
 {
 	memset(h, 0, sizeof *h);
 	h->keep[0].index = k1;
-	h->keep[0].edges = edges;
+	h->keep[0].edges = edges & 1;
 	h->keep[1].index = k2;
+	h->keep[1].edges = (edges & 2) != 0;
 }
 
 /* Any thread. Free a kept snapshot. */
@@ -23,7 +24,7 @@ static void keep_free(struct hsnap_keep *k)
 	for (size_t i = 0; i < k->n; i++)
 		free(k->v[i].text);
 	for (size_t i = 0; i < k->ne; i++)
-		free(k->e[i].label);
+		free(k->e[i].name);
 	free(k->v);
 	free(k->e);
 	hmap_free(&k->byid);
@@ -78,9 +79,9 @@ static char *dup(const char *s, size_t len)
 	return p;
 }
 
-/* Any thread. Keep one edge. */
-static int add_edge(struct hsnap_keep *k, uint64_t src, uint64_t dst,
-		    const char *label, int weak)
+/* Any thread. Keep one edge (r's fields; a root when kind is 0). */
+static int add_edge(struct hsnap_keep *k, uint64_t src,
+		    const struct decode_href *r)
 {
 	if (k->ne == k->ecap) {
 		size_t nc = k->ecap ? k->ecap * 2 : 1024;
@@ -90,10 +91,12 @@ static int add_edge(struct hsnap_keep *k, uint64_t src, uint64_t dst,
 		k->e = ne;
 		k->ecap = nc;
 	}
-	char *l = dup(label, strlen(label));
+	char *l = dup(r->name ? r->name : "", r->name ? r->namelen : 0);
 	if (!l)
 		return -ENOMEM;
-	k->e[k->ne++] = (struct hsnap_edge){src, dst, l, weak};
+	k->e[k->ne++] = (struct hsnap_edge){
+	    src,     r->target, l,    r->name ? r->namelen : 0,
+	    r->kind, r->weak,	r->n, r->key};
 	return 0;
 }
 
@@ -132,13 +135,9 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 					  o->size, t,	    o->textlen};
 	if (!k->edges)
 		return 0;
-	for (uint32_t i = 0; i < o->nref; i++) {
-		char lb[256];
-		hsnap_label(&o->refs[i], lb, sizeof lb);
-		if (add_edge(k, o->id, o->refs[i].target, lb, o->refs[i].weak) <
-		    0)
+	for (uint32_t i = 0; i < o->nref; i++)
+		if (add_edge(k, o->id, &o->refs[i]) < 0)
 			return h->err = -ENOMEM;
-	}
 	return 0;
 }
 
@@ -149,9 +148,12 @@ static int on_root(void *ud, const struct decode_hroot *r)
 		return h->err = -ENOMEM;
 	struct hsnap_keep *k = kept(h);
 	if (k && k->edges) {
-		char lb[128];
-		snprintf(lb, sizeof lb, "%.*s", (int)r->namelen, r->name);
-		if (add_edge(k, 0, r->target, lb, 0) < 0)
+		struct decode_href root;
+		memset(&root, 0, sizeof root);
+		root.name = r->name;
+		root.namelen = r->namelen;
+		root.target = r->target;
+		if (add_edge(k, 0, &root) < 0)
 			return h->err = -ENOMEM;
 	}
 	return 0;
@@ -225,6 +227,18 @@ void hsnap_label(const struct decode_href *r, char *buf, size_t cap)
 		break;
 	default: snprintf(buf, cap, "(%s)", format_href_name(r->kind)); break;
 	}
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap)
+{
+	if (!e->kind) {
+		snprintf(buf, cap, "%s", e->name);
+		return;
+	}
+	struct decode_href r = {e->kind,    e->weak, e->n,  e->name,
+				e->namelen, e->key,  e->dst};
+	hsnap_label(&r, buf, cap);
 }
 
 /* Any thread. See hsnap.h. */

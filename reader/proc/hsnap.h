@@ -32,11 +32,14 @@ struct hsnap_obj {
 	size_t textlen;
 };
 
-/* A kept reference (or a root: src 0, label its name). */
+/* A kept reference (or a root: src 0, kind 0, name the root's name). */
 struct hsnap_edge {
 	uint64_t src, dst;
-	char *label;
+	char *name; /* decode_href's name, NUL-terminated ("" none) */
+	size_t namelen;
+	unsigned kind; /* FORMAT_HREF_*, 0 for a root */
 	int weak;
+	uint64_t n, key; /* as in decode_href */
 };
 
 /* The objects of a kept snapshot. */
@@ -59,7 +62,8 @@ struct hsnap {
 };
 
 /* Any thread. Ready h; keep the objects of snapshots k1, k2 (indexes from
-** 1, 0 none), and k1's references when edges. */
+** 1, 0 none), and their references: k1's when edges & 1, k2's when
+** edges & 2. */
 void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges);
 
 /* Any thread. Free h's memory. */
@@ -71,6 +75,9 @@ void hsnap_sink(struct hsnap *h, struct decode_sink *s);
 /* Any thread. A reference's label, as a path step: "[3]", ".name",
 ** "[table #12]", "(metatable)", "(upvalue x)", "(stack 5 x)". */
 void hsnap_label(const struct decode_href *r, char *buf, size_t cap);
+
+/* Any thread. A kept reference's label, as hsnap_label (a root: its name). */
+void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap);
 
 /* Any thread. The kept object with this ID in k, or NULL. */
 const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id);

@@ -1,0 +1,473 @@
+/*
+** ljlog CLI: 'ljlog heap --top', '--by metatable|site' and the holders of
+** '--diff', on the dominator tree of a snapshot (proc/hdom.c).
+*/
+#include "cli/heap_top.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "proc/hdom.h"
+#include "proc/hpath.h"
+#include "util/hmap.h"
+
+#define PATH_MAX_STEPS 256  /* references of a path shown, at most */
+#define PATH_CAP       1024 /* bytes of a path's text, at most */
+
+/* Main thread. See heap_top.h. */
+void heap_path_text(const struct hsnap_keep *k,
+		    const struct hsnap_edge *const *e, size_t n, char *buf,
+		    size_t cap)
+{
+	int cut = n > PATH_MAX_STEPS;
+	if (cut) {
+		e += n - PATH_MAX_STEPS;
+		n = PATH_MAX_STEPS;
+	}
+	hpath_render(k, e, n, cut, buf, cap);
+}
+
+/* Main thread. The readable path of object index i by d's shortest strong
+** paths ("" when unreached). */
+static void path_of(const struct hdom *d, const struct hsnap_keep *k, size_t i,
+		    char *buf, size_t cap)
+{
+	const struct hsnap_edge *e[PATH_MAX_STEPS];
+	int cut;
+	size_t n = hdom_path(d, k, i, e, PATH_MAX_STEPS, &cut);
+	if (!n) {
+		snprintf(buf, cap, "%s", "");
+		return;
+	}
+	hpath_render(k, e, n, cut, buf, cap);
+}
+
+/* Main thread. Build d on keep kp; 0 or an exit status after a message. */
+static int build(struct hdom *d, const struct hsnap_keep *kp)
+{
+	if (hdom_build(d, kp) < 0) {
+		cli_err("heap",
+			"out of memory (dominator tree of %zu objects, "
+			"%zu references)",
+			kp->n, kp->ne);
+		return CLI_USAGE;
+	}
+	return 0;
+}
+
+struct rank {
+	uint64_t retained, id;
+	size_t i;
+};
+
+/* Main thread. Larger retained first, then smaller ID. */
+static int by_retained(const void *a, const void *b)
+{
+	const struct rank *x = a, *y = b;
+	if (x->retained != y->retained)
+		return x->retained > y->retained ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Main thread. See heap_top.h. */
+int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
+{
+	const struct hsnap_keep *kp = &h->keep[0];
+	const struct hsnap_one *s = &h->s[k - 1];
+	struct hdom d;
+	int rc = build(&d, kp);
+	if (rc)
+		return rc;
+	struct rank *r = malloc((d.reached + 1) * sizeof *r);
+	if (!r) {
+		hdom_free(&d);
+		cli_err("heap", "out of memory");
+		return CLI_USAGE;
+	}
+	size_t nr = 0;
+	uint64_t ub = 0, un = 0;
+	for (size_t i = 0; i < kp->n; i++) {
+		if (d.idom[i] == HDOM_NONE) {
+			un++;
+			ub += kp->v[i].size;
+			continue;
+		}
+		r[nr++] = (struct rank){d.retained[i], kp->v[i].id, i};
+	}
+	qsort(r, nr, sizeof *r, by_retained);
+	if (n > nr)
+		n = nr;
+	struct json j;
+	char path[PATH_CAP];
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "snapshot", k);
+		json_u64(&j, "reachable_objects", nr);
+		json_u64(&j, "reachable_bytes", d.retained[kp->n]);
+		json_u64(&j, "unreachable_objects", un);
+		json_u64(&j, "unreachable_bytes", ub);
+		json_arr(&j, "top");
+	} else {
+		printf("snapshot %zu (vm %u): %zu objects, %llu bytes reached "
+		       "from the roots by strong references; left out: %llu "
+		       "objects, %llu bytes no root reaches that way\n",
+		       k, s->vm, nr, (unsigned long long)d.retained[kp->n],
+		       (unsigned long long)un, (unsigned long long)ub);
+		printf("%10s %-9s %10s %12s  %s\n", "ID", "type", "self",
+		       "retained", "path  \"text\"");
+	}
+	for (size_t x = 0; x < n; x++) {
+		const struct hsnap_obj *o = &kp->v[r[x].i];
+		path_of(&d, kp, r[x].i, path, sizeof path);
+		if (json) {
+			json_obj(&j, NULL);
+			json_u64(&j, "id", o->id);
+			json_cstr(&j, "type", format_htype_name(o->type));
+			json_str(&j, "text", o->text, o->textlen);
+			json_u64(&j, "self_bytes", o->size);
+			json_u64(&j, "retained_bytes", r[x].retained);
+			json_cstr(&j, "path", path);
+			json_close(&j, '}');
+		} else {
+			printf("%10llu %-9s %10llu %12llu  %s  ",
+			       (unsigned long long)o->id,
+			       format_htype_name(o->type),
+			       (unsigned long long)o->size,
+			       (unsigned long long)r[x].retained, path);
+			cli_quote(stdout, o->text,
+				  o->textlen > 40 ? 40 : o->textlen);
+			printf("\n");
+		}
+	}
+	if (json) {
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+	}
+	free(r);
+	hdom_free(&d);
+	return CLI_OK;
+}
+
+/* A group of objects: count and bytes under a name. */
+struct group {
+	uint64_t key;
+	char *name, *holder;
+	uint64_t n, bytes;
+};
+
+struct groups {
+	struct group *v;
+	size_t n, cap;
+	struct hmap at; /* key -> index + 1 */
+};
+
+/* Main thread. The group of key (new: name NULL), or NULL (no memory). */
+static struct group *group_of(struct groups *g, uint64_t key)
+{
+	int added;
+	uint64_t *x = hmap_ref(&g->at, key, &added);
+	if (!x)
+		return NULL;
+	if (!added)
+		return &g->v[*x - 1];
+	if (g->n == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 64;
+		struct group *nv = realloc(g->v, nc * sizeof *nv);
+		if (!nv)
+			return NULL;
+		g->v = nv;
+		g->cap = nc;
+	}
+	*x = g->n + 1;
+	g->v[g->n] = (struct group){key, NULL, NULL, 0, 0};
+	return &g->v[g->n++];
+}
+
+/* Main thread. Free g. */
+static void groups_free(struct groups *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->v[i].name);
+		free(g->v[i].holder);
+	}
+	free(g->v);
+	hmap_free(&g->at);
+}
+
+/* Main thread. More bytes first, then more objects, then by name. */
+static int by_bytes(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
+}
+
+/* Main thread. The groups of g as JSON array key of j or as text lines. */
+static void groups_print(struct groups *g, struct json *j, const char *key,
+			 const char *field, const char *title)
+{
+	qsort(g->v, g->n, sizeof *g->v, by_bytes);
+	if (j)
+		json_arr(j, key);
+	else
+		printf("%s\n%10s %12s  %s\n", title, "objects", "bytes", field);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct group *x = &g->v[i];
+		if (j) {
+			json_obj(j, NULL);
+			json_cstr(j, field, x->name ? x->name : "");
+			if (x->holder)
+				json_cstr(j, "holder", x->holder);
+			json_u64(j, "objects", x->n);
+			json_u64(j, "bytes", x->bytes);
+			json_close(j, '}');
+		} else {
+			printf("%10llu %12llu  %s%s%s\n",
+			       (unsigned long long)x->n,
+			       (unsigned long long)x->bytes,
+			       x->name ? x->name : "",
+			       x->holder ? "  held by " : "",
+			       x->holder ? x->holder : "");
+		}
+	}
+	if (j)
+		json_close(j, ']');
+}
+
+/* Main thread. A copy of s, NULL when out of memory. */
+static char *sdup(const char *s)
+{
+	size_t l = strlen(s) + 1;
+	char *p = malloc(l);
+	if (p)
+		memcpy(p, s, l);
+	return p;
+}
+
+/* Main thread. The name of metatable mt (index in kp): its __name string,
+** else its path, else "<table #ID>". */
+static void mt_name(const struct hdom *d, const struct hsnap_keep *kp,
+		    size_t mt, const uint64_t *name_of, char *buf, size_t cap)
+{
+	if (name_of[mt]) {
+		const struct hsnap_obj *s = hsnap_find(kp, name_of[mt]);
+		if (s) {
+			snprintf(buf, cap, "__name \"%.*s\"",
+				 (int)(s->textlen > 64 ? 64 : s->textlen),
+				 s->text);
+			return;
+		}
+	}
+	path_of(d, kp, mt, buf, cap);
+	if (!buf[0])
+		snprintf(buf, cap, "<table #%llu>",
+			 (unsigned long long)kp->v[mt].id);
+}
+
+/* Main thread. See heap_top.h. */
+int heap_by_metatable(const struct hsnap *h, size_t k, int json)
+{
+	const struct hsnap_keep *kp = &h->keep[0];
+	struct hdom d;
+	int rc = build(&d, kp);
+	if (rc)
+		return rc;
+	/* Per object: its metatable's index + 1; per table: its __name. */
+	uint64_t *mt = calloc(kp->n + 1, sizeof *mt);
+	uint64_t *nm = calloc(kp->n + 1, sizeof *nm);
+	struct groups g = {NULL, 0, 0, HMAP_INIT};
+	char name[PATH_CAP];
+	if (!mt || !nm)
+		goto oom;
+	for (size_t i = 0; i < kp->ne; i++) {
+		const struct hsnap_edge *e = &kp->e[i];
+		uint64_t *s = e->kind ? hmap_get(&kp->byid, e->src) : NULL;
+		uint64_t *t = hmap_get(&kp->byid, e->dst);
+		if (!s || !t)
+			continue;
+		if (e->kind == FORMAT_HREF_METATABLE)
+			mt[*s - 1] = *t;
+		else if (e->kind == FORMAT_HREF_FIELD_STR && e->namelen == 6 &&
+			 !memcmp(e->name, "__name", 6) &&
+			 kp->v[*t - 1].type == FORMAT_HTYPE_STRING)
+			nm[*s - 1] = e->dst;
+	}
+	for (size_t i = 0; i < kp->n; i++) {
+		const struct hsnap_obj *o = &kp->v[i];
+		if ((o->type != FORMAT_HTYPE_TABLE &&
+		     o->type != FORMAT_HTYPE_USERDATA) ||
+		    (o->flags & FORMAT_HOBJ_UNREACHABLE))
+			continue;
+		struct group *x = group_of(&g, mt[i] ? mt[i] : kp->n + 1);
+		if (!x)
+			goto oom;
+		if (!x->name) {
+			if (mt[i])
+				mt_name(&d, kp, mt[i] - 1, nm, name,
+					sizeof name);
+			else
+				snprintf(name, sizeof name, "(none)");
+			if (!(x->name = sdup(name)))
+				goto oom;
+		}
+		x->n++;
+		x->bytes += o->size;
+	}
+	struct json j;
+	if (json) {
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "snapshot", k);
+	}
+	snprintf(name, sizeof name,
+		 "snapshot %zu: tables and userdata by metatable (its __name, "
+		 "else its path; \"(none)\" without one; garbage left out)",
+		 k);
+	groups_print(&g, json ? &j : NULL, "metatables", "metatable", name);
+	if (json) {
+		json_close(&j, '}');
+		putchar('\n');
+	}
+	free(mt);
+	free(nm);
+	groups_free(&g);
+	hdom_free(&d);
+	return CLI_OK;
+oom:
+	free(mt);
+	free(nm);
+	groups_free(&g);
+	hdom_free(&d);
+	cli_err("heap", "out of memory");
+	return CLI_USAGE;
+}
+
+/* Main thread. See heap_top.h. */
+int heap_by_site(size_t k, int json)
+{
+	static const char why[] =
+	    "this log's heap snapshots carry no allocation sites: HEAP "
+	    "OBJECT records (format version 8) name no site, and a heap ID "
+	    "is no address an ALLOC event could be matched with";
+	if (json) {
+		struct json j;
+		json_init(&j, stdout, 1);
+		json_obj(&j, NULL);
+		json_u64(&j, "snapshot", k);
+		json_bool(&j, "sites", 0);
+		json_cstr(&j, "why", why);
+		json_arr(&j, "groups");
+		json_close(&j, ']');
+		json_close(&j, '}');
+		putchar('\n');
+	} else {
+		printf("snapshot %zu: no sites: %s\n", k, why);
+	}
+	return CLI_TRUNCATED; /* 1: nothing to show */
+}
+
+/* Main thread. See heap_top.h: on keep[1]'s dominator tree, a new object
+** v's group is its highest new dominator u (v itself, or the new object
+** whose immediate dominator is old or the super-root); its holder u's
+** immediate dominator. */
+int heap_diff_holders(const struct hsnap *h, struct json *j)
+{
+	const struct hsnap_keep *ka = &h->keep[0], *kb = &h->keep[1];
+	struct hdom d;
+	int rc = build(&d, kb);
+	if (rc)
+		return rc;
+	size_t n = kb->n;
+	size_t *top = malloc((n + 1) * sizeof *top);
+	char *isnew = calloc(n + 1, 1);
+	struct groups by = {NULL, 0, 0, HMAP_INIT}, hold = by;
+	char name[PATH_CAP];
+	if (!top || !isnew)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		isnew[i] = !hsnap_find(ka, kb->v[i].id);
+		top[i] = HDOM_NONE;
+	}
+	uint64_t un = 0, ub = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!isnew[i])
+			continue;
+		if (d.idom[i] == HDOM_NONE) {
+			un++;
+			ub += kb->v[i].size;
+			continue;
+		}
+		/* Up the new dominators to a known top or the highest. */
+		size_t u = i;
+		while (top[u] == HDOM_NONE && d.idom[u] < n && isnew[d.idom[u]])
+			u = d.idom[u];
+		size_t t = top[u] != HDOM_NONE ? top[u] : u;
+		for (size_t v = i; v != u; v = d.idom[v])
+			top[v] = t;
+		top[u] = t;
+		struct group *x = group_of(&by, t + 1);
+		if (!x)
+			goto oom;
+		if (!x->name) {
+			path_of(&d, kb, t, name, sizeof name);
+			if (!(x->name = sdup(name)))
+				goto oom;
+			size_t hd = d.idom[t];
+			if (hd < n)
+				path_of(&d, kb, hd, name, sizeof name);
+			else
+				snprintf(name, sizeof name, "(the roots)");
+			if (!(x->holder = sdup(name)))
+				goto oom;
+		}
+		x->n++;
+		x->bytes += kb->v[i].size;
+		struct group *y = group_of(&hold, d.idom[t] + 1);
+		if (!y)
+			goto oom;
+		if (!y->name && !(y->name = sdup(x->holder)))
+			goto oom;
+		y->n++;
+		y->bytes += kb->v[i].size;
+	}
+	if (j) {
+		json_bool(j, "sites", 0);
+	} else
+		printf("new objects by site: none, the snapshots carry no "
+		       "allocation sites\n");
+	groups_print(&by, j, "new_by_path", "path",
+		     "new objects by the new object holding them (its path; "
+		     "held by: its nearest old dominator):");
+	groups_print(&hold, j, "new_by_holder", "holder",
+		     "new objects by their nearest old dominator:");
+	if (j) {
+		json_u64(j, "new_unreached_objects", un);
+		json_u64(j, "new_unreached_bytes", ub);
+	} else if (un) {
+		printf("%10llu %12llu  (no root reaches them by strong "
+		       "references)\n",
+		       (unsigned long long)un, (unsigned long long)ub);
+	}
+	free(top);
+	free(isnew);
+	groups_free(&by);
+	groups_free(&hold);
+	hdom_free(&d);
+	return 0;
+oom:
+	free(top);
+	free(isnew);
+	groups_free(&by);
+	groups_free(&hold);
+	hdom_free(&d);
+	cli_err("heap", "out of memory");
+	return CLI_USAGE;
+}
