@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ljlog benchmarks: each figure is a ratio measured side by side in one run,
 # configurations interleaved, best of RUNS. Never used as a test threshold.
-# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs|alloc_costs|snapshot]...
+# Usage: bench/run.sh [calls|alloc|size|reader|sample|sample_bytes|costs|alloc_costs|snapshot|budgets]...
 #        (default: all)
 # Times are CPU seconds (user + sys) of the measured process (the sample
 # benchmark also shows wall-clock seconds).
@@ -309,6 +309,7 @@ for p in bt str sn; do
 	eval "cfg_${p}_sample() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-sample.ljlog,sample=1ms\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 	eval "cfg_${p}_alloc() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-alloc.ljlog,nodefaults,alloc\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 	eval "cfg_${p}_jitp() { \"\$luajit\" -jp=i1 \$(cost_prog $p); }"
+	eval "cfg_${p}_a512() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-a512.ljlog,nodefaults,alloc=512k\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 done
 bench_costs() {
 	local p name c w r
@@ -399,10 +400,31 @@ print(f"  log {size} bytes for {len(s)} snapshots: {size / (objs * len(s)):.1f} 
 ' "$log"
 }
 
+# -- budgets: the cost budgets of the issues side by side: unprofiled vs
+# nodefaults (attached) vs sample=1ms vs alloc vs alloc=512k, on the three
+# programs of costs (JIT on), paired medians.
+bench_budgets() {
+	local p name c w r
+	echo "== budgets: binary-trees, strings, spectral-norm; JIT on; $runs rounds"
+	echo "paired: median over the rounds of the ratio to the unprofiled run of the same round (CPU, wall)"
+	for p in bt str sn; do
+		case $p in bt) name=binary-trees ;; str) name=strings ;; sn) name=spectral-norm ;; esac
+		measure_both ${p}_base ${p}_attach ${p}_sample ${p}_alloc ${p}_a512
+		printf '%s (%s): unprofiled %ss CPU, %ss wall\n' "$name" "$(cost_prog $p | sed "s|$src/||")" "${best[${p}_base]}" "${wall[${p}_base]}"
+		for c in "nodefaults (attached):attach:1.01x" "sample=1ms:sample:1.03x bt, 1.02x sn" \
+			"nodefaults,alloc:alloc:1.3x bt" "nodefaults,alloc=512k:a512:1.03x bt"; do
+			w=${p}_${c#*:}
+			w=${w%%:*}
+			r=$(paired "$w" "${p}_base")
+			printf '  %-24s CPU %sx  wall %sx  (budget %s)\n' "${c%%:*}" "${r% *}" "${r#* }" "${c##*:}"
+		done
+	done
+}
+
 what=${*:-calls alloc size reader sample sample_bytes costs alloc_costs snapshot}
 for w in $what; do
 	case $w in
-	calls | alloc | size | reader | sample | sample_bytes | costs | alloc_costs | snapshot) "bench_$w" ;;
-	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs, alloc_costs, snapshot)" >&2; exit 2 ;;
+	calls | alloc | size | reader | sample | sample_bytes | costs | alloc_costs | snapshot | budgets) "bench_$w" ;;
+	*) echo "bench: unknown benchmark '$w' (calls, alloc, size, reader, sample, sample_bytes, costs, alloc_costs, snapshot, budgets)" >&2; exit 2 ;;
 	esac
 done

@@ -18,6 +18,33 @@
 _Static_assert((LUA_MINSTACK * 2 + 5) * sizeof(TValue) >= MIN_MAPPED,
 	       "a Lua stack may be smaller than MIN_MAPPED");
 
+/* -- Records ------------------------------------------------------------------- */
+
+/* VM thread only (allocator). The ALLOC record of np (nsize bytes) at x
+** (site word) with its key, at p (from logger_reserve). */
+static inline __attribute__((always_inline)) void
+put_alloc(struct logger_vm *vm, uint64_t *p, uint64_t ts, uint64_t x,
+	  uint64_t key, void *np, size_t nsize)
+{
+	p[0] = BUF_W0(BUF_ALLOC, x);
+	p[1] = ts;
+	p[2] = key;
+	p[3] = (uint64_t)(uintptr_t)np;
+	p[4] = nsize;
+	vm->bp = p + 5;
+}
+
+/* VM thread only (allocator). The FREE record of ptr (osize bytes). */
+static inline __attribute__((always_inline)) void
+put_free(struct logger_vm *vm, uint64_t *p, uint64_t ts, void *ptr,
+	 size_t osize)
+{
+	p[0] = BUF_W0(BUF_FREE, osize);
+	p[1] = ts;
+	p[2] = (uint64_t)(uintptr_t)ptr;
+	vm->bp = p + 3;
+}
+
 /* -- Sites ---------------------------------------------------------------------- */
 
 /* Any thread (attach). See alloc.h. */
@@ -232,22 +259,14 @@ static void *alloc_sampled(struct logger_vm *vm, void *ptr, size_t osize,
 		uint64_t ts = clock_now();
 		addrset_del(&vm->sampled, (uintptr_t)ptr);
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_FREE, osize);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)ptr;
-		vm->bp = p + 3;
+		put_free(vm, p, ts, ptr, osize);
 	}
 	/* A block whose address could not be kept is not recorded: its free
 	** would not be. */
 	if (take && addrset_add(&vm->sampled, (uintptr_t)np) == 0) {
 		uint64_t ts = clock_now();
 		p = logger_reserve(vm, co, ts);
-		p[0] = BUF_W0(BUF_ALLOC, x);
-		p[1] = ts;
-		p[2] = key;
-		p[3] = (uint64_t)(uintptr_t)np;
-		p[4] = nsize;
-		vm->bp = p + 5;
+		put_alloc(vm, p, ts, x, key, np, nsize);
 	}
 	return np;
 }
@@ -289,20 +308,12 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 			return np;
 		forget(vm, ptr, osize);
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_FREE, osize);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)ptr;
-		vm->bp = p + 3;
+		put_free(vm, p, ts, ptr, osize);
 	} else if (!np) {
 		return np; /* failed: LuaJIT raises its memory error */
 	} else if (!ptr) {
 		p = logger_reserve(vm, co, ts);
-		p[0] = BUF_W0(BUF_ALLOC, x);
-		p[1] = ts;
-		p[2] = key;
-		p[3] = (uint64_t)(uintptr_t)np;
-		p[4] = nsize;
-		vm->bp = p + 5;
+		put_alloc(vm, p, ts, x, key, np, nsize);
 	} else {
 		p = logger_reserve(vm, co, ts);
 		p[0] = BUF_W0(BUF_REALLOC, x);
@@ -317,38 +328,29 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 	return np;
 }
 
-/* VM thread only. lua_Alloc wrapper. Most calls of an allocation-heavy
-** program record nothing: they go straight to the VM's allocator (a tail
-** call), the rest through alloc_full. */
-void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
+/* VM thread only. lua_Alloc wrapper when nothing is recorded (no family):
+** no buffered record names an object, so frees need not be seen, nor GC
+** phases; only the heap is kept from trimming (vmheap.h), and after a
+** heap snapshot, frees are forgotten by its IDs (alloc_full). */
+static void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	/* alloc=RATE: nothing to record when the countdown does not run out
-	** and ptr is no sampled block (and no new GC phase, no stack mark). */
-	if (vm->alloc_rate) {
-		if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
-				vm->g->gc.state == vm->gcstate &&
-				!__atomic_load_n(&vm->s.stack_moving,
-						 __ATOMIC_RELAXED))) {
-			if (!ptr) {
-				vm->alloc_left -= (int64_t)nsize;
-				return vm->orig_alloc(vm->orig_ud, ptr, osize,
-						      nsize);
-			}
-			if (osize < MIN_MAPPED &&
-			    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
-				vm->alloc_left -= (int64_t)nsize;
-				vmheap_keep(vm->heap);
-				return vm->orig_alloc(vm->orig_ud, ptr, osize,
-						      nsize);
-			}
-		}
+	if (UTIL_UNLIKELY(vm->snap.on))
 		return alloc_full(vm, ptr, osize, nsize);
-	}
+	vmheap_keep(vm->heap);
+	return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+}
+
+/* VM thread only. lua_Alloc wrapper without alloc. Most calls of an
+** allocation-heavy program record nothing: they go straight to the VM's
+** allocator (a tail call), the rest through alloc_full. */
+static void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct logger_vm *vm = ud;
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
-	if (UTIL_LIKELY(
-		!(vm->events & OPTS_ALLOC) && vm->g->gc.state == vm->gcstate &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+	if (UTIL_LIKELY(vm->g->gc.state == vm->gcstate &&
+			!__atomic_load_n(&vm->s.stack_moving,
+					 __ATOMIC_RELAXED))) {
 		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
@@ -358,4 +360,91 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize)
 		}
 	}
 	return alloc_full(vm, ptr, osize, nsize);
+}
+
+/* VM thread only. lua_Alloc wrapper with alloc=RATE: nothing to record
+** when the countdown does not run out and ptr is no sampled block (and no
+** new GC phase, no stack mark). */
+static void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct logger_vm *vm = ud;
+	if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
+			vm->g->gc.state == vm->gcstate &&
+			!__atomic_load_n(&vm->s.stack_moving,
+					 __ATOMIC_RELAXED))) {
+		if (!ptr) {
+			vm->alloc_left -= (int64_t)nsize;
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		}
+		if (osize < MIN_MAPPED &&
+		    !addrset_has(&vm->sampled, (uintptr_t)ptr)) {
+			vm->alloc_left -= (int64_t)nsize;
+			vmheap_keep(vm->heap);
+			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
+		}
+	}
+	return alloc_full(vm, ptr, osize, nsize);
+}
+
+/* VM thread only (alloc_lua_exact). Record the free of ptr, then free it:
+** a tail call. Its own function: a free needs fewer registers saved than
+** a new block. */
+static UTIL_NOINLINE void *exact_free(struct logger_vm *vm, void *ptr,
+				      size_t osize)
+{
+	vmheap_keep(vm->heap);
+	uint64_t ts = logger_alloc_clock(vm);
+	uint64_t *p = logger_reserve(vm, NULL, ts);
+	put_free(vm, p, ts, ptr, osize);
+	forget(vm, ptr, osize);
+	return vm->orig_alloc(vm->orig_ud, ptr, osize, 0);
+}
+
+/* VM thread only (alloc_lua_exact). Make a new block of nsize bytes and
+** record it: its site and room are found before it is made (the site
+** before the Lua stack may move). */
+static UTIL_NOINLINE void *exact_new(struct logger_vm *vm, size_t nsize)
+{
+	uint64_t key = 0;
+	lua_State *co = NULL;
+	uint64_t x = site_of(vm, NULL, &key, &co);
+	uint64_t ts = logger_alloc_clock(vm);
+	uint64_t *p = logger_reserve(vm, co, ts);
+	void *np = vm->orig_alloc(vm->orig_ud, NULL, 0, nsize);
+	if (UTIL_LIKELY(np != NULL)) /* else LuaJIT raises its memory error */
+		put_alloc(vm, p, ts, x, key, np, nsize);
+	return np;
+}
+
+/* VM thread only. lua_Alloc wrapper with exact alloc. A new block or a
+** free, with no new GC phase, no sampler and no heap snapshot to tell, is
+** recorded by exact_new or exact_free; the rest goes through alloc_full. */
+static void *alloc_lua_exact(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct logger_vm *vm = ud;
+	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate || vm->s.on ||
+			  vm->snap.on))
+		return alloc_full(vm, ptr, osize, nsize);
+	if (!ptr) {
+		if (UTIL_LIKELY(nsize != 0))
+			return exact_new(vm, nsize);
+	} else if (!nsize) {
+		return exact_free(vm, ptr, osize);
+	}
+	return alloc_full(vm, ptr, osize, nsize);
+}
+
+/* Any thread (attach). See alloc.h. */
+lua_Alloc alloc_wrapper(unsigned events, uint64_t rate)
+{
+	if (events & OPTS_ALLOC)
+		return rate ? alloc_lua_rate : alloc_lua_exact;
+	return events ? alloc_lua_plain : alloc_lua_bare;
+}
+
+/* Any thread. See alloc.h. */
+int alloc_is_wrapper(lua_Alloc f)
+{
+	return f == alloc_lua_exact || f == alloc_lua_rate ||
+	       f == alloc_lua_plain || f == alloc_lua_bare;
 }

@@ -7,10 +7,18 @@
 #define LJLOG_LOGGER_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
-/* VM thread only. lua_Alloc installed on every attached VM; ud is the VM's
-** struct logger_vm. Always passes through to the VM's own allocator. */
-void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize);
+#include "lua.h"
+
+/* Any thread (attach). The lua_Alloc to install on a VM recording events
+** (OPTS_* families) with alloc=rate (0: exact): each does only what they
+** need; ud is the VM's struct logger_vm. Always passes through to the
+** VM's own allocator. */
+lua_Alloc alloc_wrapper(unsigned events, uint64_t rate);
+
+/* Any thread. Whether f is one of the wrappers alloc_wrapper returns. */
+int alloc_is_wrapper(lua_Alloc f);
 
 /* Any thread (attach). Words of C stack searched for the return address
 ** into a trace: ALLOC_TRACE_SCAN, or fewer when LJLOG_TEST_TRACE_SCAN in
@@ -20,7 +28,7 @@ void *alloc_lua(void *ud, void *ptr, size_t osize, size_t nsize);
 unsigned alloc_trace_scan_words(void);
 
 /* The C code between a trace and the allocator wrapper (lj_tab_new1,
-** lj_mem_newgco, alloc_lua) takes about 25 words; sanitizer builds more. */
+** lj_mem_newgco, the wrapper) takes about 25 words; sanitizer builds more. */
 #define ALLOC_TRACE_SCAN 128
 
 #endif

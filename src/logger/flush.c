@@ -31,11 +31,12 @@ static uint8_t *put_slot(uint8_t *p, unsigned op, int64_t delta)
 	return blocks_uleb_put(p, z);
 }
 
-/* The last site an encoding pass mapped: allocation-heavy code allocates
-** from a few sites in a row, and an ID found once in a pass stays valid
-** for the rest of it (nothing is forgotten while m's lock is held). */
+/* The last two sites an encoding pass mapped: allocation-heavy code
+** allocates from a few sites in a row (often two traces in turn), and an
+** ID found once in a pass stays valid for the rest of it (nothing is
+** forgotten while m's lock is held). Entry 0 is the newer. */
 struct site_memo {
-	uint64_t key, tag, id; /* tag: the site word's key kind and traceno */
+	uint64_t key[2], tag[2], id[2]; /* tag: key kind and traceno */
 };
 
 /* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte,
@@ -48,13 +49,19 @@ static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
 	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
 	uint64_t tag = (uint64_t)keykind << 32 | traceno, id = 0;
 	if (keykind != MAPPER_NONE) {
-		if (key == sm->key && tag == sm->tag && sm->id) {
-			id = sm->id;
+		if (key == sm->key[0] && tag == sm->tag[0] && sm->id[0]) {
+			id = sm->id[0];
+		} else if (key == sm->key[1] && tag == sm->tag[1] &&
+			   sm->id[1]) {
+			id = sm->id[1];
+			sm->key[1] = sm->key[0], sm->key[0] = key;
+			sm->tag[1] = sm->tag[0], sm->tag[0] = tag;
+			sm->id[1] = sm->id[0], sm->id[0] = id;
 		} else {
 			id = mapper_ref(m, keykind, (uintptr_t)key, traceno);
-			sm->key = key;
-			sm->tag = tag;
-			sm->id = id;
+			sm->key[1] = sm->key[0], sm->key[0] = key;
+			sm->tag[1] = sm->tag[0], sm->tag[0] = tag;
+			sm->id[1] = sm->id[0], sm->id[0] = id;
 		}
 	}
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
@@ -81,15 +88,16 @@ static uint8_t *put_abort(struct mapper *m, uint8_t *p, const uint64_t *w)
 /* Bytes an abort's message may add beyond the per-word reservation. */
 #define ABORT_EXTRA (BLOCKS_ULEB_MAX * 2 + 160)
 
-/* Caller holds m's lock. Encode the events of [w, end) into fe->scratch;
-** their count, the first timestamp in *base. */
-static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
-			      const uint64_t *w, const uint64_t *end,
-			      uint64_t *base, uint8_t *p)
+/* Caller holds m's lock. Encode the events of [w, end) into fe->scratch,
+** which has room for ENC_PER_WORD bytes a word left (plus slack): their
+** count in *count, the first timestamp in *base; 0 or -ENOMEM. */
+static int encode_events(struct flush_enc *fe, struct mapper *m,
+			 const uint64_t *w, const uint64_t *end,
+			 uint64_t *base, uint8_t *p, uint64_t *countp)
 {
 	uint64_t count = 0, prev_t, addr = 0, id;
 	int64_t slot = 0;
-	struct site_memo sm = {0, 0, 0};
+	struct site_memo sm = {{0, 0}, {0, 0}, {0, 0}};
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)
@@ -100,6 +108,21 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 		uint64_t t = w[1] >> CLOCK_TS_SHIFT, dt = 0;
 		if (t > prev_t)
 			dt = t - prev_t, prev_t = t;
+		/* The commonest records first, then the rest. */
+		if (kind == BUF_FREE) {
+			*p++ = FORMAT_OP_FREE << FORMAT_OP_SHIFT;
+			p = blocks_sleb_put(p, (int64_t)(w[2] - addr));
+			p = blocks_uleb_put(p, x);
+			addr = w[2];
+			goto next;
+		}
+		if (kind == BUF_ALLOC) {
+			p = put_site(m, &sm, p, FORMAT_OP_ALLOC, x, w[2]);
+			p = blocks_uleb_put(p, w[4]);
+			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
+			addr = w[3];
+			goto next;
+		}
 		switch (kind) {
 		case BUF_ENTER_LUA:
 		case BUF_ENTER_C:
@@ -116,18 +139,6 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 		case BUF_EXIT:
 			p = put_slot(p, FORMAT_OP_EXIT, (int64_t)x - slot);
 			slot = (int64_t)x;
-			break;
-		case BUF_ALLOC:
-			p = put_site(m, &sm, p, FORMAT_OP_ALLOC, x, w[2]);
-			p = blocks_uleb_put(p, w[4]);
-			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
-			addr = w[3];
-			break;
-		case BUF_FREE:
-			*p++ = FORMAT_OP_FREE << FORMAT_OP_SHIFT;
-			p = blocks_sleb_put(p, (int64_t)(w[2] - addr));
-			p = blocks_uleb_put(p, x);
-			addr = w[2];
 			break;
 		case BUF_REALLOC:
 			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, x, w[2]);
@@ -148,8 +159,17 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			*p++ = FORMAT_OP_SWITCH << FORMAT_OP_SHIFT;
 			p = blocks_uleb_put(p, id);
 			break;
-		case BUF_TRACE_START:
 		case BUF_TRACE_ABORT:
+			/* Its message may outgrow the per-word room: make
+			** room for it and for the rest of the buffer. */
+			fe->scratch.len = (size_t)(p - fe->scratch.p);
+			p = wbuf_room(&fe->scratch,
+				      (size_t)(end - w) * ENC_PER_WORD +
+					  ABORT_EXTRA + 64);
+			if (!p)
+				return -ENOMEM;
+			/* fall through */
+		case BUF_TRACE_START:
 			id = w[2] ? mapper_ref(m, MAPPER_PROTO, (uintptr_t)w[2],
 					       0)
 				  : 0;
@@ -183,13 +203,15 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		}
+	next:
 		p = blocks_uleb_put(p, dt);
 		w += buf_words[kind];
 		count++;
 	}
 	fe->t_prev = prev_t;
 	fe->scratch.len = (size_t)(p - fe->scratch.p);
-	return count;
+	*countp = count;
+	return 0;
 }
 
 /* Caller holds m's lock. MAPPING (when new IDs were made), then EVENTS. */
@@ -197,23 +219,20 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 		 const uint64_t *end, const struct writer_clock *c,
 		 struct wbuf *out, uint64_t *nevents)
 {
-	size_t words = (size_t)(end - w), out0 = out->len, aborts = 0;
-	uint64_t base, t_prev = fe->t_prev;
+	size_t words = (size_t)(end - w), out0 = out->len;
+	uint64_t base, count, t_prev = fe->t_prev;
 
 	mapper_assert_held(m);
 	if (words == 0)
 		return -EINVAL;
-	for (const uint64_t *q = w; q < end; q += buf_words[BUF_KIND(*q)])
-		aborts += BUF_KIND(*q) == BUF_TRACE_ABORT;
 	fe->scratch.len = 0;
-	uint8_t *p = wbuf_room(&fe->scratch, words * ENC_PER_WORD +
-						 aborts * ABORT_EXTRA + 64);
+	uint8_t *p = wbuf_room(&fe->scratch, words * ENC_PER_WORD + 64);
 	if (!p)
 		return -ENOMEM;
 	mapper_begin(m, out);
-	uint64_t count = encode_events(fe, m, w, end, &base, p);
+	int r = encode_events(fe, m, w, end, &base, p, &count);
 	int nmap = mapper_end(m);
-	if (nmap < 0)
+	if (r < 0 || nmap < 0)
 		goto fail;
 
 	size_t eoff = writer_block_begin(out);

@@ -578,7 +578,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	}
 	vm->gcstate = g->gc.state;
 	record_vm_event(vm, BUF_ATTACH);
-	lua_setallocf(L, alloc_lua, vm); /* from here on, vm is live */
+	lua_setallocf(L, alloc_wrapper(o.events, vm->alloc_rate),
+		      vm); /* from here on, vm is live */
 	if (o.events & OPTS_CALLS) {
 		if (g->hookf && g->hookf != hooks_call)
 			fprintf(stderr, "ljlog: calls: replacing the program's "

@@ -92,7 +92,7 @@ struct logger_vm {
 ** allocator wrapper's opaque pointer is the state. */
 static inline struct logger_vm *logger_vm_of(global_State *g)
 {
-	return g->allocf == alloc_lua ? (struct logger_vm *)g->allocd : NULL;
+	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd : NULL;
 }
 
 /* VM thread only. Attach to L's VM with options (LUAJIT_PROFILE syntax);
