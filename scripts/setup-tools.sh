@@ -3,6 +3,8 @@
 # once per machine and skipped when present (scripts/test.sh runs this).
 #   Debian: chromium (headless page tests), golang-go (go tool pprof);
 #           luajit2 (OpenResty's LuaJIT) unpacked into tests/tools/luajit2
+#           curl, nginx-light, wrk; nginx's lua module on luajit2 unpacked
+#           into tests/tools/nginx-lua (tests/e2e/nginx.sh, bench/nginx.sh)
 #   npm, pinned in tests/tools/package.json + package-lock.json, installed
 #   into tests/tools/node_modules: speedscope (its importer), playwright-core
 #   (drives Debian's chromium), heap-snapshot-toolkit (DevTools' loader)
@@ -10,7 +12,7 @@
 set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-pkgs="chromium golang-go nodejs npm"
+pkgs="chromium golang-go nodejs npm curl nginx-light wrk"
 
 say() { printf 'setup-tools: %s\n' "$*" >&2; }
 die() { printf 'setup-tools: error: %s\n' "$*" >&2; exit 1; }
@@ -32,6 +34,7 @@ if [ -n "$missing" ]; then
 	say "installing:$missing"
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
 	# shellcheck disable=SC2086
+	# (policy-rc.d or no init: the nginx service is not started)
 	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
 fi
 
@@ -56,6 +59,26 @@ if [ ! -x "$lj2/usr/bin/luajit" ]; then
 		die "apt-get download luajit2 libluajit2-5.1-2 failed"
 	for d in "$dl"/*.deb; do
 		dpkg -x "$d" "$lj2" || die "dpkg -x $d failed"
+	done
+	rm -rf "$dl"
+fi
+
+# nginx's lua module (lua-nginx-module) runs on luajit2 and its packages
+# pull luajit2 in, which conflicts with the luajit package: the module, the
+# NDK and the resty libraries are unpacked privately with their luajit2
+# library, never installed (tests/e2e/nginx.sh loads them by absolute path).
+ngx="$tools/nginx-lua"
+ngxpkgs="libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core lua-resty-lrucache libluajit2-5.1-2"
+if [ ! -f "$ngx/usr/lib/nginx/modules/ngx_http_lua_module.so" ]; then
+	say "unpacking nginx's lua module (on luajit2) into tests/tools/nginx-lua"
+	dl=$(mktemp -d)
+	chmod 755 "$dl"
+	# shellcheck disable=SC2086
+	get() { (cd "$dl" && apt-get download -q $ngxpkgs >/dev/null 2>&1); }
+	get || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && get; } ||
+		die "apt-get download $ngxpkgs failed"
+	for d in "$dl"/*.deb; do
+		dpkg -x "$d" "$ngx" || die "dpkg -x $d failed"
 	done
 	rm -rf "$dl"
 fi

@@ -128,15 +128,22 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 	else if (L->base < tvref(L->stack) || L->top < L->base ||
 		 L->top > tvref(L->maxstack))
 		probe = "stack fields";
+	/* A fast function from the library table (hosts replace globals:
+	** nginx's lua module puts a C function of its own in print). */
 	if (!probe) {
-		lua_getfield(L, LUA_GLOBALSINDEX, "print");
+		int top = lua_gettop(L);
+		lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+		if (lua_istable(L, -1))
+			lua_getfield(L, -1, "string");
+		if (lua_istable(L, -1))
+			lua_getfield(L, -1, "byte");
 		if (lua_isfunction(L, -1)) {
 			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
 			if (fn->c.gct != (uint8_t)~LJ_TFUNC ||
 			    fn->c.ffid <= FF_C)
 				probe = "function layout";
 		}
-		lua_pop(L, 1);
+		lua_settop(L, top);
 	}
 	if (probe) {
 		snprintf(err, errlen,
@@ -453,6 +460,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 
 	if ((r = opts_parse(options, &o, err, errlen)) < 0)
 		return r;
+	if ((r = luaweak_resolve(NULL)) < 0) {
+		snprintf(err, errlen,
+			 "LuaJIT's API (lua_gettop...) not found in this process");
+		return r;
+	}
 	if (logger_vm_of(g)) {
 		snprintf(err, errlen, "already profiling this Lua VM");
 		return -EALREADY;

@@ -166,6 +166,8 @@ int luaopen_ljlog(lua_State *L)
 				       {"snapshot", l_snapshot},
 				       {NULL, NULL}};
 	const char *env = getenv("LUAJIT_PROFILE");
+	if (luaweak_resolve(NULL) < 0) /* its own caller is LuaJIT */
+		return 0;
 	logger_pin();
 	if (env && *env && !logger_vm_of(G(L))) {
 		char err[512];

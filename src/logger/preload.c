@@ -40,12 +40,15 @@ static void first_instruction(lua_State *L, lua_Debug *ar)
 			"ljlog: LUAJIT_PROFILE: %s; running unprofiled\n", err);
 }
 
-/* VM thread only. A VM was just made: attach at its first instruction when
-** LUAJIT_PROFILE asks and nothing hooks it yet. */
-static lua_State *arm(lua_State *L)
+/* VM thread only. A VM was just made by real (LuaJIT's function): attach
+** at its first instruction when LUAJIT_PROFILE asks and nothing hooks it
+** yet. LuaJIT's API is looked up first: in a host linked with -z now whose
+** LuaJIT came with a dlopen()ed module (nginx), it was not there at load. */
+static lua_State *arm(lua_State *L, void *real)
 {
 	const char *env = getenv("LUAJIT_PROFILE");
-	if (L && env && *env && !logger_vm_of(G(L)) && !lua_gethook(L)) {
+	if (L && env && *env && luaweak_resolve(real) == 0 &&
+	    !logger_vm_of(G(L)) && !lua_gethook(L)) {
 		logger_pin();
 		lua_sethook(L, first_instruction, LUA_MASKCOUNT, 1);
 	}
@@ -61,7 +64,7 @@ LJLOG_API lua_State *lua_newstate(lua_Alloc f, void *ud)
 		r = (newstate_fn)dlsym(RTLD_NEXT, "lua_newstate");
 		__atomic_store_n(&real, r, __ATOMIC_RELEASE);
 	}
-	return r ? arm(r(f, ud)) : NULL;
+	return r ? arm(r(f, ud), (void *)r) : NULL;
 }
 
 /* VM thread only. LuaJIT's luaL_newstate, then arm. */
@@ -73,5 +76,5 @@ LJLOG_API lua_State *luaL_newstate(void)
 		r = (lnewstate_fn)dlsym(RTLD_NEXT, "luaL_newstate");
 		__atomic_store_n(&real, r, __ATOMIC_RELEASE);
 	}
-	return r ? arm(r()) : NULL;
+	return r ? arm(r(), (void *)r) : NULL;
 }
