@@ -174,6 +174,19 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 					 FORMAT_VM_TRACE_FLUSH);
 			break;
+		case BUF_ZONE_PUSH:
+		case BUF_MARK:
+			id = mapper_string(m, (const char *)(w + 2),
+					   (size_t)x);
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 (kind == BUF_MARK ? FORMAT_VM_MARK
+							   : FORMAT_VM_ZONE_PUSH));
+			p = blocks_uleb_put(p, id);
+			break;
+		case BUF_ZONE_POP:
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 FORMAT_VM_ZONE_POP);
+			break;
 		case BUF_ATTACH:
 		case BUF_DETACH:
 			*p++ =
@@ -184,7 +197,7 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			break;
 		}
 		p = blocks_uleb_put(p, dt);
-		w += buf_words[kind];
+		w += buf_rec_words(w);
 		count++;
 	}
 	fe->t_prev = prev_t;
@@ -203,7 +216,7 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 	mapper_assert_held(m);
 	if (words == 0)
 		return -EINVAL;
-	for (const uint64_t *q = w; q < end; q += buf_words[BUF_KIND(*q)])
+	for (const uint64_t *q = w; q < end; q += buf_rec_words(q))
 		aborts += BUF_KIND(*q) == BUF_TRACE_ABORT;
 	fe->scratch.len = 0;
 	uint8_t *p = wbuf_room(&fe->scratch, words * ENC_PER_WORD +
