@@ -90,4 +90,11 @@ int leaks_load_intervals(const struct profile *first, const char *path,
 void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
 void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
+/* -- Zones and marks of 'ljlog report' (report_zones.c) --------------------- */
+
+/* Main thread. The zones table and the marks (text: at most limit rows of
+** each, 0 all; nothing when the log has none); JSON: "zones", "marks". */
+void report_zones_text(const struct profile *p, size_t limit);
+void report_zones_json(struct json *j, const struct profile *p);
+
 #endif

@@ -778,6 +778,7 @@ static void text_report(const struct profile *p, const char *path, int rc,
 		text_table(p, &sec_sites, limit, fams);
 	text_samples(p, limit, fams);
 	text_traces(p, limit, fams);
+	report_zones_text(p, limit);
 
 	const struct heap_gc *gc = &p->heap.gc;
 	if (fams & OPTS_GC) {
@@ -941,6 +942,7 @@ static void json_report(const struct profile *p, int rc, const char *err,
 	json_table(&j, p, &sec_aborts);
 	json_table(&j, p, &sec_sites);
 	json_table(&j, p, &sec_vms);
+	report_zones_json(&j, p);
 	leaks_json_sampled(&j, p);
 	leaks_json(&j, p);
 	if (iv_ns)
