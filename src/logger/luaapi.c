@@ -190,6 +190,16 @@ static int l_snapshot(lua_State *L)
 	return 1;
 }
 
+/* VM thread only, Lua API context. Raise msg as an error at the caller of
+** the C function (its chunk and line, as Lua's own errors). */
+static int caller_error(lua_State *L, const char *msg)
+{
+	luaL_where(L, 1);
+	lua_pushstring(L, msg);
+	lua_concat(L, 2);
+	return lua_error(L);
+}
+
 /* VM thread only, Lua API. ljlog.zone(name) pushes a zone, ljlog.zone()
 ** pops one; nothing returned. A no-op when the VM is not profiled. */
 static int l_zone(lua_State *L)
@@ -201,13 +211,13 @@ static int l_zone(lua_State *L)
 		return 0;
 	if (!lua_isnoneornil(L, 1)) {
 		if (lua_type(L, 1) != LUA_TSTRING)
-			return luaL_error(L,
-					  "ljlog.zone(): the name must be a "
-					  "string (or nothing, to pop)");
+			return caller_error(L,
+					    "ljlog.zone(): the name must be a "
+					    "string (or nothing, to pop)");
 		name = lua_tolstring(L, 1, &len);
 	}
 	if (logger_zone(vm, name, len) < 0)
-		return luaL_error(L, "ljlog.zone(): no zone to pop");
+		return caller_error(L, "ljlog.zone(): no zone to pop");
 	return 0;
 }
 
@@ -220,7 +230,8 @@ static int l_mark(lua_State *L)
 	if (!vm)
 		return 0;
 	if (lua_type(L, 1) != LUA_TSTRING)
-		return luaL_error(L, "ljlog.mark(): the text must be a string");
+		return caller_error(L,
+				    "ljlog.mark(): the text must be a string");
 	const char *text = lua_tolstring(L, 1, &len);
 	logger_mark(vm, text, len);
 	return 0;
