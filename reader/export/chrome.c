@@ -508,9 +508,9 @@ int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 		if (!c.have_frames && !c.have_samples && !c.have_gc &&
 		    !c.have_zones) {
 			snprintf(err, errlen,
-				 "%s has no calls, samples, GC events or "
-				 "zones to export (record with calls, sample "
-				 "or gc)",
+				 "%s has no calls, samples or GC events to "
+				 "export (record with calls, sample or gc, "
+				 "or use ljlog.zone)",
 				 path);
 			wrc = EXPORT_EMPTY;
 		} else
