@@ -318,8 +318,8 @@ int dec_events(struct decode *d, const struct reader_block *b,
 				o = v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
 				ev.id =
 				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-				if (UTIL_UNLIKELY(!o || o->kind !=
-							    FORMAT_REC_STRING)) {
+				if (UTIL_UNLIKELY(
+					!o || o->kind != FORMAT_REC_STRING)) {
 					why = o ? "zone name or mark text is "
 						  "not a STRING"
 						: "zone name or mark text ID "

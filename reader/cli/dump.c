@@ -318,7 +318,8 @@ static int on_event(void *ud, const struct decode_event *ev)
 			break;
 		case FORMAT_VM_ZONE_PUSH:
 		case FORMAT_VM_MARK:
-			printf(" %s %u ", ev->lo == FORMAT_VM_MARK ? "text" : "name",
+			printf(" %s %u ",
+			       ev->lo == FORMAT_VM_MARK ? "text" : "name",
 			       ev->id);
 			q(&ev->obj->u.str.text);
 			break;

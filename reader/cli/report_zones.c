@@ -53,8 +53,8 @@ void report_zones_text(const struct profile *p, size_t limit)
 		printf("\nZones: %zu (inclusive: a zone's figures hold its "
 		       "nested zones')\n",
 		       n);
-		printf("  %10s %12s %8s %12s %12s  %s\n", "entries",
-		       "time ms", "samples", "alloc bytes", "allocs", "zone");
+		printf("  %10s %12s %8s %12s %12s  %s\n", "entries", "time ms",
+		       "samples", "alloc bytes", "allocs", "zone");
 		for (size_t i = 0; i < n && (!limit || i < limit); i++) {
 			const struct zones_name *zn = &z->names[r[i]];
 			printf("  %10" PRIu64 " %12.3f %8" PRIu64 " %12" PRIu64
@@ -62,7 +62,8 @@ void report_zones_text(const struct profile *p, size_t limit)
 			       zn->entries,
 			       (double)profile_ns(p, zn->time) / 1e6,
 			       zn->samples, zn->alloc_bytes, zn->alloc_count);
-			cli_quote(stdout, zones_str(z, r[i]), strlen(zones_str(z, r[i])));
+			cli_quote(stdout, zones_str(z, r[i]),
+				  strlen(zones_str(z, r[i])));
 			putchar('\n');
 		}
 	}

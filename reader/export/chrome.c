@@ -300,8 +300,8 @@ static void jit_event(struct chrome *c, struct cvm *v,
 }
 
 /* Any thread. A zone's B or E, or a mark's instant, on the zones track. */
-static void zone_ev(struct chrome *c, struct cvm *v, const char *ph,
-		    uint64_t t, const struct decode_obj *name, const char *cat)
+static void zone_ev(struct chrome *c, struct cvm *v, const char *ph, uint64_t t,
+		    const struct decode_obj *name, const char *cat)
 {
 	ev_begin(c, ph, t, v->id, TID_ZONES);
 	fputs(",\"name\":", c->out);

@@ -186,9 +186,8 @@ static int on_event(void *ud, const struct decode_event *ev)
 		return 0;
 	case FORMAT_VM_MARK: {
 		int64_t t = str_of(z, ev->obj);
-		if (t < 0 ||
-		    grow(&z->marks, &z->cap_mark, z->nmark, sizeof *z->marks) <
-			0)
+		if (t < 0 || grow(&z->marks, &z->cap_mark, z->nmark,
+				  sizeof *z->marks) < 0)
 			return -ENOMEM;
 		z->marks[z->nmark++] =
 		    (struct zones_mark){ev->vm, (uint32_t)t, ev->ts};

@@ -29,10 +29,10 @@ struct zones_name {
 /* One entry into a zone: [t0, t1) on its VM's clock, ts units. */
 struct zones_span {
 	uint32_t vm;
-	uint32_t name;	/* index in names */
-	uint32_t depth; /* 0: outermost */
+	uint32_t name;	 /* index in names */
+	uint32_t depth;	 /* 0: outermost */
 	uint32_t parent; /* the span it is nested in, UINT32_MAX none */
-	int open;	/* not popped: t1 is the VM's last event */
+	int open;	 /* not popped: t1 is the VM's last event */
 	uint64_t t0, t1;
 };
 
@@ -50,7 +50,7 @@ struct zones {
 	struct intern strs;	  /* zone names and mark texts */
 	struct zones_name *names; /* by string index (marks' rows stay 0) */
 	size_t cap_names;
-	struct hmap byid; /* STRING ID -> string index + 1 */
+	struct hmap byid;	  /* STRING ID -> string index + 1 */
 	struct zones_span *spans; /* in order of their PUSH, per VM */
 	size_t nspan, cap_span;
 	struct zones_mark *marks; /* in log order */
@@ -59,7 +59,7 @@ struct zones {
 	size_t nvm, cap_vm;
 	struct zones_smp *smp; /* samples' VM and time, for zones_finish */
 	size_t nsmp, cap_smp;
-	uint64_t samples_in;   /* samples in some zone */
+	uint64_t samples_in; /* samples in some zone */
 	int finished;
 };
 

@@ -55,11 +55,11 @@ enum format_rec {
 	FORMAT_REC_STRING = 9,
 };
 
-#define FORMAT_VM_JIT_OFF  1u /* VM record flags, bit 0 */
-#define FORMAT_CO_MAIN	   1u /* COROUTINE record flags, bit 0 */
-#define FORMAT_FF_NOEXIT   1u /* FFUNC record flags, bit 0: no EXIT ever */
-#define FORMAT_FF_CALLBACK 2u /* FFUNC bit 1 (v4): NOEXIT, may call Lua */
-#define FORMAT_HOST_VM	   1u /* HOSTSYM record flags, bit 0: interpreter */
+#define FORMAT_VM_JIT_OFF  1u	/* VM record flags, bit 0 */
+#define FORMAT_CO_MAIN	   1u	/* COROUTINE record flags, bit 0 */
+#define FORMAT_FF_NOEXIT   1u	/* FFUNC record flags, bit 0: no EXIT ever */
+#define FORMAT_FF_CALLBACK 2u	/* FFUNC bit 1 (v4): NOEXIT, may call Lua */
+#define FORMAT_HOST_VM	   1u	/* HOSTSYM record flags, bit 0: interpreter */
 #define FORMAT_STRING_MAX  255u /* zone names, mark texts: bytes kept */
 
 /* -- Events ------------------------------------------------------------------ */

@@ -176,11 +176,11 @@ static uint64_t encode_events(struct flush_enc *fe, struct mapper *m,
 			break;
 		case BUF_ZONE_PUSH:
 		case BUF_MARK:
-			id = mapper_string(m, (const char *)(w + 2),
-					   (size_t)x);
-			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
-					 (kind == BUF_MARK ? FORMAT_VM_MARK
-							   : FORMAT_VM_ZONE_PUSH));
+			id = mapper_string(m, (const char *)(w + 2), (size_t)x);
+			*p++ =
+			    (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+				      (kind == BUF_MARK ? FORMAT_VM_MARK
+							: FORMAT_VM_ZONE_PUSH));
 			p = blocks_uleb_put(p, id);
 			break;
 		case BUF_ZONE_POP:

@@ -254,7 +254,8 @@ uint64_t mapper_string(struct mapper *m, const char *s, size_t len)
 	v = hmap_get(&m->strs, h);
 	if (v)
 		return *v;
-	uint8_t *p = m->bad ? NULL : wbuf_room(m->out, 1 + 2 * BLOCKS_ULEB_MAX + len);
+	uint8_t *p =
+	    m->bad ? NULL : wbuf_room(m->out, 1 + 2 * BLOCKS_ULEB_MAX + len);
 	if (!p) {
 		m->bad = 1;
 		return 0;
