@@ -103,3 +103,16 @@ spin=$(json_get "$T/s.json" '[z["samples"] for z in d["zones"] if z["name"] == "
 [ $((spin * 10)) -ge $((total * 9)) ] ||
 	fail "zone spin has $spin of $total samples (< 90%)"
 ok "zone spin: $spin of $total samples"
+
+# The C API (tests/e2e/host.c --zones): ljlog_zone before attach is
+# -ENOENT, a zone "host" around the script with a mark, a pop of the empty
+# stack is -EINVAL (the host fails otherwise).
+hlog=$T/host.ljlog
+host --threads 1 --script "$E2E/thread.lua" --options "file=$hlog,alloc" \
+	--zones >"$T/hout" 2>"$T/herr" || { show "$T/herr"; fail "host --zones failed"; }
+report_json "$hlog" "$T/h.json"
+expect_eq "C API: zones" "[('host', 1)]" "$(json_get "$T/h.json" '[(z["name"], z["entries"]) for z in d["zones"]]')"
+expect_eq "C API: marks" "['host mark']" "$(json_get "$T/h.json" '[m["text"] for m in d["marks"]]')"
+[ "$(json_get "$T/h.json" 'd["zones"][0]["alloc_count"] > 0')" = true ] ||
+	fail "C API: no allocation in zone host (the script allocates)"
+ok "C API: ljlog_zone/ljlog_mark (-ENOENT unattached, -EINVAL on an empty stack)"
