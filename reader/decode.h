@@ -123,6 +123,9 @@ struct decode_obj {
 			struct decode_obj **host;     /* own HOSTSYMs */
 			struct decode_obj *parent;    /* or NULL */
 		} stack;
+		struct {
+			struct decode_str text; /* version 9 */
+		} str;
 	} u;
 	/* Decoder state of a VM object. */
 	uint64_t last_ts;	 /* last event time */
@@ -153,7 +156,8 @@ struct decode_event {
 	uint32_t vm;  /* VM ID */
 	uint32_t co;  /* current coroutine (after a SWITCH: the new one) */
 	int64_t slot; /* ENTER, EXIT */
-	uint32_t id;  /* ENTER func, ALLOC/REALLOC site, SWITCH coroutine */
+	uint32_t id;  /* ENTER func, ALLOC/REALLOC site, SWITCH coroutine,
+		      ** ZONE_PUSH name and MARK text (a STRING) */
 	struct decode_obj *obj;	  /* the object named by id (NULL for ID 0) */
 	struct decode_obj *vmobj; /* the VM */
 	uint64_t line;		  /* ALLOC, REALLOC */

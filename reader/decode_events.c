@@ -308,6 +308,32 @@ int dec_events(struct decode *d, const struct reader_block *b,
 				ev.obj = o;
 				break;
 			case FORMAT_VM_TRACE_FLUSH: break;
+			case FORMAT_VM_ZONE_PUSH:
+			case FORMAT_VM_MARK:
+				if (UTIL_UNLIKELY(d->intro.version < 9)) {
+					why = "zone event before version 9";
+					goto bad;
+				}
+				ULEB(v, "text");
+				o = v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+				ev.id =
+				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+				if (UTIL_UNLIKELY(
+					!o || o->kind != FORMAT_REC_STRING)) {
+					why = o ? "zone name or mark text is "
+						  "not a STRING"
+						: "zone name or mark text ID "
+						  "used before definition";
+					goto bad_id;
+				}
+				ev.obj = o;
+				break;
+			case FORMAT_VM_ZONE_POP:
+				if (UTIL_UNLIKELY(d->intro.version < 9)) {
+					why = "zone event before version 9";
+					goto bad;
+				}
+				break;
 			default: why = "unknown VM event"; goto bad;
 			}
 			break;

@@ -232,8 +232,9 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
 		kind = *c->p++;
-		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_STACK ||
-		    (kind == FORMAT_REC_STACK && d->intro.version < 6))
+		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_STRING ||
+		    (kind == FORMAT_REC_STACK && d->intro.version < 6) ||
+		    (kind == FORMAT_REC_STRING && d->intro.version < 9))
 			return dec_corrupt(
 			    d, b, -EBADMSG,
 			    "unknown record kind %llu at payload "
@@ -357,6 +358,11 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 		case FORMAT_REC_STACK:
 			if ((rc = dec_stack(d, b, c, o)) != 0)
 				return rc;
+			break;
+		case FORMAT_REC_STRING:
+			if ((rc = dec_get_s(d, c, "STRING text",
+					    &o->u.str.text)) < 0)
+				return dec_bad_field(d, b, c, rc);
 			break;
 		}
 		if (dec_insert(d, o) < 0)

@@ -163,6 +163,7 @@ int profile_new(struct profile **out, unsigned flags)
 	fnid_init(&p->fnid);
 	heap_init(&p->heap, &p->fnid);
 	samples_init(&p->smp, &p->fnid, on_warn, p);
+	zones_init(&p->zones);
 	if (calls_init(&p->calls, &p->fnid, (flags & PROFILE_CALLTREE) != 0,
 		       on_warn, p) < 0) {
 		profile_free(p);
@@ -190,6 +191,8 @@ int profile_new(struct profile **out, unsigned flags)
 	fanout_add(&p->fan, &s);
 	samples_sink(&p->smp, &s);
 	fanout_add(&p->fan, &s);
+	zones_sink(&p->zones, &s);
+	fanout_add(&p->fan, &s);
 	*out = p;
 	return 0;
 }
@@ -202,6 +205,7 @@ void profile_free(struct profile *p)
 	calls_free(&p->calls);
 	heap_free(&p->heap);
 	samples_free(&p->smp);
+	zones_free(&p->zones);
 	fnid_free(&p->fnid);
 	for (size_t i = 0; i < p->nwarn; i++)
 		free(p->warnings[i]);
@@ -232,6 +236,7 @@ static void timebase(struct profile *p, int warn)
 			if (l > last)
 				last = l;
 		}
+	p->ts_first = first == UINT64_MAX ? 0 : first;
 	double per_counter = 1.0;
 	if (p->nclk >= 2 && p->clk_last.counter > p->clk_first.counter &&
 	    p->clk_last.mono_ns > p->clk_first.mono_ns) {
@@ -314,6 +319,10 @@ int profile_finish(struct profile *p)
 	calls_finish(&p->calls);
 	heap_finish(&p->heap);
 	timebase(p, 1);
+	if (zones_finish(&p->zones) < 0) {
+		add_warn(p, "out of memory counting the samples in zones");
+		rc = -ENOMEM;
+	}
 	if (samples_finish(&p->smp) < 0) {
 		add_warn(p, "out of memory counting the samples");
 		rc = -ENOMEM;

@@ -17,6 +17,7 @@
 #include "proc/fnid.h"
 #include "proc/heap.h"
 #include "proc/samples.h"
+#include "proc/zones.h"
 #include "util/hmap.h"
 
 /*
@@ -80,6 +81,7 @@ struct profile {
 	struct calls calls;
 	struct heap heap;
 	struct samples smp;
+	struct zones zones;
 	struct fanout fan;
 	/* Joined rows (after profile_finish). */
 	struct profile_fn *fns;
@@ -100,6 +102,7 @@ struct profile {
 	unsigned timebase;  /* PROFILE_TB_* */
 	double ns_per_tick; /* one ts unit in ns */
 	uint64_t duration_ns;
+	uint64_t ts_first; /* the first event's ts, over all VMs (0: none) */
 	struct decode_clock clk_first, clk_last;
 	unsigned nclk;
 	/* Warnings (decoder and processors), for the front end to print. */

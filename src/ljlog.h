@@ -32,6 +32,18 @@ LJLOG_API int ljlog_running(lua_State *L);
 ** (-ENOENT: L's VM is not profiled; see ljlog_errmsg()). */
 LJLOG_API int ljlog_snapshot(lua_State *L);
 
+/* Zones (as LuaJIT's jit.zone): push a zone named name on L's VM's zone
+** stack, or pop the innermost one when name is NULL. Samples and
+** allocations between a push and its pop are counted in the zone by the
+** reader. Names longer than 255 bytes are cut to 255. 0 or a negative
+** errno: -ENOENT when L's VM is not profiled, -EINVAL when popping an
+** empty stack (nothing is recorded). Call from the thread running L. */
+LJLOG_API int ljlog_zone(lua_State *L, const char *name);
+
+/* Drop a mark (an instant with a text, cut to 255 bytes) in L's VM's log.
+** 0 or a negative errno (-ENOENT: L's VM is not profiled). */
+LJLOG_API int ljlog_mark(lua_State *L, const char *text);
+
 /* The message of the calling thread's last failed ljlog call ("" if none). */
 LJLOG_API const char *ljlog_errmsg(void);
 

@@ -96,4 +96,34 @@ int leaks_load_intervals(const struct profile *first, const char *path,
 void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
 void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
+/* -- 'ljlog report' (report.c, report_opts.c) --------------------------------- */
+
+/* Main thread. The text report (at most limit rows a table, 0 all) and the
+** JSON one (iv_ns: --heap-interval, 0 none) of p, loaded from path with
+** result rc and message err. */
+void report_text(const struct profile *p, const char *path, int rc,
+		 const char *err, size_t limit);
+void report_json(const struct profile *p, int rc, const char *err,
+		 uint64_t iv_ns);
+
+/* The families of events a report knows (OPTS_* bits), by option name. */
+struct report_family {
+	unsigned bit;
+	const char *name;
+};
+extern const struct report_family report_families[];
+extern const size_t report_nfamily;
+
+/* Main thread. The families recorded: those the INTRO's options name, and
+** any whose events are in the log (calls, allocs: the log's totals). */
+unsigned report_recorded(const struct profile *p, uint64_t calls,
+			 uint64_t allocs);
+
+/* -- Zones and marks of 'ljlog report' (report_zones.c) --------------------- */
+
+/* Main thread. The zones table and the marks (text: at most limit rows of
+** each, 0 all; nothing when the log has none); JSON: "zones", "marks". */
+void report_zones_text(const struct profile *p, size_t limit);
+void report_zones_json(struct json *j, const struct profile *p);
+
 #endif

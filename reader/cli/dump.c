@@ -239,6 +239,10 @@ static int on_record(void *ud, struct decode_obj *o)
 			printf("%s%u", i ? " " : "", o->u.stack.host[i]->id);
 		putchar(']');
 		break;
+	case FORMAT_REC_STRING:
+		putchar(' ');
+		q(&o->u.str.text);
+		break;
 	}
 	putchar('\n');
 	return 0;
@@ -309,6 +313,13 @@ static int on_event(void *ud, const struct decode_event *ev)
 		case FORMAT_VM_TRACE_STOP:
 			printf(" trace %u traceno %" PRIu64, ev->id,
 			       ev->obj->u.trace.traceno);
+			break;
+		case FORMAT_VM_ZONE_PUSH:
+		case FORMAT_VM_MARK:
+			printf(" %s %u ",
+			       ev->lo == FORMAT_VM_MARK ? "text" : "name",
+			       ev->id);
+			q(&ev->obj->u.str.text);
 			break;
 		}
 		break;

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <stddef.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -18,43 +17,6 @@
 
 #include "logger/opts.h"
 #include "profile.h"
-
-static const char report_usage[] =
-    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T] FILE\n"
-    "\n"
-    "Report on an ljlog log: per function (calls, total and self time,\n"
-    "allocations and frees charged to it), allocation sites, GC cycles and\n"
-    "time per phase, per VM (thread, events, coroutines, heap at attach, at\n"
-    "detach and computed), totals. A truncated log is reported up to where\n"
-    "it ends, with a warning.\n"
-    "\n"
-    "With timer samples: samples per function (self: the function is the\n"
-    "innermost Lua frame, or for a sample without Lua frames the innermost\n"
-    "host frame; total: anywhere in the merged stack), per line (the\n"
-    "innermost Lua function and the line it executes), per state; samples,\n"
-    "dropped, signals. With trace events: compiled traces (number, start,\n"
-    "root trace, samples running it), aborts grouped by reason, flushes.\n"
-    "\n"
-    "With alloc=RATE (sampled allocation), allocation figures are estimates\n"
-    "and the report says so (JSON: \"alloc_sampled\": {\"rate\": N}).\n"
-    "\n"
-    "  -j, --json      one JSON object instead of text; it always holds\n"
-    "                  \"live_sites\" (live at the end by site, as --leaks)\n"
-    "  -n, --limit N   text: at most N functions and sites (default all;\n"
-    "                  --heap-interval: sites per interval, default 5)\n"
-    "  -l, --leaks     text: only what is live at the end of the log (or at\n"
-    "                  the VM's detach) by allocation site: objects and\n"
-    "                  bytes, sorted by bytes\n"
-    "  -i, --heap-interval T\n"
-    "                  live bytes by site at the end of each interval T\n"
-    "                  (100ms, 1s) of the run, with the change since the\n"
-    "                  interval before; text: only that view, JSON: adds\n"
-    "                  \"heap_intervals\" [{time_ns, live_bytes, sites}]\n"
-    "  -h, --help      this help\n"
-    "\n"
-    "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
-    "error or file cannot be opened, 3 corrupt log (the part before the\n"
-    "corruption is reported).\n";
 
 /* -- The model ---------------------------------------------------------------- */
 
@@ -682,39 +644,6 @@ static void text_traces(const struct profile *p, size_t limit, unsigned fams)
 		text_table(p, &sec_aborts, limit, fams);
 }
 
-/* Main thread. The families recorded: those the INTRO's options name
-** (parsed by the logger's own parser), and any whose events are in the
-** log (an option string this version cannot parse, an older log). */
-static unsigned recorded(const struct profile *p, const struct totals *t)
-{
-	struct opts o;
-	char err[256];
-	unsigned f = 0;
-	if (p->have_intro && opts_parse(p->options, &o, err, sizeof err) == 0)
-		f = o.events;
-	if (t->calls)
-		f |= OPTS_CALLS;
-	if (t->alloc_count || t->free_count)
-		f |= OPTS_ALLOC;
-	if (p->heap.gc.events)
-		f |= OPTS_GC;
-	if (p->smp.samples || p->smp.signals)
-		f |= OPTS_SAMPLE;
-	if (p->smp.trace_starts || p->smp.trace_aborts || p->smp.trace_flushes)
-		f |= OPTS_JIT;
-	return f;
-}
-
-/* The families a report knows, by option name. */
-static const struct {
-	unsigned bit;
-	const char *name;
-} families[] = {
-    {OPTS_CALLS, "calls"},   {OPTS_ALLOC, "alloc"}, {OPTS_GC, "gc"},
-    {OPTS_SAMPLE, "sample"}, {OPTS_JIT, "jit"},
-};
-#define NFAMILY (sizeof families / sizeof *families)
-
 /* Main thread. Time inside GC cycles in ns: the phases from propagate to
 ** finalize, without LuaJIT's "pause" state, which is the idle time between
 ** cycles. The GC is incremental: the program runs inside a cycle too. */
@@ -728,12 +657,13 @@ static uint64_t gc_busy_ns(const struct profile *p)
 }
 
 /* Main thread. The text report. */
-static void text_report(const struct profile *p, const char *path, int rc,
-			const char *err, size_t limit)
+void report_text(const struct profile *p, const char *path, int rc,
+		 const char *err, size_t limit)
 {
 	struct totals t;
 	sum(p, &t);
-	unsigned fams = recorded(p, &t);
+	unsigned fams =
+	    report_recorded(p, t.calls, t.alloc_count + t.free_count);
 	if ((fams & OPTS_SAMPLE) && !(fams & OPTS_CALLS))
 		fams |= FAM_SAMPLES_ONLY;
 	printf("ljlog report: %s\n", path);
@@ -753,16 +683,16 @@ static void text_report(const struct profile *p, const char *path, int rc,
 	       p->ns_per_tick);
 	printf("  recorded:");
 	int none = 1;
-	for (size_t i = 0; i < NFAMILY; i++)
-		if (fams & families[i].bit) {
-			printf(" %s", families[i].name);
+	for (size_t i = 0; i < report_nfamily; i++)
+		if (fams & report_families[i].bit) {
+			printf(" %s", report_families[i].name);
 			none = 0;
 		}
 	printf("%s; not recorded:", none ? " nothing" : "");
 	none = 1;
-	for (size_t i = 0; i < NFAMILY; i++)
-		if (!(fams & families[i].bit)) {
-			printf(" %s", families[i].name);
+	for (size_t i = 0; i < report_nfamily; i++)
+		if (!(fams & report_families[i].bit)) {
+			printf(" %s", report_families[i].name);
 			none = 0;
 		}
 	printf("%s (their sections are left out)\n", none ? " nothing" : "");
@@ -778,6 +708,7 @@ static void text_report(const struct profile *p, const char *path, int rc,
 		text_table(p, &sec_sites, limit, fams);
 	text_samples(p, limit, fams);
 	text_traces(p, limit, fams);
+	report_zones_text(p, limit);
 
 	const struct heap_gc *gc = &p->heap.gc;
 	if (fams & OPTS_GC) {
@@ -859,8 +790,8 @@ static void json_table(struct json *j, const struct profile *p,
 }
 
 /* Main thread. The JSON report: one object. */
-static void json_report(const struct profile *p, int rc, const char *err,
-			uint64_t iv_ns)
+void report_json(const struct profile *p, int rc, const char *err,
+		 uint64_t iv_ns)
 {
 	struct json j;
 	struct totals t;
@@ -906,10 +837,12 @@ static void json_report(const struct profile *p, int rc, const char *err,
 		json_u64(&j, format_state_name(i), s->state[i]);
 	json_close(&j, '}');
 	json_u64(&j, "trace_flushes", s->trace_flushes);
-	unsigned fams = recorded(p, &t);
+	unsigned fams =
+	    report_recorded(p, t.calls, t.alloc_count + t.free_count);
 	json_obj(&j, "recorded");
-	for (size_t i = 0; i < NFAMILY; i++)
-		json_bool(&j, families[i].name, (fams & families[i].bit) != 0);
+	for (size_t i = 0; i < report_nfamily; i++)
+		json_bool(&j, report_families[i].name,
+			  (fams & report_families[i].bit) != 0);
 	json_close(&j, '}');
 
 	json_obj(&j, "heap");
@@ -941,6 +874,7 @@ static void json_report(const struct profile *p, int rc, const char *err,
 	json_table(&j, p, &sec_aborts);
 	json_table(&j, p, &sec_sites);
 	json_table(&j, p, &sec_vms);
+	report_zones_json(&j, p);
 	leaks_json_sampled(&j, p);
 	leaks_json(&j, p);
 	if (iv_ns)
@@ -951,84 +885,4 @@ static void json_report(const struct profile *p, int rc, const char *err,
 		json_cstr(&j, NULL, p->warnings[i]);
 	json_close(&j, ']');
 	json_close(&j, '}');
-}
-
-/* -- Command ------------------------------------------------------------------- */
-
-/* Main thread. 'ljlog report'. */
-int cli_report(int argc, char **argv)
-{
-	static const struct option lo[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"limit", required_argument, NULL, 'n'},
-	    {"leaks", no_argument, NULL, 'l'},
-	    {"heap-interval", required_argument, NULL, 'i'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	int as_json = 0, leaks = 0, o;
-	uint64_t iv_ns = 0;
-	size_t limit = 0;
-	char *e;
-	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+jn:li:h", lo, NULL)) != -1) {
-		switch (o) {
-		case 'j': as_json = 1; break;
-		case 'n':
-			limit = strtoul(optarg, &e, 10);
-			if (!*optarg || *e) {
-				cli_err("report", "-n wants a number, not '%s'",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'l': leaks = 1; break;
-		case 'i':
-			if (!(iv_ns = leaks_parse_interval(optarg)))
-				return CLI_USAGE;
-			break;
-		case 'h': fputs(report_usage, stdout); return CLI_OK;
-		default:
-			if (optopt == 'n')
-				cli_err("report", "-n needs a number");
-			else if (optopt == 'i')
-				cli_err("report", "--heap-interval needs an "
-						  "interval, like 100ms");
-			else
-				cli_err("report", "unknown option '%s'",
-					argv[optind - 1]);
-			fputs(report_usage, stderr);
-			return CLI_USAGE;
-		}
-	}
-	const char *path = cli_file_arg("report", report_usage, argc, argv);
-	if (!path)
-		return CLI_USAGE;
-	struct profile *p;
-	char err[512];
-	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
-	if (st >= 0)
-		return st;
-	if (iv_ns) { /* a second pass, on the first one's time base */
-		struct profile *q;
-		if ((st = leaks_load_intervals(p, path, iv_ns, &q)) >= 0) {
-			profile_free(p);
-			return st;
-		}
-		profile_free(p);
-		p = q;
-	}
-	if (as_json)
-		json_report(p, rc, err, iv_ns);
-	else if (leaks || iv_ns) {
-		if (leaks)
-			leaks_text(p, path, limit);
-		else
-			printf("ljlog report --heap-interval: %s\n", path);
-		if (iv_ns)
-			leaks_text_intervals(p, iv_ns, limit);
-	} else
-		text_report(p, path, rc, err, limit);
-	profile_free(p);
-	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }

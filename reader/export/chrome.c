@@ -6,7 +6,9 @@
 ** thread per coroutine with its frames as B/E pairs (in file order, which
 ** nests; an E repeats its B's name and args, as tools match them), a "GC" thread with the GC phases as slices, the heap size as a
 ** counter, a "samples" thread with each timer sample as an instant (its
-** Lua stack in args), a "JIT" thread with the trace events as instants.
+** Lua stack in args), a "JIT" thread with the trace events as instants,
+** a "zones" thread with the zones (ljlog.zone) as B/E slices and the
+** marks as instants.
 ** Names (metadata events) come last, once every track is known. Times are
 ** microseconds from the log's start, with the nanoseconds as decimals.
 */
@@ -21,7 +23,7 @@
 #include "util/hmap.h"
 
 /* Fixed tracks of a VM; coroutine tracks come after. */
-enum { TID_GC = 1, TID_SAMPLES, TID_JIT, TID_CO0 };
+enum { TID_GC = 1, TID_SAMPLES, TID_JIT, TID_ZONES, TID_CO0 };
 
 /* An open frame: written as a complete slice (X) when it closes. */
 struct open {
@@ -46,6 +48,8 @@ struct cvm {
 	uint64_t gc_since;
 	unsigned used;	  /* 1 << TID_*: fixed tracks with events */
 	uint64_t last_ts; /* last event or sample */
+	const struct decode_obj **zst; /* open zones' names (STRINGs) */
+	uint32_t zdepth, zcap;
 };
 
 struct chrome {
@@ -59,7 +63,7 @@ struct chrome {
 	size_t nvm;
 	struct hmap vmmap; /* vm + 1 -> index + 1 */
 	int err;	   /* first error (sticky) */
-	int have_frames, have_samples, have_gc;
+	int have_frames, have_samples, have_gc, have_zones;
 };
 
 /* -- Output ------------------------------------------------------------------- */
@@ -295,6 +299,53 @@ static void jit_event(struct chrome *c, struct cvm *v,
 	v->used |= 1u << TID_JIT;
 }
 
+/* Any thread. A zone's B or E, or a mark's instant, on the zones track. */
+static void zone_ev(struct chrome *c, struct cvm *v, const char *ph, uint64_t t,
+		    const struct decode_obj *name, const char *cat)
+{
+	ev_begin(c, ph, t, v->id, TID_ZONES);
+	fputs(",\"name\":", c->out);
+	json_quote(c->out, name->u.str.text.s, name->u.str.text.len);
+	fprintf(c->out, ",\"cat\":\"%s\"%s}", cat,
+		ph[0] == 'i' ? ",\"s\":\"t\"" : "");
+	v->used |= 1u << TID_ZONES;
+	c->have_zones = 1;
+}
+
+/* Any thread. Close v's open zones at t (its DETACH, the log's end). */
+static void zones_close(struct chrome *c, struct cvm *v, uint64_t t)
+{
+	while (v->zdepth)
+		zone_ev(c, v, "E", t, v->zst[--v->zdepth], "zone");
+}
+
+/* Any thread. ZONE_PUSH, ZONE_POP, MARK. */
+static int zone_event(struct chrome *c, struct cvm *v,
+		      const struct decode_event *ev)
+{
+	switch (ev->lo) {
+	case FORMAT_VM_ZONE_PUSH:
+		if (v->zdepth == v->zcap) {
+			uint32_t cap = v->zcap ? v->zcap * 2 : 16;
+			const struct decode_obj **n =
+			    realloc(v->zst, cap * sizeof *n);
+			if (!n)
+				return c->err = -ENOMEM;
+			v->zst = n;
+			v->zcap = cap;
+		}
+		v->zst[v->zdepth++] = ev->obj;
+		zone_ev(c, v, "B", ev->ts, ev->obj, "zone");
+		break;
+	case FORMAT_VM_ZONE_POP:
+		if (v->zdepth)
+			zone_ev(c, v, "E", ev->ts, v->zst[--v->zdepth], "zone");
+		break;
+	default: zone_ev(c, v, "i", ev->ts, ev->obj, "mark"); break;
+	}
+	return 0;
+}
+
 /* Any thread. One event: GC, heap, JIT (frames come from calls_obs). */
 static int on_event(void *ud, const struct decode_event *ev)
 {
@@ -309,8 +360,12 @@ static int on_event(void *ud, const struct decode_event *ev)
 	v->last_ts = ev->ts;
 	if (ev->op == FORMAT_OP_GC)
 		gc_event(c, v, ev);
-	else if (ev->lo == FORMAT_VM_ATTACH || ev->lo == FORMAT_VM_DETACH)
+	else if (ev->lo == FORMAT_VM_ATTACH || ev->lo == FORMAT_VM_DETACH) {
+		if (ev->lo == FORMAT_VM_DETACH)
+			zones_close(c, v, ev->ts);
 		heap_counter(c, ev->ts, v->id, ev->heap);
+	} else if (ev->lo >= FORMAT_VM_ZONE_PUSH && ev->lo <= FORMAT_VM_MARK)
+		return zone_event(c, v, ev);
 	else
 		jit_event(c, v, ev);
 	return 0;
@@ -401,6 +456,8 @@ static void write_names(struct chrome *c)
 			meta(c, "thread_name", v->id, TID_SAMPLES, "samples");
 		if (v->used & (1u << TID_JIT))
 			meta(c, "thread_name", v->id, TID_JIT, "JIT");
+		if (v->used & (1u << TID_ZONES))
+			meta(c, "thread_name", v->id, TID_ZONES, "zones");
 	}
 	for (size_t i = 0; i < c->ntrack; i++) {
 		const struct cotrack *t = &c->tracks[i];
@@ -446,10 +503,14 @@ int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 					t = l;
 				gc_close(&c, &c.vms[i], t);
 			}
-		if (!c.have_frames && !c.have_samples && !c.have_gc) {
+		for (size_t i = 0; i < c.nvm; i++) /* zones left open */
+			zones_close(&c, &c.vms[i], c.vms[i].last_ts);
+		if (!c.have_frames && !c.have_samples && !c.have_gc &&
+		    !c.have_zones) {
 			snprintf(err, errlen,
 				 "%s has no calls, samples or GC events to "
-				 "export (record with calls, sample or gc)",
+				 "export (record with calls, sample or gc, "
+				 "or use ljlog.zone)",
 				 path);
 			wrc = EXPORT_EMPTY;
 		} else
@@ -467,6 +528,8 @@ int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 	for (size_t i = 0; i < c.ntrack; i++)
 		free(c.tracks[i].f);
 	free(c.tracks);
+	for (size_t i = 0; i < c.nvm; i++)
+		free(c.vms[i].zst);
 	free(c.vms);
 	hmap_free(&c.trackmap);
 	hmap_free(&c.vmmap);

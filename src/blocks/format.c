@@ -28,6 +28,7 @@ static const char *const rec_names[] = {
     [FORMAT_REC_TRACE] = "TRACE",
     [FORMAT_REC_HOSTSYM] = "HOSTSYM",
     [FORMAT_REC_STACK] = "STACK",
+    [FORMAT_REC_STRING] = "STRING",
 };
 
 static const char *const op_names[] = {
@@ -44,6 +45,9 @@ static const char *const vm_names[] = {
     [FORMAT_VM_TRACE_STOP] = "TRACE_STOP",
     [FORMAT_VM_TRACE_ABORT] = "TRACE_ABORT",
     [FORMAT_VM_TRACE_FLUSH] = "TRACE_FLUSH",
+    [FORMAT_VM_ZONE_PUSH] = "ZONE_PUSH",
+    [FORMAT_VM_ZONE_POP] = "ZONE_POP",
+    [FORMAT_VM_MARK] = "MARK",
 };
 
 static const char *const state_names[FORMAT_STATE__MAX] = {

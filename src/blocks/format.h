@@ -15,8 +15,9 @@
 ** 6: STACK records; a sample names its STACK, trace fields in state 7 only;
 **    ALLOC/REALLOC trace sites name the TRACE and where in its code.
 ** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE).
-** 8: HEAP blocks (heap snapshots). */
-#define FORMAT_VERSION 8
+** 8: HEAP blocks (heap snapshots).
+** 9: zones and marks: STRING records, VM events ZONE_PUSH, ZONE_POP, MARK. */
+#define FORMAT_VERSION 9
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -51,13 +52,15 @@ enum format_rec {
 	FORMAT_REC_TRACE = 6,
 	FORMAT_REC_HOSTSYM = 7,
 	FORMAT_REC_STACK = 8,
+	FORMAT_REC_STRING = 9,
 };
 
-#define FORMAT_VM_JIT_OFF  1u /* VM record flags, bit 0 */
-#define FORMAT_CO_MAIN	   1u /* COROUTINE record flags, bit 0 */
-#define FORMAT_FF_NOEXIT   1u /* FFUNC record flags, bit 0: no EXIT ever */
-#define FORMAT_FF_CALLBACK 2u /* FFUNC bit 1 (v4): NOEXIT, may call Lua */
-#define FORMAT_HOST_VM	   1u /* HOSTSYM record flags, bit 0: interpreter */
+#define FORMAT_VM_JIT_OFF  1u	/* VM record flags, bit 0 */
+#define FORMAT_CO_MAIN	   1u	/* COROUTINE record flags, bit 0 */
+#define FORMAT_FF_NOEXIT   1u	/* FFUNC record flags, bit 0: no EXIT ever */
+#define FORMAT_FF_CALLBACK 2u	/* FFUNC bit 1 (v4): NOEXIT, may call Lua */
+#define FORMAT_HOST_VM	   1u	/* HOSTSYM record flags, bit 0: interpreter */
+#define FORMAT_STRING_MAX  255u /* zone names, mark texts: bytes kept */
 
 /* -- Events ------------------------------------------------------------------ */
 /* First byte of an event: op in the high 3 bits, lo in the low 5. */
@@ -84,6 +87,9 @@ enum format_vm_sub {
 	FORMAT_VM_TRACE_STOP = 3,
 	FORMAT_VM_TRACE_ABORT = 4,
 	FORMAT_VM_TRACE_FLUSH = 5,
+	FORMAT_VM_ZONE_PUSH = 6,
+	FORMAT_VM_ZONE_POP = 7,
+	FORMAT_VM_MARK = 8,
 };
 
 /* Sample states (SAMPLES). */

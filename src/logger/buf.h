@@ -24,7 +24,13 @@ enum buf_rec {
 	BUF_TRACE_STOP,	 /* x traceno, GCtrace* */
 	BUF_TRACE_ABORT, /* x traceno, GCproto*, line | reason << 32, info */
 	BUF_TRACE_FLUSH, /* (nothing) */
+	BUF_ZONE_PUSH,	 /* x length, then the name's bytes (BUF_TEXT_WORDS) */
+	BUF_ZONE_POP,	 /* (nothing) */
+	BUF_MARK,	 /* x length, then the text's bytes (BUF_TEXT_WORDS) */
 };
+
+/* Words of text a ZONE_PUSH or MARK record carries after its two words. */
+#define BUF_TEXT_WORDS(len) (((len) + 7) / 8)
 
 /* Words in the largest record, and the room kept free before a flush:
 ** a record plus the SWITCH that may precede it. */
@@ -45,7 +51,17 @@ enum buf_rec {
 #define BUF_KIND(w0)	    ((unsigned)((w0)&0xff))
 #define BUF_X(w0)	    ((w0) >> 8)
 
-/* Words of each record kind, indexed by kind. */
+/* Words of each record kind, indexed by kind (the fixed part). */
 extern const uint8_t buf_words[];
+
+/* Any thread. Words of the record starting at w (text included). */
+static inline unsigned buf_rec_words(const uint64_t *w)
+{
+	unsigned kind = BUF_KIND(w[0]);
+	unsigned n = buf_words[kind];
+	if (kind == BUF_ZONE_PUSH || kind == BUF_MARK)
+		n += (unsigned)BUF_TEXT_WORDS(BUF_X(w[0]));
+	return n;
+}
 
 #endif

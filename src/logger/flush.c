@@ -194,6 +194,19 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 					 FORMAT_VM_TRACE_FLUSH);
 			break;
+		case BUF_ZONE_PUSH:
+		case BUF_MARK:
+			id = mapper_string(m, (const char *)(w + 2), (size_t)x);
+			*p++ =
+			    (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+				      (kind == BUF_MARK ? FORMAT_VM_MARK
+							: FORMAT_VM_ZONE_PUSH));
+			p = blocks_uleb_put(p, id);
+			break;
+		case BUF_ZONE_POP:
+			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
+					 FORMAT_VM_ZONE_POP);
+			break;
 		case BUF_ATTACH:
 		case BUF_DETACH:
 			*p++ =
@@ -205,7 +218,7 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 		}
 	next:
 		p = blocks_uleb_put(p, dt);
-		w += buf_words[kind];
+		w += buf_rec_words(w);
 		count++;
 	}
 	fe->t_prev = prev_t;

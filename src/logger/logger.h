@@ -70,6 +70,7 @@ struct logger_vm {
 	int sample_host;	/* sample: host stacks */
 	int sample_wall;	/* sample: wall-clock time */
 	int forked;		/* a forked child's: VM record at next flush */
+	unsigned zone_depth;	/* zones open (ljlog.zone) */
 	lua_State *fork_L;	/* the coroutine running at fork */
 	struct logger_vm *next; /* registry of attached VMs */
 	struct sample_vm s;	/* sampling (stat/sample.h) */

@@ -11,6 +11,7 @@
 
 #include "ljlog.h"
 #include "logger/logger.h"
+#include "logger/zones.h"
 
 static __thread char errmsg[512];
 
@@ -46,6 +47,39 @@ int ljlog_snapshot(lua_State *L)
 		return -ENOENT;
 	}
 	return logger_snapshot(vm, L, errmsg, sizeof errmsg);
+}
+
+/* VM thread only. Push zone name on L's VM's zone stack; NULL pops. */
+int ljlog_zone(lua_State *L, const char *name)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	errmsg[0] = '\0';
+	if (!vm) {
+		snprintf(errmsg, sizeof errmsg, "not profiling this Lua VM");
+		return -ENOENT;
+	}
+	if (logger_zone(vm, name, name ? strlen(name) : 0) < 0) {
+		snprintf(errmsg, sizeof errmsg, "ljlog_zone: no zone to pop");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* VM thread only. Drop a mark with text in L's VM's log. */
+int ljlog_mark(lua_State *L, const char *text)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	errmsg[0] = '\0';
+	if (!vm) {
+		snprintf(errmsg, sizeof errmsg, "not profiling this Lua VM");
+		return -ENOENT;
+	}
+	if (!text) {
+		snprintf(errmsg, sizeof errmsg, "ljlog_mark: text is NULL");
+		return -EINVAL;
+	}
+	logger_mark(vm, text, strlen(text));
+	return 0;
 }
 
 /* Any thread. The calling thread's last message. */
@@ -156,6 +190,53 @@ static int l_snapshot(lua_State *L)
 	return 1;
 }
 
+/* VM thread only, Lua API context. Raise msg as an error at the caller of
+** the C function (its chunk and line, as Lua's own errors). */
+static int caller_error(lua_State *L, const char *msg)
+{
+	luaL_where(L, 1);
+	lua_pushstring(L, msg);
+	lua_concat(L, 2);
+	return lua_error(L);
+}
+
+/* VM thread only, Lua API. ljlog.zone(name) pushes a zone, ljlog.zone()
+** pops one; nothing returned. A no-op when the VM is not profiled. */
+static int l_zone(lua_State *L)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	size_t len = 0;
+	const char *name = NULL;
+	if (!vm)
+		return 0;
+	if (!lua_isnoneornil(L, 1)) {
+		if (lua_type(L, 1) != LUA_TSTRING)
+			return caller_error(L,
+					    "ljlog.zone(): the name must be a "
+					    "string (or nothing, to pop)");
+		name = lua_tolstring(L, 1, &len);
+	}
+	if (logger_zone(vm, name, len) < 0)
+		return caller_error(L, "ljlog.zone(): no zone to pop");
+	return 0;
+}
+
+/* VM thread only, Lua API. ljlog.mark(text): nothing returned. A no-op
+** when the VM is not profiled. */
+static int l_mark(lua_State *L)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	size_t len;
+	if (!vm)
+		return 0;
+	if (lua_type(L, 1) != LUA_TSTRING)
+		return caller_error(L,
+				    "ljlog.mark(): the text must be a string");
+	const char *text = lua_tolstring(L, 1, &len);
+	logger_mark(vm, text, len);
+	return 0;
+}
+
 /* VM thread only. require "ljlog": the module table; attaches when
 ** LUAJIT_PROFILE is set and this VM is not profiled yet. */
 int luaopen_ljlog(lua_State *L)
@@ -164,6 +245,8 @@ int luaopen_ljlog(lua_State *L)
 				       {"stop", l_stop},
 				       {"running", l_running},
 				       {"snapshot", l_snapshot},
+				       {"zone", l_zone},
+				       {"mark", l_mark},
 				       {NULL, NULL}};
 	const char *env = getenv("LUAJIT_PROFILE");
 	if (luaweak_resolve(NULL) < 0) /* its own caller is LuaJIT */

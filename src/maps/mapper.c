@@ -14,6 +14,9 @@
 
 #include "util/util.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 static uint64_t next_id = 1;
 
 /* Any thread. A fresh process-wide ID (>= 1), never reused. */
@@ -39,6 +42,7 @@ void mapper_fork_child(struct mapper *m)
 	pthread_mutex_init(&m->lock, NULL);
 	hmap_free(&m->map);
 	memset(&m->map, 0, sizeof m->map);
+	hmap_free(&m->strs);
 	m->out = NULL;
 	m->bad = 0;
 #ifndef NDEBUG
@@ -50,6 +54,7 @@ void mapper_fork_child(struct mapper *m)
 void mapper_free(struct mapper *m)
 {
 	hmap_free(&m->map);
+	hmap_free(&m->strs);
 	names_free(&m->names);
 	pthread_mutex_destroy(&m->lock);
 }
@@ -240,20 +245,54 @@ uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
 	return id;
 }
 
-/* Caller holds m's lock, after a failed pass. Forget the IDs the pass
-** made: their records are not written. IDs only grow, so those are the
-** ones from pass_id0 on (a slow sweep: out of memory is rare). */
-static void forget_pass(struct mapper *m)
+/* Caller holds m's lock, in a pass. STRING ID of text s, made on first
+** use. */
+uint64_t mapper_string(struct mapper *m, const char *s, size_t len)
+{
+	uint64_t h = XXH3_64bits(s, len), *v, id;
+	h = h ? h : 1; /* 0 is hmap's free key */
+	v = hmap_get(&m->strs, h);
+	if (v)
+		return *v;
+	uint8_t *p =
+	    m->bad ? NULL : wbuf_room(m->out, 1 + 2 * BLOCKS_ULEB_MAX + len);
+	if (!p) {
+		m->bad = 1;
+		return 0;
+	}
+	id = mapper_new_id();
+	if (hmap_put(&m->strs, h, id) < 0) {
+		m->bad = 1;
+		return 0;
+	}
+	*p++ = FORMAT_REC_STRING;
+	p = blocks_uleb_put(p, id);
+	p = blocks_str_put(p, s, len);
+	m->out->len = (size_t)(p - m->out->p);
+	return id;
+}
+
+/* Caller holds m's lock, after a failed pass. Forget from map h the IDs
+** the pass made: their records are not written. IDs only grow, so those
+** are the ones from pass_id0 on (a slow sweep: out of memory is rare). */
+static void forget_pass_in(struct mapper *m, struct hmap *h)
 {
 	for (int again = 1; again;) {
 		again = 0;
-		for (size_t i = 0; i < hmap_capacity(&m->map); i++) {
-			if (m->map.keys[i] && m->map.vals[i] >= m->pass_id0) {
-				hmap_del(&m->map, m->map.keys[i]);
+		for (size_t i = 0; i < hmap_capacity(h); i++) {
+			if (h->keys[i] && h->vals[i] >= m->pass_id0) {
+				hmap_del(h, h->keys[i]);
 				again = 1; /* entries may have moved */
 			}
 		}
 	}
+}
+
+/* Caller holds m's lock, after a failed pass. Forget its IDs. */
+static void forget_pass(struct mapper *m)
+{
+	forget_pass_in(m, &m->map);
+	forget_pass_in(m, &m->strs);
 }
 
 /* Caller holds m's lock. End the pass. */

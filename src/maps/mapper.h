@@ -38,6 +38,7 @@ struct mapper {
 	global_State *g;      /* the VM whose objects are mapped */
 	uint64_t vm_id;	      /* its ID: MAPPING blocks name it */
 	struct hmap map;      /* key -> ID of live objects */
+	struct hmap strs;     /* XXH3 of a STRING's text -> its ID */
 	struct names names;   /* C and fast function names */
 	/* -- The current pass ------------------------------------------------- */
 	struct wbuf *out;  /* MAPPING block being built, NULL outside a pass */
@@ -87,6 +88,11 @@ void mapper_begin(struct mapper *m, struct wbuf *out);
 ** The object must be alive: callers map before the GC can sweep it. */
 uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
 		    unsigned traceno);
+
+/* Caller holds m's lock, in a pass. The ID of the STRING with text s (len
+** bytes, at most FORMAT_STRING_MAX), making it and its record on first
+** use (texts are told apart by a 64-bit hash). 0 when out of memory. */
+uint64_t mapper_string(struct mapper *m, const char *s, size_t len);
 
 /* Caller holds m's lock. End the pass: the MAPPING block is closed, or
 ** removed when it holds no record. 1 when a block was left in out, 0 when

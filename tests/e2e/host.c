@@ -1,6 +1,6 @@
 /*
 ** ljlog e2e: a C host that embeds LuaJIT and profiles its VMs with the C API.
-** host [--threads N] --script FILE [--options STR] [--malloc] [--detach]
+** host [--threads N] --script FILE [--options STR] [--malloc] [--detach] [--zones]
 **      [-- ARGS...]
 */
 #define _GNU_SOURCE
@@ -25,7 +25,8 @@ static const char *script;  /* run by every thread */
 static const char *options; /* ljlog_attach options, NULL: not profiled */
 static int use_malloc;	    /* lua_newstate with the system allocator */
 static int do_detach;	    /* ljlog_detach before lua_close */
-static char **script_args;  /* passed to the script after the index */
+static int do_zones; /* --zones: ljlog_zone and ljlog_mark around the script */
+static char **script_args; /* passed to the script after the index */
 static int nscript_args;
 
 static pthread_barrier_t attached; /* every VM attached before any runs */
@@ -82,6 +83,11 @@ static void *run(void *arg)
 		return NULL;
 	}
 	luaL_openlibs(L);
+	if (do_zones && ljlog_zone(L, "early") != -ENOENT) {
+		fprintf(stderr,
+			"host: ljlog_zone before attach: not -ENOENT\n");
+		j->failed = 1;
+	}
 	if (options) {
 		if (ljlog_attach(L, options) < 0) {
 			fprintf(stderr, "host: thread %d: ljlog_attach: %s\n",
@@ -96,6 +102,11 @@ static void *run(void *arg)
 	fflush(stdout);
 	pthread_barrier_wait(&attached);
 
+	if (do_zones && attached_ok &&
+	    (ljlog_zone(L, "host") < 0 || ljlog_mark(L, "host mark") < 0)) {
+		fprintf(stderr, "host: ljlog_zone: %s\n", ljlog_errmsg());
+		j->failed = 1;
+	}
 	lua_pushcfunction(L, traceback);
 	if (luaL_loadfile(L, script) != 0) {
 		fprintf(stderr, "host: thread %d: %s\n", j->index,
@@ -112,6 +123,11 @@ static void *run(void *arg)
 		}
 	}
 	lua_settop(L, 0);
+	if (do_zones && attached_ok &&
+	    (ljlog_zone(L, NULL) < 0 || ljlog_zone(L, NULL) != -EINVAL)) {
+		fprintf(stderr, "host: ljlog_zone pop: not 0 then -EINVAL\n");
+		j->failed = 1;
+	}
 	if (attached_ok && do_detach && ljlog_detach(L) < 0) {
 		fprintf(stderr, "host: thread %d: ljlog_detach: %s\n", j->index,
 			ljlog_errmsg());
@@ -140,6 +156,8 @@ int main(int argc, char **argv)
 			options = argv[++i];
 		else if (strcmp(a, "--malloc") == 0)
 			use_malloc = 1;
+		else if (strcmp(a, "--zones") == 0)
+			do_zones = 1;
 		else if (strcmp(a, "--detach") == 0)
 			do_detach = 1;
 		else if (strcmp(a, "--") == 0) {

@@ -68,6 +68,11 @@ LUAJIT_PROFILE="log:file=$out/heap.ljlog,buffer=4k,alloc,snapshot=exit" \
 		W = setmetatable({}, {__mode = "k"}) W[t] = t
 		assert(l.snapshot())' >/dev/null 2>&1
 
+# Zones and marks (version 9): STRING records, ZONE_PUSH/POP, MARK, with
+# allocations and samples inside them.
+LUAJIT_PROFILE="log:file=$out/zones.ljlog,buffer=4k,alloc,calls,sample=1ms" \
+	luajit -lljlog "$top/tests/e2e/zones.lua" >/dev/null 2>&1
+
 # A log stopped by a write error: its END names the error (version 5).
 (
 	ulimit -f 4

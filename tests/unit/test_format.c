@@ -325,7 +325,8 @@ Test(format, record_kinds)
 	cr_assert_eq(value_of(&hd, "TRACE"), FORMAT_REC_TRACE);
 	cr_assert_eq(value_of(&hd, "HOSTSYM"), FORMAT_REC_HOSTSYM);
 	cr_assert_eq(value_of(&hd, "STACK"), FORMAT_REC_STACK);
-	cr_assert_eq(d.n, 8, "8 record kinds in format.txt");
+	cr_assert_eq(value_of(&hd, "STRING"), FORMAT_REC_STRING);
+	cr_assert_eq(d.n, 9, "9 record kinds in format.txt");
 	cr_assert_not_null(strstr(sec, "bit 0: ljlog turned the JIT off"));
 	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));
@@ -476,7 +477,10 @@ Test(format, vm_subs_and_counters)
 	cr_assert_eq(value_of(&hd, "TRACE_STOP"), FORMAT_VM_TRACE_STOP);
 	cr_assert_eq(value_of(&hd, "TRACE_ABORT"), FORMAT_VM_TRACE_ABORT);
 	cr_assert_eq(value_of(&hd, "TRACE_FLUSH"), FORMAT_VM_TRACE_FLUSH);
-	cr_assert_eq(d.n, 6, "6 VM sub-kinds in format.txt");
+	cr_assert_eq(value_of(&hd, "ZONE_PUSH"), FORMAT_VM_ZONE_PUSH);
+	cr_assert_eq(value_of(&hd, "ZONE_POP"), FORMAT_VM_ZONE_POP);
+	cr_assert_eq(value_of(&hd, "MARK"), FORMAT_VM_MARK);
+	cr_assert_eq(d.n, 9, "9 VM sub-kinds in format.txt");
 	free(line);
 
 	/* counter_kind: "1 = x86 TSC (rdtsc), 2 = CLOCK_MONOTONIC in ns" */

@@ -1,0 +1,166 @@
+/*
+** ljlog CLI: 'ljlog report', the command: its usage, options and the
+** families of events a log recorded (from its options string); report.c
+** renders the text and JSON forms.
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+
+#include "logger/opts.h"
+#include "profile.h"
+
+static const char report_usage[] =
+    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T] FILE\n"
+    "\n"
+    "Report on an ljlog log: per function (calls, total and self time,\n"
+    "allocations and frees charged to it), allocation sites, GC cycles and\n"
+    "time per phase, per VM (thread, events, coroutines, heap at attach, at\n"
+    "detach and computed), totals. A truncated log is reported up to where\n"
+    "it ends, with a warning.\n"
+    "\n"
+    "With timer samples: samples per function (self: the function is the\n"
+    "innermost Lua frame, or for a sample without Lua frames the innermost\n"
+    "host frame; total: anywhere in the merged stack), per line (the\n"
+    "innermost Lua function and the line it executes), per state; samples,\n"
+    "dropped, signals. With trace events: compiled traces (number, start,\n"
+    "root trace, samples running it), aborts grouped by reason, flushes.\n"
+    "\n"
+    "With zones (ljlog.zone, ljlog_zone): per zone name, its entries,\n"
+    "inclusive time, samples and allocations (a zone holds its nested\n"
+    "zones' figures); marks (ljlog.mark) with their time and text\n"
+    "(JSON: \"zones\", \"marks\").\n"
+    "\n"
+    "With alloc=RATE (sampled allocation), allocation figures are estimates\n"
+    "and the report says so (JSON: \"alloc_sampled\": {\"rate\": N}).\n"
+    "\n"
+    "  -j, --json      one JSON object instead of text; it always holds\n"
+    "                  \"live_sites\" (live at the end by site, as --leaks)\n"
+    "  -n, --limit N   text: at most N functions and sites (default all;\n"
+    "                  --heap-interval: sites per interval, default 5)\n"
+    "  -l, --leaks     text: only what is live at the end of the log (or at\n"
+    "                  the VM's detach) by allocation site: objects and\n"
+    "                  bytes, sorted by bytes\n"
+    "  -i, --heap-interval T\n"
+    "                  live bytes by site at the end of each interval T\n"
+    "                  (100ms, 1s) of the run, with the change since the\n"
+    "                  interval before; text: only that view, JSON: adds\n"
+    "                  \"heap_intervals\" [{time_ns, live_bytes, sites}]\n"
+    "  -h, --help      this help\n"
+    "\n"
+    "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
+    "error or file cannot be opened, 3 corrupt log (the part before the\n"
+    "corruption is reported).\n";
+
+/* Main thread. The families recorded: those the INTRO's options name
+** (parsed by the logger's own parser), and any whose events are in the
+** log (an option string this version cannot parse, an older log). */
+unsigned report_recorded(const struct profile *p, uint64_t calls,
+			 uint64_t allocs)
+{
+	struct opts o;
+	char err[256];
+	unsigned f = 0;
+	if (p->have_intro && opts_parse(p->options, &o, err, sizeof err) == 0)
+		f = o.events;
+	if (calls)
+		f |= OPTS_CALLS;
+	if (allocs)
+		f |= OPTS_ALLOC;
+	if (p->heap.gc.events)
+		f |= OPTS_GC;
+	if (p->smp.samples || p->smp.signals)
+		f |= OPTS_SAMPLE;
+	if (p->smp.trace_starts || p->smp.trace_aborts || p->smp.trace_flushes)
+		f |= OPTS_JIT;
+	return f;
+}
+
+/* The families a report knows, by option name. */
+const struct report_family report_families[] = {
+    {OPTS_CALLS, "calls"},   {OPTS_ALLOC, "alloc"}, {OPTS_GC, "gc"},
+    {OPTS_SAMPLE, "sample"}, {OPTS_JIT, "jit"},
+};
+const size_t report_nfamily = sizeof report_families / sizeof *report_families;
+
+/* -- Command ------------------------------------------------------------------- */
+
+/* Main thread. 'ljlog report'. */
+int cli_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    {"json", no_argument, NULL, 'j'},
+	    {"limit", required_argument, NULL, 'n'},
+	    {"leaks", no_argument, NULL, 'l'},
+	    {"heap-interval", required_argument, NULL, 'i'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	int as_json = 0, leaks = 0, o;
+	uint64_t iv_ns = 0;
+	size_t limit = 0;
+	char *e;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+jn:li:h", lo, NULL)) != -1) {
+		switch (o) {
+		case 'j': as_json = 1; break;
+		case 'n':
+			limit = strtoul(optarg, &e, 10);
+			if (!*optarg || *e) {
+				cli_err("report", "-n wants a number, not '%s'",
+					optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'l': leaks = 1; break;
+		case 'i':
+			if (!(iv_ns = leaks_parse_interval(optarg)))
+				return CLI_USAGE;
+			break;
+		case 'h': fputs(report_usage, stdout); return CLI_OK;
+		default:
+			if (optopt == 'n')
+				cli_err("report", "-n needs a number");
+			else if (optopt == 'i')
+				cli_err("report", "--heap-interval needs an "
+						  "interval, like 100ms");
+			else
+				cli_err("report", "unknown option '%s'",
+					argv[optind - 1]);
+			fputs(report_usage, stderr);
+			return CLI_USAGE;
+		}
+	}
+	const char *path = cli_file_arg("report", report_usage, argc, argv);
+	if (!path)
+		return CLI_USAGE;
+	struct profile *p;
+	char err[512];
+	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
+	if (st >= 0)
+		return st;
+	if (iv_ns) { /* a second pass, on the first one's time base */
+		struct profile *q;
+		if ((st = leaks_load_intervals(p, path, iv_ns, &q)) >= 0) {
+			profile_free(p);
+			return st;
+		}
+		profile_free(p);
+		p = q;
+	}
+	if (as_json)
+		report_json(p, rc, err, iv_ns);
+	else if (leaks || iv_ns) {
+		if (leaks)
+			leaks_text(p, path, limit);
+		else
+			printf("ljlog report --heap-interval: %s\n", path);
+		if (iv_ns)
+			leaks_text_intervals(p, iv_ns, limit);
+	} else
+		report_text(p, path, rc, err, limit);
+	profile_free(p);
+	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}

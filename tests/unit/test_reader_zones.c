@@ -1,0 +1,124 @@
+/*
+** Unit tests: the zones processor (reader/proc/zones.c), fed events and
+** samples directly: nesting, a name nested in itself, allocations charged
+** inclusively, samples by time (push <= t < pop), a zone left open closed
+** at the VM's DETACH, marks.
+*/
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "blocks/format.h"
+#include "proc/zones.h"
+
+static struct decode_obj str_a, str_b, str_c, str_m, vmobj;
+
+/* Test only. A STRING object with id and text. */
+static void mkstr(struct decode_obj *o, uint32_t id, const char *s)
+{
+	memset(o, 0, sizeof *o);
+	o->id = id;
+	o->kind = FORMAT_REC_STRING;
+	o->u.str.text.s = s;
+	o->u.str.text.len = strlen(s);
+}
+
+/* Test only. Feed one event of VM 1. */
+static void ev(struct decode_sink *k, unsigned op, unsigned lo, uint64_t ts,
+	       struct decode_obj *obj, uint64_t size)
+{
+	struct decode_event e;
+	memset(&e, 0, sizeof e);
+	e.op = op;
+	e.lo = lo;
+	e.ts = ts;
+	e.vm = 1;
+	e.vmobj = &vmobj;
+	e.obj = obj;
+	e.id = obj ? obj->id : 0;
+	e.size = size;
+	cr_assert_eq(k->event(k->ud, &e), 0);
+}
+
+/* Test only. Feed one sample of VM 1. */
+static void smp(struct decode_sink *k, uint64_t ts)
+{
+	struct decode_sample s;
+	memset(&s, 0, sizeof s);
+	s.ts = ts;
+	s.vm = 1;
+	cr_assert_eq(k->sample(k->ud, &s), 0);
+}
+
+/* Test only. The row of zone name. */
+static const struct zones_name *row(const struct zones *z, const char *name)
+{
+	int64_t i = zones_find(z, name);
+	cr_assert_geq(i, 0, "zone %s", name);
+	return &z->names[i];
+}
+
+Test(zones, nesting_allocations_samples_marks)
+{
+	struct zones z;
+	struct decode_sink k;
+	mkstr(&str_a, 10, "A");
+	mkstr(&str_b, 11, "B");
+	mkstr(&str_c, 12, "C");
+	mkstr(&str_m, 13, "m");
+	memset(&vmobj, 0, sizeof vmobj);
+	zones_init(&z);
+	zones_sink(&z, &k);
+	enum { V = FORMAT_OP_VM };
+	ev(&k, FORMAT_OP_ALLOC, 1, 5, NULL, 3); /* outside */
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 10, &str_a, 0);
+	ev(&k, FORMAT_OP_ALLOC, 1, 12, NULL, 100);
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 20, &str_b, 0);
+	ev(&k, FORMAT_OP_REALLOC, 1, 22, NULL, 50);
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 25, &str_a, 0); /* A in itself */
+	ev(&k, V, FORMAT_VM_ZONE_POP, 30, NULL, 0);
+	ev(&k, V, FORMAT_VM_MARK, 33, &str_m, 0);
+	ev(&k, V, FORMAT_VM_ZONE_POP, 40, NULL, 0); /* B */
+	ev(&k, FORMAT_OP_ALLOC, 1, 45, NULL, 7);
+	ev(&k, V, FORMAT_VM_ZONE_POP, 50, NULL, 0); /* A */
+	ev(&k, FORMAT_OP_ALLOC, 1, 60, NULL, 1000);
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 70, &str_c, 0); /* never popped */
+	ev(&k, V, FORMAT_VM_DETACH, 90, NULL, 0);
+	for (uint64_t t = 0; t < 100; t += 5)
+		smp(&k, t);
+	cr_assert_eq(zones_finish(&z), 0);
+
+	const struct zones_name *a = row(&z, "A"), *b = row(&z, "B"),
+				*c = row(&z, "C");
+	cr_assert_eq(a->entries, 2);
+	cr_assert_eq(a->time, 40, "A: 10 to 50 once, not its inner entry");
+	cr_assert_eq(a->alloc_count, 3);
+	cr_assert_eq(a->alloc_bytes, 157);
+	/* Samples at 10 .. 45: t0 <= t < t1, the inner A not counted twice. */
+	cr_assert_eq(a->samples, 8);
+	cr_assert_eq(b->entries, 1);
+	cr_assert_eq(b->time, 20);
+	cr_assert_eq(b->alloc_count, 1);
+	cr_assert_eq(b->alloc_bytes, 50);
+	cr_assert_eq(b->samples, 4); /* 20 25 30 35 */
+	cr_assert_eq(c->entries, 1);
+	cr_assert_eq(c->time, 20, "C closed at the DETACH");
+	cr_assert_eq(c->samples, 4); /* 70 75 80 85 */
+	cr_assert_eq(z.samples_in, 12);
+	cr_assert_lt(zones_find(&z, "m"), 0, "a mark's text is no zone");
+	cr_assert_eq(z.nmark, 1);
+	cr_assert_str_eq(zones_str(&z, z.marks[0].text), "m");
+	cr_assert_eq(z.marks[0].ts, 33);
+
+	const struct zones_span *s = zones_at(&z, 1, 27);
+	cr_assert_not_null(s);
+	cr_assert_str_eq(zones_str(&z, s->name), "A");
+	cr_assert_eq(s->depth, 2);
+	cr_assert(zones_in(&z, 1, 27, (uint32_t)zones_find(&z, "B")));
+	cr_assert_null(zones_at(&z, 1, 50), "A ends at 50");
+	cr_assert_null(zones_at(&z, 1, 9));
+	cr_assert_null(zones_at(&z, 2, 27), "another VM");
+	cr_assert_eq(z.nspan, 4);
+	cr_assert(z.spans[3].open);
+	cr_assert(!z.spans[0].open);
+	zones_free(&z);
+}
