@@ -16,10 +16,10 @@ lj2=$top_srcdir/tests/tools/luajit2/usr/bin/luajit
 case $mine in
 luajit)
 	[ -x "$lj2" ] || skip "no $lj2: run scripts/setup-tools.sh (it unpacks Debian's luajit2)"
-	other=$lj2 want="OpenResty's LuaJIT"
+	other=$lj2 want="this program runs OpenResty's LuaJIT"
 	;;
 *)
-	other=$(command -v luajit) || skip "no luajit (LuaJIT's own) on PATH"
+	other=$(type -P luajit) || skip "no luajit (LuaJIT's own) on PATH"
 	other=$(readlink -f "$other")
 	want="this program runs LuaJIT '"
 	;;
