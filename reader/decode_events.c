@@ -165,8 +165,11 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			}
 			switch (lo) {
 			case FORMAT_SITE_LUA:
-				if (UTIL_UNLIKELY(!o || o->kind !=
-							    FORMAT_REC_PROTO)) {
+				/* 0: not a Lua function (a trace aborted
+				** in a fast function or C function). */
+				if (UTIL_UNLIKELY(v != 0 &&
+						  (!o || o->kind !=
+							     FORMAT_REC_PROTO))) {
 					why = "lua site is not a PROTO";
 					goto bad_id;
 				}
@@ -264,11 +267,15 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			case FORMAT_VM_TRACE_ABORT:
 				ULEB(ev.traceno, "traceno");
 				ULEB(v, "proto");
-				o = v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
+				o = v && v < DECODE_MAX_ID ? dec_lookup(d, v)
+							   : NULL;
 				ev.id =
 				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-				if (UTIL_UNLIKELY(!o || o->kind !=
-							    FORMAT_REC_PROTO)) {
+				/* 0: not a Lua function (a trace aborted
+				** in a fast function or C function). */
+				if (UTIL_UNLIKELY(v != 0 &&
+						  (!o || o->kind !=
+							     FORMAT_REC_PROTO))) {
 					why = o ? "proto is not a PROTO"
 						: "proto ID used before "
 						  "definition";

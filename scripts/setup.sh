@@ -6,6 +6,7 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 deps="$top/third_party"
+. "$top/scripts/aptsrc.sh"
 # lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh;
 # clang, libclang-rt-dev (libFuzzer, sanitizers): the reader's fuzzer, tests/fuzz.
 # strace: tests/e2e/vmheap.sh counts the VM allocator's heap trims.
@@ -36,31 +37,12 @@ if [ -n "$missing" ]; then
 fi
 
 # -- LuaJIT source matching the installed luajit -------------------------------
-# A private apt configuration with deb-src lines: the system's is left alone.
+# A private apt configuration with deb-src lines (scripts/aptsrc.sh).
 ver=$(dpkg-query -W -f='${Version}' luajit)
 src="$deps/luajit-$ver"
 if [ ! -f "$src/src/lj_obj.h" ]; then
 	say "fetching LuaJIT source $ver (apt-get source)"
-	apt="$deps/apt"
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$deps/dl"
-	suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-	cat >"$apt/sources.list" <<EOT
-deb-src http://deb.debian.org/debian $suite main
-deb-src http://deb.debian.org/debian $suite-updates main
-deb-src http://deb.debian.org/debian-security $suite-security main
-EOT
-	opts="-o Dir::Etc::SourceList=$apt/sources.list -o Dir::Etc::SourceParts=/dev/null
--o Dir::State::Lists=$apt/lists -o Dir::Cache::Archives=$apt/archives
--o APT::Sandbox::User=root"
-	# shellcheck disable=SC2086
-	apt-get $opts update -q >/dev/null || die "apt-get update for deb-src failed"
-	rm -rf "$deps/dl"/* "$src"
-	# shellcheck disable=SC2086
-	(cd "$deps/dl" && apt-get $opts source -q --download-only "luajit=$ver" >/dev/null) ||
-		die "apt-get source luajit=$ver failed"
-	(cd "$deps/dl" && dpkg-source -q -x ./*.dsc "$src" >/dev/null 2>&1) ||
-		die "dpkg-source could not unpack luajit $ver"
-	[ -f "$src/src/lj_obj.h" ] || die "no src/lj_obj.h in $src"
+	apt_source "$deps" dl luajit "$ver" "$src"
 fi
 ln -sfn "luajit-$ver" "$deps/luajit-src"
 

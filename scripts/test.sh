@@ -1,6 +1,7 @@
 #!/bin/sh
 # The README's second command: set up, build, and pass every test: make check,
-# then the same suite under AddressSanitizer + UndefinedBehaviorSanitizer, and
+# the end-to-end tests against OpenResty's LuaJIT (build-lj2/), then the same
+# suite under AddressSanitizer + UndefinedBehaviorSanitizer, and
 # the threaded tests under ThreadSanitizer.
 # Env: LJLOG_SKIP_SANITIZERS=1 runs only the plain suite.
 set -eu
@@ -16,6 +17,25 @@ say() { printf '\n== %s\n' "$*"; }
 say "make check (build/)"
 cd "$top/build"
 make -s -j"$jobs" check || { tail -n 80 test-suite.log; exit 1; }
+cd "$top"
+
+# OpenResty's LuaJIT (Debian's luajit2, unpacked by setup-tools.sh into
+# tests/tools/luajit2, its source in third_party/luajit2-src): ljlog built
+# against it in build-lj2/, the end-to-end tests run by its luajit and its
+# libluajit (the C test hosts link it, with an rpath). Plain build only.
+say "end-to-end tests against OpenResty's LuaJIT (luajit2, build-lj2/)"
+lj2=$top/tests/tools/luajit2/usr
+multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+mkdir -p "$top/build-lj2"
+cd "$top/build-lj2"
+if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+	"$top/configure" -q --with-luajit-src="$top/third_party/luajit2-src" \
+		LUAJIT_BIN="$lj2/bin/luajit" \
+		LUAJIT_CFLAGS="-I$top/third_party/luajit2-src/src" \
+		LUAJIT_LIBS="$lj2/lib/$multi/libluajit-5.1.so.2 -Wl,-rpath,$lj2/lib/$multi"
+fi
+make -s -j"$jobs"
+make -s -j"$jobs" check TESTS='$(E2E_TESTS)' || { tail -n 80 test-suite.log; exit 1; }
 cd "$top"
 
 [ "${LJLOG_SKIP_SANITIZERS:-0}" = 1 ] && exit 0

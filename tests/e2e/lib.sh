@@ -22,6 +22,20 @@ e2e_here=$(cd "$(dirname "$0")" && pwd)
 top_srcdir=$(cd "$top_srcdir" && pwd)
 top_builddir=$(cd "$top_builddir" && pwd)
 : "${LUAJIT:=luajit}"
+# A luajit unpacked outside /usr (tests/tools/luajit2: OpenResty's) keeps its
+# jit.* modules under its own prefix, not on its compiled-in path, which
+# would find the system luajit's (jit.vmdef of another LuaJIT): they come
+# first. Tests that set LUA_PATH keep it ("...;$LUA_PATH").
+case $LUAJIT in
+/usr/bin/* | /usr/local/bin/*) ;;
+*/bin/*)
+	for e2e_d in "${LUAJIT%/bin/*}"/share/luajit-2.1*; do
+		[ -f "$e2e_d/jit/vmdef.lua" ] || continue
+		LUA_PATH="$e2e_d/?.lua;${LUA_PATH:-;}"
+		export LUA_PATH
+	done
+	;;
+esac
 : "${LJLOG_TEST_PRELOAD:=}"
 E2E=$top_srcdir/tests/e2e
 LJLOG=$top_builddir/ljlog

@@ -13,7 +13,7 @@
 
 prog=$E2E/names.lua
 echo 'return true' >"$T/names_mod.lua"
-export LUA_PATH="$T/?.lua;;"
+export LUA_PATH="$T/?.lua;${LUA_PATH:-;}"
 
 log=$T/names.ljlog
 profile "file=$log,calls" "$prog" >"$T/out" 2>"$T/err" ||

@@ -390,6 +390,33 @@ Test(samples, trace_events_decode_field_by_field)
 	lblog_free(&l);
 }
 
+/* Proto 0 (none): a trace aborted in a fast function or C function (seen
+** under OpenResty's LuaJIT in tests/e2e/soak.sh). */
+Test(samples, trace_abort_outside_lua_decodes)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	struct lbev e;
+	begin(&l);
+	ev_begin(&e);
+	ev_trace_start(&e, 5, 0, 0, 1);
+	ev_trace_abort(&e, 5, 0, 0, 9, "NYI: FastFunc", 1);
+	lblog_events(&l, VM, 0, &e);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.nev, 2);
+	cr_assert_eq(s.ev[0].lo, FORMAT_VM_TRACE_START);
+	cr_assert_eq(s.ev[0].id, 0);
+	cr_assert_null(s.ev[0].obj);
+	cr_assert_eq(s.ev[1].lo, FORMAT_VM_TRACE_ABORT);
+	cr_assert_eq(s.ev[1].id, 0);
+	cr_assert_null(s.ev[1].obj);
+	cr_assert_eq(s.ev[1].reason, 9);
+	cr_assert_str_eq(s.msg[1], "NYI: FastFunc");
+	lblog_free(&l);
+}
+
 Test(samples, version_1_still_read)
 {
 	struct lblog l;
