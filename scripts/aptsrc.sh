@@ -1,7 +1,49 @@
-# Sourced by scripts/setup.sh and scripts/setup-tools.sh: Debian source
+# Sourced by scripts/setup.sh and scripts/setup-tools.sh: Debian packages
+# installed when missing, binary packages unpacked privately, and source
 # packages fetched with a private apt configuration (deb-src lines and lists
 # under DEPS/apt): the system's apt sources are left alone.
-# The caller defines die().
+# The caller defines say() and die().
+
+# apt_root PKGS: sets $sudo to "" (root) or "sudo"; dies naming PKGS when
+# neither works.
+apt_root() {
+	sudo=""
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install as root: $*"
+		sudo="sudo"
+	fi
+}
+
+# apt_install_missing PKGS: installs those of PKGS that dpkg does not list
+# as installed (after apt_root).
+apt_install_missing() {
+	am_missing=""
+	for am_p in "$@"; do
+		dpkg-query -W -f='${Status}' "$am_p" 2>/dev/null | grep -q "ok installed" ||
+			am_missing="$am_missing $am_p"
+	done
+	[ -n "$am_missing" ] || return 0
+	say "installing:$am_missing"
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+	# shellcheck disable=SC2086
+	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $am_missing >/dev/null
+}
+
+# apt_unpack DEST PKGS: downloads the binary packages PKGS (apt-get
+# download, no install) and unpacks them into DEST (dpkg -x).
+apt_unpack() {
+	au_dest=$1
+	shift
+	au_dl=$(mktemp -d)
+	chmod 755 "$au_dl" # apt's sandbox user writes into it
+	au_get() { (cd "$au_dl" && apt-get download -q "$@" >/dev/null 2>&1); }
+	au_get "$@" || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && au_get "$@"; } ||
+		{ rm -rf "$au_dl"; die "apt-get download $* failed"; }
+	for au_d in "$au_dl"/*.deb; do
+		dpkg -x "$au_d" "$au_dest" || { rm -rf "$au_dl"; die "dpkg -x $au_d failed"; }
+	done
+	rm -rf "$au_dl"
+}
 
 # apt_source DEPS DL PKG VER DEST: downloads PKG=VER into DEPS/DL and
 # unpacks it into DEST (replaced); dies with what failed.

@@ -24,26 +24,17 @@ pkgs="chromium golang-go nodejs npm curl nginx-light wrk"
 say() { printf 'setup-tools: %s\n' "$*" >&2; }
 die() { printf 'setup-tools: error: %s\n' "$*" >&2; exit 1; }
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install as root: $pkgs"
-	sudo="sudo"
-fi
-
-missing=""
+apt_root $pkgs
+want=""
 for p in $pkgs; do
 	case $p in
-	nodejs | npm) command -v "${p%js}" >/dev/null 2>&1 && continue ;;
+	nodejs | npm) command -v "${p%js}" >/dev/null 2>&1 && continue ;; # a node of its own
 	esac
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+	want="$want $p"
 done
-if [ -n "$missing" ]; then
-	say "installing:$missing"
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-	# shellcheck disable=SC2086
-	# (policy-rc.d or no init: the nginx service is not started)
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
-fi
+# (policy-rc.d or no init: the nginx service is not started)
+# shellcheck disable=SC2086
+apt_install_missing $want
 
 tools="$top/tests/tools"
 stamp="$tools/node_modules/.ljlog-installed"
@@ -61,16 +52,7 @@ fi
 lj2="$tools/luajit2"
 if [ ! -x "$lj2/usr/bin/luajit" ] || [ ! -f "$lj2"/usr/share/luajit-2.1*/jit/vmdef.lua ]; then
 	say "unpacking Debian's luajit2 (OpenResty's LuaJIT) into tests/tools/luajit2"
-	lj2pkgs="luajit2 libluajit2-5.1-2 libluajit2-5.1-common"
-	dl=$(mktemp -d)
-	chmod 755 "$dl"
-	get() { (cd "$dl" && apt-get download -q $lj2pkgs >/dev/null 2>&1); }
-	get || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && get; } ||
-		die "apt-get download $lj2pkgs failed"
-	for d in "$dl"/*.deb; do
-		dpkg -x "$d" "$lj2" || die "dpkg -x $d failed"
-	done
-	rm -rf "$dl"
+	apt_unpack "$lj2" luajit2 libluajit2-5.1-2 libluajit2-5.1-common
 fi
 
 # Its source, the same version, for build-lj2/ (configure --with-luajit-src).
@@ -92,14 +74,6 @@ ngx="$tools/nginx-lua"
 ngxpkgs="libnginx-mod-http-lua libnginx-mod-http-ndk lua-resty-core lua-resty-lrucache libluajit2-5.1-2"
 if [ ! -f "$ngx/usr/lib/nginx/modules/ngx_http_lua_module.so" ]; then
 	say "unpacking nginx's lua module (on luajit2) into tests/tools/nginx-lua"
-	dl=$(mktemp -d)
-	chmod 755 "$dl"
 	# shellcheck disable=SC2086
-	get() { (cd "$dl" && apt-get download -q $ngxpkgs >/dev/null 2>&1); }
-	get || { $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && get; } ||
-		die "apt-get download $ngxpkgs failed"
-	for d in "$dl"/*.deb; do
-		dpkg -x "$d" "$ngx" || die "dpkg -x $d failed"
-	done
-	rm -rf "$dl"
+	apt_unpack "$ngx" $ngxpkgs
 fi

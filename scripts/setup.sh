@@ -18,23 +18,11 @@ lua-check lua-ldoc lua-penlight"
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then
-	command -v sudo >/dev/null 2>&1 || die "not root and no sudo: install as root: $pkgs"
-	sudo="sudo"
-fi
+apt_root $pkgs
 
 # -- Debian packages ---------------------------------------------------------
-missing=""
-for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	say "installing:$missing"
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
-	# shellcheck disable=SC2086
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing >/dev/null
-fi
+# shellcheck disable=SC2086
+apt_install_missing $pkgs
 
 # -- LuaJIT source matching the installed luajit -------------------------------
 # A private apt configuration with deb-src lines (scripts/aptsrc.sh).
