@@ -19,8 +19,11 @@
 
 #define luaJIT_setmode (*ljlog_p_luaJIT_setmode)
 #define luaL_register (*ljlog_p_luaL_register)
+#define luaL_where (*ljlog_p_luaL_where)
 #define lua_checkstack (*ljlog_p_lua_checkstack)
+#define lua_concat (*ljlog_p_lua_concat)
 #define lua_createtable (*ljlog_p_lua_createtable)
+#define lua_error (*ljlog_p_lua_error)
 #define lua_gc (*ljlog_p_lua_gc)
 #define lua_getallocf (*ljlog_p_lua_getallocf)
 #define lua_getfield (*ljlog_p_lua_getfield)
@@ -67,8 +70,11 @@
 #define LUAWEAK_NAMES(X) \
 	X(luaJIT_setmode) \
 	X(luaL_register) \
+	X(luaL_where) \
 	X(lua_checkstack) \
+	X(lua_concat) \
 	X(lua_createtable) \
+	X(lua_error) \
 	X(lua_gc) \
 	X(lua_getallocf) \
 	X(lua_getfield) \
