@@ -10,6 +10,7 @@
 # 3), WORK (loop iterations per request, default 2000), CONNS (default 16).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
+. "$src/tests/e2e/nginx_site.sh"
 b=${LJLOG_BUILDDIR:-$src/build-lj2}
 runs=${RUNS:-3}
 secs=${SECS:-3}
@@ -29,51 +30,9 @@ grep -q '^#define LJLOG_LUAJIT_OPENRESTY 1' "$b/config.h" 2>/dev/null ||
 command -v wrk >/dev/null 2>&1 || command -v curl >/dev/null 2>&1 || die "needs wrk or curl"
 
 T=$(mktemp -d)
-chmod 755 "$T"
-mkdir -m 1777 "$T/logs" "$T/tmp"
 master=
 trap '[ -n "$master" ] && kill -QUIT "$master" 2>/dev/null; sleep 0.5; rm -rf "$T"' EXIT
-
-cat >"$T/handler.lua" <<'EOF'
-local M = {}
-local function busy(n)
-	local s = 0
-	for i = 1, n do
-		s = s + #tostring(i * 7)
-	end
-	return s
-end
-local function handle(work)
-	local s = busy(work)
-	ngx.say("pid ", ngx.worker.pid(), " ", s)
-end
-M.handle = handle
-return M
-EOF
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-resty=$ngxlua/usr/share/lua/5.1
-cat >"$T/nginx.conf" <<EOF
-load_module $ngxlua/usr/lib/nginx/modules/ndk_http_module.so;
-load_module $ngxlua/usr/lib/nginx/modules/ngx_http_lua_module.so;
-worker_processes 2;
-pid $T/nginx.pid;
-error_log $T/error.log warn;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $T/tmp/body;
-	proxy_temp_path $T/tmp/proxy;
-	fastcgi_temp_path $T/tmp/fastcgi;
-	uwsgi_temp_path $T/tmp/uwsgi;
-	scgi_temp_path $T/tmp/scgi;
-	lua_package_path "$T/?.lua;$resty/?.lua;;";
-	init_by_lua_block { handler = require "handler" }
-	server {
-		listen 127.0.0.1:$port;
-		location / { content_by_lua_block { handler.handle($work) } }
-	}
-}
-EOF
+nginx_site "$T" "$ngxlua"
 
 # start PROFILE: nginx, preloaded with LUAJIT_PROFILE=PROFILE ('-': no
 # preload at all).
@@ -98,12 +57,12 @@ stop() {
 # load: requests/s for $secs seconds.
 load() {
 	if command -v wrk >/dev/null 2>&1; then
-		env -u LD_PRELOAD timeout $((secs + 30)) wrk -t 2 -c "$conns" -d "${secs}s" "http://127.0.0.1:$port/" |
+		env -u LD_PRELOAD timeout $((secs + 30)) wrk -t 2 -c "$conns" -d "${secs}s" "http://127.0.0.1:$port/?work=$work" |
 			sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'
 	else
 		local t0 n
 		t0=$(date +%s.%N)
-		n=$(seq $((conns * 40)) | xargs -P "$conns" -n 40 sh -c 'for i; do echo "url = \"http://127.0.0.1:'"$port"'/\""; done | curl -s -m 10 -K -' sh | wc -l)
+		n=$(seq $((conns * 40)) | xargs -P "$conns" -n 40 sh -c 'for i; do echo "url = \"http://127.0.0.1:'"$port"'/?work='"$work"'\""; done | curl -s -m 10 -K -' sh | wc -l)
 		python3 -c "import time; print(f'{$n / (time.time() - $t0):.1f}')"
 	fi
 }

@@ -39,62 +39,11 @@ lib=$top_builddir/.libs/libljlog.so
 [ -e "$lib" ] || fail "no $lib"
 
 nreq=200 # requests of the counted run
-# As root, nginx's workers run as nobody: the logs' directory must be theirs
-# too (the temp dir is reached through $T).
-chmod 755 "$T"
-mkdir -m 1777 "$T/logs" "$T/tmp"
-
-# The handler: handle is called once per request (not a tail call), busy is
-# some CPU time to sample.
-cat >"$T/handler.lua" <<'EOF'
-local M = {}
-
-local function busy(n)
-	local s = 0
-	for i = 1, n do
-		s = s + #tostring(i * 7)
-	end
-	return s
-end
-
-local function handle(work)
-	local s = busy(work)
-	ngx.say("pid ", ngx.worker.pid(), " ", s)
-end
-
-M.handle = handle
-return M
-EOF
-
-# The server's configuration: its lua module and handler, nothing of ljlog.
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-cat >"$T/nginx.conf" <<EOF
-load_module $ndkmod;
-load_module $luamod;
-worker_processes 2;
-pid $T/nginx.pid;
-error_log $T/error.log info;
-events { worker_connections 256; }
-http {
-	access_log off;
-	client_body_temp_path $T/tmp/body;
-	proxy_temp_path $T/tmp/proxy;
-	fastcgi_temp_path $T/tmp/fastcgi;
-	uwsgi_temp_path $T/tmp/uwsgi;
-	scgi_temp_path $T/tmp/scgi;
-	lua_package_path "$T/?.lua;$resty/?.lua;;";
-	init_by_lua_block { handler = require "handler" }
-	server {
-		listen 127.0.0.1:$port;
-		location / {
-			content_by_lua_block {
-				handler.handle(tonumber(ngx.var.arg_work) or 0)
-				ngx.exit(200)
-			}
-		}
-	}
-}
-EOF
+# The site (tests/e2e/nginx_site.sh): the handler and the server's own
+# configuration, nothing of ljlog; as root the workers run as nobody and
+# write their logs into $T/logs.
+. "$E2E/nginx_site.sh"
+nginx_site "$T" "$NGXLUA"
 
 MASTER=
 WORKERS=
