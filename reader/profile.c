@@ -251,8 +251,7 @@ static int only_sample(void *ud, const struct decode_sample *s)
 }
 
 /* Any thread. Keep only what happened in a zone (see profile.h). */
-int profile_only(struct profile *p, const struct profile *first,
-		 uint32_t name)
+int profile_only(struct profile *p, const struct profile *first, uint32_t name)
 {
 	free(p->only_str);
 	p->only_z = &first->zones;

@@ -111,9 +111,9 @@ struct profile {
 	size_t nwarn_dropped;
 	int opened; /* profile_decode could open the file */
 	/* profile_only: keep only the samples and allocations in a zone. */
-	const struct zones *only_z; /* a finished profile's (while decoding) */
-	uint32_t only_name;	    /* the zone's string index in only_z */
-	char *only_str;		    /* its name (owned; NULL: no filter) */
+	const struct zones *only_z;  /* a finished profile's (while decoding) */
+	uint32_t only_name;	     /* the zone's string index in only_z */
+	char *only_str;		     /* its name (owned; NULL: no filter) */
 	struct decode_sink fan_sink; /* the fan-out's own, wrapped */
 };
 
@@ -129,8 +129,7 @@ void profile_free(struct profile *p);
 ** the allocations (ALLOC, REALLOC) made while it was open, as p's own
 ** zones processor sees it when it comes. Everything else passes. first
 ** must outlive the decoding only. 0 or -ENOMEM. */
-int profile_only(struct profile *p, const struct profile *first,
-		  uint32_t name);
+int profile_only(struct profile *p, const struct profile *first, uint32_t name);
 
 /* Any thread. Fill sink so that a decoder feeds p (every processor). */
 void profile_sink(struct profile *p, struct decode_sink *sink);

@@ -161,8 +161,8 @@ int cli_folded(int argc, char **argv)
 			return st;
 		p = q;
 		if (!p->smp.samples) {
-			cli_err("folded", "no samples in zone '%s' of %s",
-				zone, path);
+			cli_err("folded", "no samples in zone '%s' of %s", zone,
+				path);
 			profile_free(p);
 			return rc == 0 || rc == -ENODATA ? CLI_TRUNCATED
 							 : CLI_CORRUPT;

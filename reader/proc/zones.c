@@ -121,7 +121,7 @@ static void pop(struct zones *z, struct zones_vm *v, uint64_t ts, int open)
 /* Any thread. Charge an allocation to every zone name open on v, and to
 ** its site under the innermost one. 0 or -ENOMEM. */
 static int charge(struct zones *z, struct zones_vm *v,
-		   const struct decode_event *ev)
+		  const struct decode_event *ev)
 {
 	uint64_t wc = 1, wb = ev->size;
 	if (ev->vmobj && ev->vmobj->u.vm.alloc_rate)
@@ -139,8 +139,8 @@ static int charge(struct zones *z, struct zones_vm *v,
 	uint32_t site = z->site_src->last_site - 1;
 	uint32_t zone = z->spans[v->stack[v->depth - 1]].name;
 	int added;
-	uint64_t *ix = hmap_ref(&z->sitemap,
-				((uint64_t)site + 1) << 32 | zone, &added);
+	uint64_t *ix =
+	    hmap_ref(&z->sitemap, ((uint64_t)site + 1) << 32 | zone, &added);
 	if (!ix)
 		return -ENOMEM;
 	if (added) {
@@ -189,8 +189,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	v->last_ts = ev->ts;
 	switch (ev->op) {
 	case FORMAT_OP_ALLOC:
-	case FORMAT_OP_REALLOC:
-		return v->depth ? charge(z, v, ev) : 0;
+	case FORMAT_OP_REALLOC: return v->depth ? charge(z, v, ev) : 0;
 	case FORMAT_OP_VM: break;
 	default: return 0;
 	}
