@@ -125,17 +125,19 @@ need_go
 gotool version >/dev/null 2>&1 || skip "'go version' does not run"
 ljlog export -q -f pprof -o "$T/s.pb.gz" "$slog" || fail "export pprof (samples) failed"
 ljlog export -q -f pprof -o "$T/a.pb.gz" "$alog" || fail "export pprof (allocations) failed"
-tag() { # FILE INDEX ZONE: pprof's -tags figure of zone=ZONE
+tag() { # FILE INDEX ZONE [KEY]: pprof's -tags figure of KEY=ZONE (KEY: zone)
 	gotool tool pprof -sample_index="$2" -tags "$1" 2>/dev/null |
-		awk -v z="$3" '/^ *zone:/ { on = 1; next } /^ *[a-z]+:/ { on = 0 }
-			on && $NF == z { print $1 + 0; exit }'
+		awk -v z="$3" -v k="${4:-zone}:" '$1 == k { on = 1; next }
+			/^ *[a-z]+:/ { on = 0 } on && $NF == z { print $1 + 0; exit }'
 }
+total=$(json_get "$T/s.json" 'd["samples"]')
+expect_eq "pprof: samples of VM 1 (all of them, zones or not)" "$total" "$(tag "$T/s.pb.gz" samples 1 vm)"
 expect_eq "pprof: samples labelled zone=spin" "$spin" "$(tag "$T/s.pb.gz" samples spin)"
 gotool tool pprof -sample_index=samples -tagfocus=zone=spin -top -nodecount=200 \
 	"$T/s.pb.gz" >"$T/focus.txt" 2>/dev/null || fail "go tool pprof -tagfocus failed"
 grep -q 'in_zone' "$T/focus.txt" || { show "$T/focus.txt"; fail "pprof -tagfocus=zone=spin: no in_zone"; }
 if grep -q 'out_zone' "$T/focus.txt"; then show "$T/focus.txt"; fail "pprof -tagfocus=zone=spin: out_zone there"; fi
-ok "pprof: $spin samples with zone=spin (the report's), in_zone's, none of out_zone"
+ok "pprof: $total samples, $spin with zone=spin (the report's), in_zone's, none of out_zone"
 expect_eq "pprof: allocations labelled zone=A (innermost: line LA)" "$ca" "$(tag "$T/a.pb.gz" alloc_objects A)"
 expect_eq "pprof: allocations labelled zone=B (line LB)" "$cb" "$(tag "$T/a.pb.gz" alloc_objects B)"
 ok "pprof: alloc_objects by zone label: A $ca, B $cb (the sites' counts)"
