@@ -6,6 +6,9 @@
 ** as they are decoded, in order with the zone events of their VM), and
 ** samples (matched by time at zones_finish: SAMPLES blocks come apart
 ** from EVENTS blocks). A name nested in itself counts once.
+** For the exports it also keeps every sample (VM, time, leaf node, then
+** its innermost zone) and the allocations by heap site and innermost zone;
+** zones_open_now answers during decoding (profile_only, --zone).
 */
 #ifndef LJLOG_READER_PROC_ZONES_H
 #define LJLOG_READER_PROC_ZONES_H
