@@ -4,6 +4,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,8 @@ int profile_new(struct profile **out, unsigned flags)
 	heap_init(&p->heap, &p->fnid);
 	samples_init(&p->smp, &p->fnid, on_warn, p);
 	zones_init(&p->zones);
+	p->zones.leaf_src = &p->smp;
+	p->zones.site_src = &p->heap;
 	if (calls_init(&p->calls, &p->fnid, (flags & PROFILE_CALLTREE) != 0,
 		       on_warn, p) < 0) {
 		profile_free(p);
@@ -216,13 +219,56 @@ void profile_free(struct profile *p)
 	free(p->exe);
 	free(p->luajit_version);
 	free(p->options);
+	free(p->only_str);
 	free(p);
+}
+
+/* Any thread. The profile whose fan-out is ud. */
+static struct profile *of_fan(void *ud)
+{
+	return (struct profile *)((char *)ud - offsetof(struct profile, fan));
+}
+
+/* Any thread (decode sink, profile_only). An event: allocations outside
+** the zone are dropped. */
+static int only_event(void *ud, const struct decode_event *ev)
+{
+	struct profile *p = of_fan(ud);
+	if ((ev->op == FORMAT_OP_ALLOC || ev->op == FORMAT_OP_REALLOC) &&
+	    !zones_open_now(&p->zones, ev->vm, p->only_str))
+		return 0;
+	return p->fan_sink.event(ud, ev);
+}
+
+/* Any thread (decode sink, profile_only). A sample: dropped outside the
+** zone. */
+static int only_sample(void *ud, const struct decode_sample *s)
+{
+	struct profile *p = of_fan(ud);
+	if (!zones_in(p->only_z, s->vm, s->ts, p->only_name))
+		return 0;
+	return p->fan_sink.sample(ud, s);
+}
+
+/* Any thread. Keep only what happened in a zone (see profile.h). */
+int profile_only(struct profile *p, const struct profile *first, uint32_t name)
+{
+	free(p->only_str);
+	p->only_z = &first->zones;
+	p->only_name = name;
+	p->only_str = strdup(zones_str(&first->zones, name));
+	return p->only_str ? 0 : -ENOMEM;
 }
 
 /* Any thread. Fill sink so that a decoder feeds p. */
 void profile_sink(struct profile *p, struct decode_sink *sink)
 {
 	fanout_sink(&p->fan, sink);
+	if (!p->only_z)
+		return;
+	p->fan_sink = *sink;
+	sink->event = only_event;
+	sink->sample = only_sample;
 }
 
 /* Any thread. Choose the time base and the duration. */

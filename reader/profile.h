@@ -110,6 +110,11 @@ struct profile {
 	size_t nwarn;
 	size_t nwarn_dropped;
 	int opened; /* profile_decode could open the file */
+	/* profile_only: keep only the samples and allocations in a zone. */
+	const struct zones *only_z;  /* a finished profile's (while decoding) */
+	uint32_t only_name;	     /* the zone's string index in only_z */
+	char *only_str;		     /* its name (owned; NULL: no filter) */
+	struct decode_sink fan_sink; /* the fan-out's own, wrapped */
 };
 
 /* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
@@ -117,6 +122,14 @@ int profile_new(struct profile **out, unsigned flags);
 
 /* Any thread. Free everything (NULL is fine). */
 void profile_free(struct profile *p);
+
+/* Any thread. Before decoding into p (new): let through only the samples
+** taken while the zone named name (string index in first, a finished
+** profile of the same log) was open, anywhere in the zone stack, and only
+** the allocations (ALLOC, REALLOC) made while it was open, as p's own
+** zones processor sees it when it comes. Everything else passes. first
+** must outlive the decoding only. 0 or -ENOMEM. */
+int profile_only(struct profile *p, const struct profile *first, uint32_t name);
 
 /* Any thread. Fill sink so that a decoder feeds p (every processor). */
 void profile_sink(struct profile *p, struct decode_sink *sink);

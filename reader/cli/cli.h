@@ -126,4 +126,12 @@ unsigned report_recorded(const struct profile *p, uint64_t calls,
 void report_zones_text(const struct profile *p, size_t limit);
 void report_zones_json(struct json *j, const struct profile *p);
 
+/* Main thread. A second pass over path keeping only the samples and
+** allocations made while zone name was open (profile_only), first being
+** the profile of path; *out the new profile. -1 done, else an exit status
+** (message printed; an unknown zone is 1, listing the known ones). */
+int cli_zone_load(const char *cmd, const char *path,
+		  const struct profile *first, const char *name,
+		  struct profile **out);
+
 #endif

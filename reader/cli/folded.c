@@ -14,7 +14,7 @@
 
 static const char folded_usage[] =
     "usage: ljlog folded [--calls [--count] | --lua | --host] [--lines]\n"
-    "                    [--no-traces] FILE\n"
+    "                    [--no-traces] [--zone NAME] FILE\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
@@ -42,6 +42,9 @@ static const char folded_usage[] =
     "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
     "                not the function's first line\n"
     "  --no-traces   no 'trace N' frames\n"
+    "  --zone NAME   sampled stacks: only the samples taken while a zone\n"
+    "                named NAME was open (anywhere in the zone stack); exit\n"
+    "                1 when the log has no such zone (its zones are listed)\n"
     "  -h, --help    this help\n"
     "\n"
     "Characters ';', ' ' and newline in function names print as '_'.\n"
@@ -66,7 +69,15 @@ static int print_calls(void *ud, const char *line, size_t len, uint64_t ticks)
 /* Main thread. 'ljlog folded'. */
 int cli_folded(int argc, char **argv)
 {
-	enum { O_CALLS = 256, O_COUNT, O_LUA, O_HOST, O_LINES, O_NOTRACES };
+	enum {
+		O_CALLS = 256,
+		O_COUNT,
+		O_LUA,
+		O_HOST,
+		O_LINES,
+		O_NOTRACES,
+		O_ZONE
+	};
 	static const struct option lo[] = {
 	    {"calls", no_argument, NULL, O_CALLS},
 	    {"count", no_argument, NULL, O_COUNT},
@@ -74,10 +85,12 @@ int cli_folded(int argc, char **argv)
 	    {"host", no_argument, NULL, O_HOST},
 	    {"lines", no_argument, NULL, O_LINES},
 	    {"no-traces", no_argument, NULL, O_NOTRACES},
+	    {"zone", required_argument, NULL, O_ZONE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int calls = 0, count = 0, view = -1, o;
+	const char *zone = NULL;
 	unsigned flags = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
@@ -98,10 +111,14 @@ int cli_folded(int argc, char **argv)
 		}
 		case O_LINES: flags |= SAMPLES_ST_LINES; break;
 		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
+		case O_ZONE: zone = optarg; break;
 		case 'h': fputs(folded_usage, stdout); return CLI_OK;
 		default:
-			cli_err("folded", "unknown option '%s'",
-				argv[optind - 1]);
+			if (optopt == O_ZONE)
+				cli_err("folded", "--zone needs a zone name");
+			else
+				cli_err("folded", "unknown option '%s'",
+					argv[optind - 1]);
 			fputs(folded_usage, stderr);
 			return CLI_USAGE;
 		}
@@ -119,18 +136,38 @@ int cli_folded(int argc, char **argv)
 				  "--host, --lines, --no-traces)");
 		return CLI_USAGE;
 	}
+	if (zone && calls) {
+		cli_err("folded", "--zone keeps sampled stacks only: it takes "
+				  "no --calls or --count");
+		return CLI_USAGE;
+	}
 	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
 	if (!path)
 		return CLI_USAGE;
 	/* The call tree is only needed for --calls, or for the default on a
 	** log that turns out to have no samples. */
-	int sampling = view >= 0 || flags;
+	int sampling = view >= 0 || flags || zone;
 	struct profile *p;
 	char err[512];
 	int rc, st = cli_load("folded", path, sampling ? 0 : PROFILE_CALLTREE,
 			      &p, &rc, err, sizeof err, 1);
 	if (st >= 0)
 		return st;
+	if (zone) { /* a second pass, on the first one's zones */
+		struct profile *q;
+		st = cli_zone_load("folded", path, p, zone, &q);
+		profile_free(p);
+		if (st >= 0)
+			return st;
+		p = q;
+		if (!p->smp.samples) {
+			cli_err("folded", "no samples in zone '%s' of %s", zone,
+				path);
+			profile_free(p);
+			return rc == 0 || rc == -ENODATA ? CLI_TRUNCATED
+							 : CLI_CORRUPT;
+		}
+	}
 	int e = 0;
 	if (calls || (!sampling && !p->smp.samples))
 		e = count ? stacks_calls(&p->calls, &p->fnid, STACKS_CALLS,

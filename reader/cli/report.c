@@ -673,6 +673,12 @@ void report_text(const struct profile *p, const char *path, int rc,
 		       p->pid, p->exe, p->luajit_version, p->version);
 		printf("  options: %s\n", p->options);
 	}
+	if (p->only_str) {
+		printf("  zone filter: only samples and allocations while "
+		       "zone ");
+		cli_quote(stdout, p->only_str, strlen(p->only_str));
+		printf(" was open (calls, time, frees, GC: whole log)\n");
+	}
 	if (rc == 0)
 		printf("  log complete (END block)\n");
 	else
@@ -803,6 +809,10 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "version", p->have_intro ? p->version : 0);
 	json_bool(&j, "complete", rc == 0);
 	json_bool(&j, "truncated", rc == -ENODATA);
+	if (p->only_str)
+		json_cstr(&j, "zone_filter", p->only_str);
+	else
+		json_null(&j, "zone_filter");
 	/* A log that a write error ended: complete up to there, with its END;
 	** the error names why nothing follows. */
 	if (!rc && p->have_end && p->end.stop_error) {

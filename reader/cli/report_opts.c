@@ -13,7 +13,8 @@
 #include "profile.h"
 
 static const char report_usage[] =
-    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T] FILE\n"
+    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T]\n"
+    "                    [--zone NAME] FILE\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
     "allocations and frees charged to it), allocation sites, GC cycles and\n"
@@ -48,11 +49,16 @@ static const char report_usage[] =
     "                  (100ms, 1s) of the run, with the change since the\n"
     "                  interval before; text: only that view, JSON: adds\n"
     "                  \"heap_intervals\" [{time_ns, live_bytes, sites}]\n"
+    "  -z, --zone NAME only the samples taken and the allocations made while\n"
+    "                  a zone named NAME was open (anywhere in the zone\n"
+    "                  stack); calls, time, frees and GC stay the whole\n"
+    "                  log's (JSON: \"zone_filter\": NAME)\n"
     "  -h, --help      this help\n"
     "\n"
-    "Exit status: 0 report printed (complete or truncated log), 2 usage\n"
-    "error or file cannot be opened, 3 corrupt log (the part before the\n"
-    "corruption is reported).\n";
+    "Exit status: 0 report printed (complete or truncated log), 1 no zone\n"
+    "named as --zone says (the log's zones are listed), 2 usage error or\n"
+    "file cannot be opened, 3 corrupt log (the part before the corruption\n"
+    "is reported).\n";
 
 /* Main thread. The families recorded: those the INTRO's options name
 ** (parsed by the logger's own parser), and any whose events are in the
@@ -95,15 +101,17 @@ int cli_report(int argc, char **argv)
 	    {"limit", required_argument, NULL, 'n'},
 	    {"leaks", no_argument, NULL, 'l'},
 	    {"heap-interval", required_argument, NULL, 'i'},
+	    {"zone", required_argument, NULL, 'z'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int as_json = 0, leaks = 0, o;
 	uint64_t iv_ns = 0;
 	size_t limit = 0;
+	const char *zone = NULL;
 	char *e;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+jn:li:h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+jn:li:z:h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'j': as_json = 1; break;
 		case 'n':
@@ -119,9 +127,12 @@ int cli_report(int argc, char **argv)
 			if (!(iv_ns = leaks_parse_interval(optarg)))
 				return CLI_USAGE;
 			break;
+		case 'z': zone = optarg; break;
 		case 'h': fputs(report_usage, stdout); return CLI_OK;
 		default:
-			if (optopt == 'n')
+			if (optopt == 'z')
+				cli_err("report", "--zone needs a zone name");
+			else if (optopt == 'n')
 				cli_err("report", "-n needs a number");
 			else if (optopt == 'i')
 				cli_err("report", "--heap-interval needs an "
@@ -136,6 +147,11 @@ int cli_report(int argc, char **argv)
 	const char *path = cli_file_arg("report", report_usage, argc, argv);
 	if (!path)
 		return CLI_USAGE;
+	if (zone && iv_ns) {
+		cli_err("report", "--zone and --heap-interval cannot be "
+				  "combined (yet)");
+		return CLI_USAGE;
+	}
 	struct profile *p;
 	char err[512];
 	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
@@ -148,6 +164,14 @@ int cli_report(int argc, char **argv)
 			return st;
 		}
 		profile_free(p);
+		p = q;
+	}
+	if (zone) { /* a second pass, on the first one's zones */
+		struct profile *q;
+		st = cli_zone_load("report", path, p, zone, &q);
+		profile_free(p);
+		if (st >= 0)
+			return st;
 		p = q;
 	}
 	if (as_json)

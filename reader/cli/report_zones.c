@@ -4,6 +4,7 @@
 */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,4 +113,55 @@ void report_zones_json(struct json *j, const struct profile *p)
 		json_close(j, '}');
 	}
 	json_close(j, ']');
+}
+
+/* Main thread. A second pass over path keeping only what happened in zone
+** name (profile_only), the zones of first (loaded from path) saying when;
+** *out the new profile. -1 done, else an exit status (message printed:
+** an unknown zone lists the known ones). */
+int cli_zone_load(const char *cmd, const char *path,
+		  const struct profile *first, const char *name,
+		  struct profile **out)
+{
+	const struct zones *z = &first->zones;
+	int64_t zi = zones_find(z, name);
+	*out = NULL;
+	if (zi < 0) {
+		size_t n;
+		uint32_t *r = zone_rows(z, &n);
+		fprintf(stderr, "ljlog %s: --zone: no zone named '%s' in %s; ",
+			cmd, name, path);
+		if (!n)
+			fputs("the log has no zones\n", stderr);
+		else {
+			fputs("its zones:", stderr);
+			for (size_t i = 0; i < n; i++) {
+				fputc(' ', stderr);
+				const char *s = zones_str(z, r[i]);
+				cli_quote(stderr, s, strlen(s));
+			}
+			fputc('\n', stderr);
+		}
+		free(r);
+		return CLI_TRUNCATED; /* 1: nothing to report */
+	}
+	struct profile *q;
+	char err[512];
+	if (profile_new(&q, first->flags) < 0) {
+		cli_err(cmd, "out of memory");
+		return CLI_USAGE;
+	}
+	int rc = profile_only(q, first, (uint32_t)zi);
+	if (!rc)
+		rc = profile_decode(q, path, err, sizeof err);
+	else
+		snprintf(err, sizeof err, "out of memory");
+	q->only_z = NULL; /* first may go now */
+	if (!q->opened || rc == -ENOMEM) {
+		cli_err(cmd, "%s", err);
+		profile_free(q);
+		return CLI_USAGE;
+	}
+	*out = q;
+	return -1;
 }

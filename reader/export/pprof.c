@@ -20,7 +20,10 @@ const char export_pprof_omits[] =
     "the call tree's VMs and coroutines (its paths merge them)\n"
     "allocation stacks (an allocation is its site: a function and a line)\n"
     "GC phases and cycles, traces and trace aborts, per-VM heap figures\n"
-    "host (C) frames' addresses and objects other than by name\n";
+    "host (C) frames' addresses and objects other than by name\n"
+    "outer zones (the zone label is the innermost open zone), marks\n"
+    "live (inuse) figures by zone (they are on the site's unlabelled "
+    "sample)\n";
 
 /* -- Protobuf encoding -------------------------------------------------------- */
 
@@ -134,6 +137,7 @@ struct px {
 	uint64_t *ids;			    /* one sample's Location ids */
 	size_t nids;			    /* room in ids */
 	int64_t lk_vm, lk_thread, lk_state; /* label keys */
+	int64_t lk_zone;
 	struct samples_frame *fr;
 	int err;
 };
@@ -224,7 +228,7 @@ static uint64_t loc_of(struct px *x, uint32_t func, uint64_t line)
 /* Any thread. A Sample: x->ids[0..n) (leaf first), x->vals, and its
 ** labels (lk < 0: none; a string label when str, else num). */
 static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
-		       const char *state)
+		       const char *state, const char *zone)
 {
 	struct pb *s = &x->tmp, *l = &x->tmp2;
 	pb_key(s, 1, PB_LEN);
@@ -260,15 +264,21 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 		pb_u64(l, 2, (uint64_t)str_idx(x, state));
 		pb_msg(s, 3, l);
 	}
+	if (zone) {
+		pb_u64(l, 1, (uint64_t)x->lk_zone);
+		pb_u64(l, 2, (uint64_t)str_idx(x, zone));
+		pb_msg(s, 3, l);
+	}
 	pb_msg(&x->out, 2, s);
 }
 
 /* -- Samples ------------------------------------------------------------------ */
 
-/* Any thread. One leaf of the sample tree in one VM: a Sample. */
-static int leaf_vm(void *ud, uint32_t node, uint32_t vm, uint64_t n)
+/* Any thread. n samples ending at leaf node of the sample tree in VM vm,
+** in zone (the innermost open one; NULL none): a Sample. */
+static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
+		     const char *zone)
 {
-	struct px *x = ud;
 	const struct samples *s = &x->p->smp;
 	size_t nf = samples_stack(s, node, SAMPLES_VIEW_MERGED,
 				  SAMPLES_ST_LINES, x->fr);
@@ -300,21 +310,100 @@ static int leaf_vm(void *ud, uint32_t node, uint32_t vm, uint64_t n)
 	const uint64_t *vi = hmap_get(&x->p->vmmap, (uint64_t)vm + 1);
 	if (vi)
 		thread = x->p->vms[*vi - 1].thread;
-	sample_add(x, nf, vm, thread, state);
+	sample_add(x, nf, vm, thread, state, zone);
 	return x->err;
+}
+
+/* Any thread. One leaf of the sample tree in one VM: a Sample. */
+static int leaf_vm(void *ud, uint32_t node, uint32_t vm, uint64_t n)
+{
+	return leaf_emit(ud, node, vm, n, NULL);
+}
+
+/* Any thread. Samples by leaf node, VM, then innermost zone. */
+static int by_leaf(const void *a, const void *b)
+{
+	const struct zones_smp *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->vm != y->vm)
+		return x->vm < y->vm ? -1 : 1;
+	return x->zone < y->zone ? -1 : x->zone > y->zone;
+}
+
+/* Any thread. The samples of a log with zones: one Sample per leaf node,
+** VM and innermost zone (from the zones processor's own list of samples,
+** which holds each one's leaf node). 0, or 1 when that list does not
+** match the sample tree (then the caller goes by the tree, unlabelled). */
+static int leaves_zoned(struct px *x)
+{
+	const struct zones *z = &x->p->zones;
+	if (!z->nspan || !z->leaf_src || z->nsmp != x->p->smp.samples)
+		return 1;
+	struct zones_smp *v = malloc(z->nsmp * sizeof *v);
+	if (!v) {
+		x->err = -ENOMEM;
+		return 0;
+	}
+	memcpy(v, z->smp, z->nsmp * sizeof *v);
+	qsort(v, z->nsmp, sizeof *v, by_leaf);
+	for (size_t i = 0, j; i < z->nsmp && !x->err; i = j) {
+		for (j = i + 1; j < z->nsmp && by_leaf(&v[i], &v[j]) == 0; j++)
+			;
+		leaf_emit(x, v[i].node, v[i].vm, j - i,
+			  v[i].zone == UINT32_MAX ? NULL
+						  : zones_str(z, v[i].zone));
+	}
+	free(v);
+	return 0;
 }
 
 /* -- Allocations and calls ---------------------------------------------------- */
 
-/* Any thread. One Sample per allocation site: its function at its line. */
+/* Any thread. The allocations of a log with zones: one Sample per site and
+** innermost zone (allocations only; a site's live figures stay on its
+** unlabelled Sample). in[2 * site] and in[2 * site + 1] get the count and
+** bytes so labelled. */
+static void sites_zoned(struct px *x, uint64_t *in)
+{
+	const struct zones *z = &x->p->zones;
+	const struct heap *h = &x->p->heap;
+	for (size_t i = 0; i < z->nsite && !x->err; i++) {
+		const struct zones_site *zs = &z->sites[i];
+		if (zs->site >= h->nsite)
+			continue;
+		const struct heap_site *st = &h->sites[zs->site];
+		in[2 * zs->site] += zs->alloc_count;
+		in[2 * zs->site + 1] += zs->alloc_bytes;
+		memset(x->vals, 0, sizeof x->vals);
+		x->vals[x->idx[V_ALLOC_OBJ]] = (int64_t)zs->alloc_count;
+		x->vals[x->idx[V_ALLOC_SPACE]] = (int64_t)zs->alloc_bytes;
+		x->ids[0] = loc_of(x, func_of(x, st->fn), st->line);
+		sample_add(x, 1, 0, 0, NULL, zones_str(z, zs->zone));
+	}
+}
+
+/* Any thread. One Sample per allocation site: its function at its line
+** (with zones: what it allocated outside them, and what is live). */
 static void sites(struct px *x)
 {
 	const struct heap *h = &x->p->heap;
+	uint64_t *in = NULL;
+	if (x->p->zones.nsite) {
+		if (!(in = calloc(2 * h->nsite, sizeof *in))) {
+			x->err = -ENOMEM;
+			return;
+		}
+		sites_zoned(x, in);
+	}
 	for (size_t i = 0; i < h->nsite && !x->err; i++) {
 		const struct heap_site *st = &h->sites[i];
+		uint64_t zc = in ? in[2 * i] : 0, zb = in ? in[2 * i + 1] : 0;
 		memset(x->vals, 0, sizeof x->vals);
-		x->vals[x->idx[V_ALLOC_OBJ]] = (int64_t)st->alloc_count;
-		x->vals[x->idx[V_ALLOC_SPACE]] = (int64_t)st->alloc_bytes;
+		x->vals[x->idx[V_ALLOC_OBJ]] =
+		    (int64_t)(st->alloc_count > zc ? st->alloc_count - zc : 0);
+		x->vals[x->idx[V_ALLOC_SPACE]] =
+		    (int64_t)(st->alloc_bytes > zb ? st->alloc_bytes - zb : 0);
 		/* Each free is charged to the site that allocated the block:
 		** what a site allocated less what it freed is live at the end
 		** (blocks from before the profiler attached are freed, never
@@ -325,11 +414,15 @@ static void sites(struct px *x)
 		if (st->alloc_bytes > st->free_bytes)
 			x->vals[x->idx[V_INUSE_SPACE]] =
 			    (int64_t)(st->alloc_bytes - st->free_bytes);
-		if (!st->alloc_count && !st->alloc_bytes)
+		int any = 0;
+		for (int v = V_ALLOC_OBJ; v <= V_INUSE_SPACE; v++)
+			any |= x->vals[x->idx[v]] != 0;
+		if (!any)
 			continue;
 		x->ids[0] = loc_of(x, func_of(x, st->fn), st->line);
-		sample_add(x, 1, 0, 0, NULL);
+		sample_add(x, 1, 0, 0, NULL, NULL);
 	}
+	free(in);
 }
 
 /* Any thread. One Sample per call path: calls of its innermost function
@@ -352,7 +445,7 @@ static void callpaths(struct px *x)
 		memset(x->vals, 0, sizeof x->vals);
 		x->vals[x->idx[V_CALLS]] = (int64_t)cn->calls;
 		x->vals[x->idx[V_TIME]] = (int64_t)ns;
-		sample_add(x, d, 0, 0, NULL);
+		sample_add(x, d, 0, 0, NULL, NULL);
 	}
 }
 
@@ -454,6 +547,7 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	x.lk_vm = str_idx(&x, "vm");
 	x.lk_thread = str_idx(&x, "thread");
 	x.lk_state = str_idx(&x, "state");
+	x.lk_zone = str_idx(&x, "zone");
 	const char *tkind = o->wall ? "wall" : "cpu";
 	if (has_smp) {
 		value_type(&x, 1, "samples", "count");
@@ -481,7 +575,8 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 						 : "alloc_space"));
 	pb_key(&x.out, 13, PB_VARINT);
 	pb_varint(&x.out, (uint64_t)str_idx(&x, "made by ljlog export"));
-	if (has_smp && samples_each_leaf_vm(&p->smp, leaf_vm, &x) < 0 && !x.err)
+	if (has_smp && leaves_zoned(&x) &&
+	    samples_each_leaf_vm(&p->smp, leaf_vm, &x) < 0 && !x.err)
 		x.err = -ENOMEM;
 	if (has_alloc)
 		sites(&x);

@@ -5,7 +5,11 @@
 ** One evented profile per coroutine (the frames calls_obs opens and
 ** closes), one sampled profile per VM (merged stacks, each sample weighing
 ** the time since the VM's sample before it), one sampled profile in bytes
-** of the allocation sites. The frames are shared, each with its file and
+** of the allocation sites, and per VM with zones or marks one evented
+** profile "zones (VM n)": each zone (ljlog.zone) a frame opened and closed
+** at its times (one still open at the end closes at the VM's last event),
+** each mark a zero-length frame "mark: TEXT" (speedscope has no instant
+** events). The frames are shared, each with its file and
 ** line. A profile's events are written together, so the pass spills them
 ** to a temporary file in chunks, per profile: memory stays in proportion
 ** to the profiles, not to the log.
@@ -45,7 +49,7 @@ struct track {
 };
 
 /* Frame kinds (the key of a shared frame: kind, a, line). */
-enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE };
+enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE, FR_ZONE, FR_MARK };
 
 struct ss {
 	struct export_pass x;
@@ -377,6 +381,133 @@ static int write_sampled(struct ss *s, struct json *j, struct track *t)
 	return 0;
 }
 
+/* Any thread. One O or C event of frame kind, a at ts; -ENOMEM. */
+static int zone_ev(struct ss *s, struct json *j, unsigned kind, uint32_t a,
+		   uint64_t ts, int close)
+{
+	int64_t f = frame_of(s, kind, a, 0);
+	if (f < 0)
+		return (int)f;
+	json_obj(j, NULL);
+	json_cstr(j, "type", close ? "C" : "O");
+	json_u64(j, "frame", (uint64_t)f);
+	json_num(j, "at", export_ns(&s->x, ts));
+	json_close(j, '}');
+	return 0;
+}
+
+/* Any thread. The marks of vm from *mi on with ts before t (all when
+** every is set), as zero-length frames. */
+static int zone_marks(struct ss *s, struct json *j, uint32_t vm, size_t *mi,
+		      uint64_t t, int every)
+{
+	const struct zones *z = &s->x.p->zones;
+	for (; *mi < z->nmark; ++*mi) {
+		const struct zones_mark *m = &z->marks[*mi];
+		if (m->vm != vm)
+			continue;
+		if (!every && m->ts >= t)
+			break;
+		int rc = zone_ev(s, j, FR_MARK, m->text, m->ts, 0);
+		if (rc || (rc = zone_ev(s, j, FR_MARK, m->text, m->ts, 1)))
+			return rc;
+	}
+	return 0;
+}
+
+/* Any thread. The evented profile of vm's zones and marks: the spans in
+** the order they were pushed, each closed before the next one that is
+** not nested in it opens; marks merged by time. */
+static int write_zones_vm(struct ss *s, struct json *j, uint32_t vm)
+{
+	const struct zones *z = &s->x.p->zones;
+	char name[64];
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	size_t mi = 0, depth = 0, cap = 0;
+	uint32_t *stack = NULL;
+	int rc = 0;
+	for (size_t i = 0; i < z->nspan; i++)
+		if (z->spans[i].vm == vm) {
+			t0 = z->spans[i].t0 < t0 ? z->spans[i].t0 : t0;
+			t1 = z->spans[i].t1 > t1 ? z->spans[i].t1 : t1;
+		}
+	for (size_t i = 0; i < z->nmark; i++)
+		if (z->marks[i].vm == vm) {
+			t0 = z->marks[i].ts < t0 ? z->marks[i].ts : t0;
+			t1 = z->marks[i].ts > t1 ? z->marks[i].ts : t1;
+		}
+	snprintf(name, sizeof name, "zones (VM %u)", vm);
+	json_obj(j, NULL);
+	json_cstr(j, "type", "evented");
+	json_cstr(j, "name", name);
+	json_cstr(j, "unit", "nanoseconds");
+	json_num(j, "startValue", export_ns(&s->x, t0));
+	json_arr(j, "events");
+	for (size_t i = 0; i < z->nspan && !rc; i++) {
+		const struct zones_span *sp = &z->spans[i];
+		if (sp->vm != vm)
+			continue;
+		/* Close what sp is not nested in. */
+		while (depth && stack[depth - 1] != sp->parent && !rc) {
+			const struct zones_span *o = &z->spans[stack[--depth]];
+			if (!(rc = zone_marks(s, j, vm, &mi, o->t1, 0)))
+				rc = zone_ev(s, j, FR_ZONE, o->name, o->t1, 1);
+		}
+		if (rc || (rc = zone_marks(s, j, vm, &mi, sp->t0, 0)))
+			break;
+		if (depth == cap) {
+			cap = cap ? cap * 2 : 16;
+			uint32_t *ns = realloc(stack, cap * sizeof *ns);
+			if (!ns) {
+				rc = -ENOMEM;
+				break;
+			}
+			stack = ns;
+		}
+		stack[depth++] = (uint32_t)i;
+		rc = zone_ev(s, j, FR_ZONE, sp->name, sp->t0, 0);
+	}
+	while (depth && !rc) {
+		const struct zones_span *o = &z->spans[stack[--depth]];
+		if (!(rc = zone_marks(s, j, vm, &mi, o->t1, 0)))
+			rc = zone_ev(s, j, FR_ZONE, o->name, o->t1, 1);
+	}
+	if (!rc)
+		rc = zone_marks(s, j, vm, &mi, 0, 1);
+	free(stack);
+	if (rc)
+		return rc;
+	json_close(j, ']');
+	json_num(j, "endValue", export_ns(&s->x, t1));
+	json_close(j, '}');
+	return 0;
+}
+
+/* Any thread. A "zones (VM n)" profile per VM with zones or marks, in
+** order of VM ID. */
+static int write_zones(struct ss *s, struct json *j)
+{
+	const struct zones *z = &s->x.p->zones;
+	uint64_t prev = 0; /* VM ID + 1 written last */
+	for (;;) {
+		uint64_t next = UINT64_MAX; /* the smallest VM ID + 1 > prev */
+		for (size_t i = 0; i < z->nspan; i++)
+			if (z->spans[i].vm + 1ull > prev &&
+			    z->spans[i].vm + 1ull < next)
+				next = z->spans[i].vm + 1ull;
+		for (size_t i = 0; i < z->nmark; i++)
+			if (z->marks[i].vm + 1ull > prev &&
+			    z->marks[i].vm + 1ull < next)
+				next = z->marks[i].vm + 1ull;
+		if (next == UINT64_MAX)
+			return 0;
+		int rc = write_zones_vm(s, j, (uint32_t)(next - 1));
+		if (rc)
+			return rc;
+		prev = next;
+	}
+}
+
 /* Any thread. Write the allocation sites as a sampled profile in bytes:
 ** one sample per site, its function then its line. */
 static int write_alloc(struct ss *s, struct json *j)
@@ -448,6 +579,12 @@ static void write_frames(struct ss *s, struct json *j)
 			json_cstr(j, "name", name);
 			fn = &fi->fns[tr->fn];
 			line = tr->line;
+		} else if (kind == FR_ZONE) {
+			json_cstr(j, "name", zones_str(&s->x.p->zones, a));
+		} else if (kind == FR_MARK) {
+			snprintf(name, sizeof name, "mark: %s",
+				 zones_str(&s->x.p->zones, a));
+			json_cstr(j, "name", name);
 		} else {
 			snprintf(name, sizeof name, "(%s)",
 				 format_state_name(a));
@@ -508,6 +645,8 @@ static int write_all(struct ss *s, FILE *out)
 	}
 	if (show)
 		fputs("\r\033[K", stderr);
+	if (!rc)
+		rc = write_zones(s, &j);
 	if (!rc && p->heap.nsite)
 		rc = write_alloc(s, &j);
 	if (rc)

@@ -18,11 +18,6 @@ struct zones_vm {
 	uint64_t last_ts; /* its last event */
 };
 
-struct zones_smp {
-	uint32_t vm;
-	uint64_t ts;
-};
-
 /* Any thread. Grow *p (of *cap elements of size sz) to hold n + 1. */
 static int grow(void *pp, size_t *cap, size_t n, size_t sz)
 {
@@ -56,6 +51,8 @@ void zones_free(struct zones *z)
 	free(z->spans);
 	free(z->marks);
 	free(z->smp);
+	free(z->sites);
+	hmap_free(&z->sitemap);
 	hmap_free(&z->byid);
 	intern_free(&z->strs);
 	memset(z, 0, sizeof *z);
@@ -121,9 +118,10 @@ static void pop(struct zones *z, struct zones_vm *v, uint64_t ts, int open)
 		z->names[s->name].time += ts - s->t0;
 }
 
-/* Any thread. Charge an allocation to every zone name open on v. */
-static void charge(struct zones *z, struct zones_vm *v,
-		   const struct decode_event *ev)
+/* Any thread. Charge an allocation to every zone name open on v, and to
+** its site under the innermost one. 0 or -ENOMEM. */
+static int charge(struct zones *z, struct zones_vm *v,
+		  const struct decode_event *ev)
 {
 	uint64_t wc = 1, wb = ev->size;
 	if (ev->vmobj && ev->vmobj->u.vm.alloc_rate)
@@ -135,6 +133,26 @@ static void charge(struct zones *z, struct zones_vm *v,
 		z->names[name].alloc_count += wc;
 		z->names[name].alloc_bytes += wb;
 	}
+	if (!z->site_src || !z->site_src->last_site)
+		return 0;
+	/* heap (fed first) looked this allocation's site up last. */
+	uint32_t site = z->site_src->last_site - 1;
+	uint32_t zone = z->spans[v->stack[v->depth - 1]].name;
+	int added;
+	uint64_t *ix =
+	    hmap_ref(&z->sitemap, ((uint64_t)site + 1) << 32 | zone, &added);
+	if (!ix)
+		return -ENOMEM;
+	if (added) {
+		if (grow(&z->sites, &z->cap_site, z->nsite, sizeof *z->sites) <
+		    0)
+			return -ENOMEM;
+		z->sites[z->nsite] = (struct zones_site){site, zone, 0, 0};
+		*ix = ++z->nsite;
+	}
+	z->sites[*ix - 1].alloc_count += wc;
+	z->sites[*ix - 1].alloc_bytes += wb;
+	return 0;
 }
 
 /* Any thread. A zone is pushed. */
@@ -171,10 +189,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	v->last_ts = ev->ts;
 	switch (ev->op) {
 	case FORMAT_OP_ALLOC:
-	case FORMAT_OP_REALLOC:
-		if (v->depth)
-			charge(z, v, ev);
-		return 0;
+	case FORMAT_OP_REALLOC: return v->depth ? charge(z, v, ev) : 0;
 	case FORMAT_OP_VM: break;
 	default: return 0;
 	}
@@ -207,7 +222,8 @@ static int on_sample(void *ud, const struct decode_sample *s)
 	struct zones *z = ud;
 	if (grow(&z->smp, &z->cap_smp, z->nsmp, sizeof *z->smp) < 0)
 		return -ENOMEM;
-	z->smp[z->nsmp++] = (struct zones_smp){s->vm, s->ts};
+	uint32_t node = z->leaf_src ? samples_last_node(z->leaf_src) : 0;
+	z->smp[z->nsmp++] = (struct zones_smp){s->vm, node, UINT32_MAX, s->ts};
 	return 0;
 }
 
@@ -234,8 +250,10 @@ int zones_finish(struct zones *z)
 	for (size_t i = 0; i < z->nsmp; i++) {
 		const struct zones_span *s =
 		    zones_at(z, z->smp[i].vm, z->smp[i].ts);
-		if (s)
+		if (s) {
 			z->samples_in++;
+			z->smp[i].zone = s->name;
+		}
 		/* Each name once: a name is counted at its outermost span. */
 		for (; s; s = s->parent == UINT32_MAX ? NULL
 						      : &z->spans[s->parent]) {
@@ -252,9 +270,6 @@ int zones_finish(struct zones *z)
 				z->names[s->name].samples++;
 		}
 	}
-	free(z->smp);
-	z->smp = NULL;
-	z->nsmp = z->cap_smp = 0;
 	return 0;
 }
 
@@ -301,6 +316,19 @@ int zones_in(const struct zones *z, uint32_t vm, uint64_t ts, uint32_t name)
 	for (const struct zones_span *s = zones_at(z, vm, ts); s;
 	     s = s->parent == UINT32_MAX ? NULL : &z->spans[s->parent])
 		if (s->name == name)
+			return 1;
+	return 0;
+}
+
+/* Any thread (while decoding). Whether vm is in a zone named name now. */
+int zones_open_now(const struct zones *z, uint32_t vm, const char *name)
+{
+	int64_t i = intern_find(&z->strs, name, strlen(name));
+	const struct zones_vm *v = vm_find(z, vm);
+	if (i < 0 || !v)
+		return 0;
+	for (size_t k = 0; k < v->depth; k++)
+		if (z->spans[v->stack[k]].name == (uint32_t)i)
 			return 1;
 	return 0;
 }

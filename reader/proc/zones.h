@@ -6,6 +6,9 @@
 ** as they are decoded, in order with the zone events of their VM), and
 ** samples (matched by time at zones_finish: SAMPLES blocks come apart
 ** from EVENTS blocks). A name nested in itself counts once.
+** For the exports it also keeps every sample (VM, time, leaf node, then
+** its innermost zone) and the allocations by heap site and innermost zone;
+** zones_open_now answers during decoding (profile_only, --zone).
 */
 #ifndef LJLOG_READER_PROC_ZONES_H
 #define LJLOG_READER_PROC_ZONES_H
@@ -14,6 +17,8 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "proc/heap.h"
+#include "proc/samples.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 
@@ -43,8 +48,24 @@ struct zones_mark {
 	uint64_t ts;
 };
 
-struct zones_vm;  /* per-VM stack and spans (zones.c) */
-struct zones_smp; /* a sample's VM and time (zones.c) */
+/* One sample: its VM, time, leaf node in the sample tree (when leaf_src
+** was set) and, after zones_finish, the name (string index) of the
+** innermost zone open at its time, UINT32_MAX outside zones. */
+struct zones_smp {
+	uint32_t vm;
+	uint32_t node;
+	uint32_t zone;
+	uint64_t ts;
+};
+
+/* Allocations of one site (heap site index) made with zone (string index)
+** the innermost open one (when site_src was set). */
+struct zones_site {
+	uint32_t site, zone;
+	uint64_t alloc_count, alloc_bytes; /* weighed as heap's */
+};
+
+struct zones_vm; /* per-VM stack and spans (zones.c) */
 
 struct zones {
 	struct intern strs;	  /* zone names and mark texts */
@@ -57,8 +78,16 @@ struct zones {
 	size_t nmark, cap_mark;
 	struct zones_vm *vms;
 	size_t nvm, cap_vm;
-	struct zones_smp *smp; /* samples' VM and time, for zones_finish */
+	struct zones_smp *smp; /* every sample, in log order */
 	size_t nsmp, cap_smp;
+	struct zones_site *sites; /* allocations by site and innermost zone */
+	size_t nsite, cap_site;
+	struct hmap sitemap; /* (site + 1) << 32 | zone -> index in sites + 1 */
+	/* Set by the owner before decoding (NULL: not recorded): the samples
+	** processor fed before this one (each sample's leaf node), the heap
+	** processor fed before this one (each allocation's site). */
+	const struct samples *leaf_src;
+	const struct heap *site_src;
 	uint64_t samples_in; /* samples in some zone */
 	int finished;
 };
@@ -91,6 +120,10 @@ const struct zones_span *zones_at(const struct zones *z, uint32_t vm,
 /* Any thread (after zones_finish). Whether VM vm is inside a zone named
 ** name (string index) at ts. */
 int zones_in(const struct zones *z, uint32_t vm, uint64_t ts, uint32_t name);
+
+/* Any thread (while decoding). Whether VM vm is inside a zone with this
+** name now, after the events decoded so far. */
+int zones_open_now(const struct zones *z, uint32_t vm, const char *name);
 
 /* Any thread. The string index of name, or -1 when no zone has it. */
 int64_t zones_find(const struct zones *z, const char *name);

@@ -122,3 +122,74 @@ Test(zones, nesting_allocations_samples_marks)
 	cr_assert(!z.spans[0].open);
 	zones_free(&z);
 }
+
+/* The zone stack as decoded (zones_open_now, for profile_only), each
+** sample's innermost zone, and allocations by heap site and innermost
+** zone (site_src: the site heap looked up last). */
+Test(zones, open_now_sample_zone_sites)
+{
+	struct zones z;
+	struct decode_sink k;
+	struct heap h;
+	mkstr(&str_a, 10, "A");
+	mkstr(&str_b, 11, "B");
+	memset(&vmobj, 0, sizeof vmobj);
+	memset(&h, 0, sizeof h);
+	zones_init(&z);
+	z.site_src = &h;
+	zones_sink(&z, &k);
+	enum { V = FORMAT_OP_VM };
+	cr_assert(!zones_open_now(&z, 1, "A"), "no zone yet");
+	h.last_site = 1;			/* site 0 */
+	ev(&k, FORMAT_OP_ALLOC, 1, 5, NULL, 3); /* outside: no site row */
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 10, &str_a, 0);
+	cr_assert(zones_open_now(&z, 1, "A"));
+	cr_assert(!zones_open_now(&z, 2, "A"), "another VM");
+	ev(&k, FORMAT_OP_ALLOC, 1, 12, NULL, 100); /* site 0 in A */
+	ev(&k, V, FORMAT_VM_ZONE_PUSH, 20, &str_b, 0);
+	cr_assert(zones_open_now(&z, 1, "A"), "A under B");
+	cr_assert(zones_open_now(&z, 1, "B"));
+	ev(&k, FORMAT_OP_ALLOC, 1, 22, NULL, 10); /* site 0 in B */
+	h.last_site = 3;			  /* site 2 */
+	ev(&k, FORMAT_OP_ALLOC, 1, 23, NULL, 20); /* site 2 in B */
+	ev(&k, FORMAT_OP_ALLOC, 1, 24, NULL, 30); /* site 2 in B */
+	ev(&k, V, FORMAT_VM_ZONE_POP, 30, NULL, 0);
+	cr_assert(!zones_open_now(&z, 1, "B"));
+	ev(&k, V, FORMAT_VM_ZONE_POP, 40, NULL, 0);
+	cr_assert(!zones_open_now(&z, 1, "A"));
+	cr_assert(!zones_open_now(&z, 1, "nosuch"));
+	for (uint64_t t = 0; t < 50; t += 5)
+		smp(&k, t);
+	cr_assert_eq(zones_finish(&z), 0);
+
+	uint32_t ia = (uint32_t)zones_find(&z, "A"),
+		 ib = (uint32_t)zones_find(&z, "B");
+	cr_assert_eq(z.nsmp, 10, "the samples are kept");
+	for (size_t i = 0; i < z.nsmp; i++) {
+		uint64_t t = z.smp[i].ts;
+		uint32_t want = t >= 20 && t < 30   ? ib
+				: t >= 10 && t < 40 ? ia
+						    : UINT32_MAX;
+		cr_assert_eq(z.smp[i].zone, want, "sample at %llu",
+			     (unsigned long long)t);
+	}
+	cr_assert_eq(z.nsite, 3, "(site 0, A), (site 0, B), (site 2, B)");
+	uint64_t n[3][2] = {{0}};
+	for (size_t i = 0; i < z.nsite; i++) {
+		const struct zones_site *s = &z.sites[i];
+		int r = s->site == 0 && s->zone == ia	? 0
+			: s->site == 0 && s->zone == ib ? 1
+			: s->site == 2 && s->zone == ib ? 2
+							: -1;
+		cr_assert_geq(r, 0, "row site %u zone %u", s->site, s->zone);
+		n[r][0] = s->alloc_count;
+		n[r][1] = s->alloc_bytes;
+	}
+	cr_assert_eq(n[0][0], 1);
+	cr_assert_eq(n[0][1], 100);
+	cr_assert_eq(n[1][0], 1);
+	cr_assert_eq(n[1][1], 10);
+	cr_assert_eq(n[2][0], 2);
+	cr_assert_eq(n[2][1], 50);
+	zones_free(&z);
+}
