@@ -5,7 +5,8 @@
 #     equal `ljlog report --json`'s, for each sort key; with calls (JIT off)
 #     the calls of top.lua's functions are the program's known N.
 # (2) Live: spin.lua writes its log until told to stop; `top -d 0.2` prints
-#     live frames while it runs (one shows spin.lua's work() with calls),
+#     live frames while it runs (one shows spin.lua's work() with calls; sorted by time:
+#     under ThreadSanitizer work() may have no sample),
 #     then, after the END block, a final frame equal to the report, and
 #     exits 0 by itself.
 # (3) Errors: missing file, usage, truncated and corrupt logs.
@@ -54,7 +55,7 @@ rm -f "$T/stop"
 profile_bg "file=$live,calls,sample,flush=50ms" "$E2E/spin.lua" "$T/stop" 120 >"$T/spin.out" 2>"$T/spin.err"
 pid=$BG_PID
 wait_for 30 test -s "$live" || fail "spin.lua did not create $live"
-timeout "$E2E_TIMEOUT" "$LJLOG" top -d 0.2 -n 0 "$live" >"$T/live.out" 2>"$T/live.err" &
+timeout "$E2E_TIMEOUT" "$LJLOG" top -d 0.2 -n 0 --sort time "$live" >"$T/live.out" 2>"$T/live.err" &
 tpid=$!
 track_pid "$tpid"
 # Two frames, a live one showing work() with calls (awk: cheap to poll).
