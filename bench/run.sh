@@ -256,7 +256,7 @@ while off + 16 <= len(f):
         _, i = uleb(b, 0)
         while i < len(b):
             at, rk = i, b[i]; i = ulebs(b, i + 1, 1)
-            if rk == 1: i = ulebs(b, i, 3)
+            if rk == 1: i = ulebs(b, i, 4 if version >= 7 else 3)
             elif rk == 2:
                 i = ulebs(b, skip_str(b, i), 2)
                 if version >= 4: i = skip_str(b, i)
@@ -274,6 +274,8 @@ while off + 16 <= len(f):
             elif rk == 8:
                 i = ulebs(b, i, 1); nl, i = uleb(b, i); i = ulebs(b, i, 2 * nl)
                 nh, i = uleb(b, i); i = ulebs(b, i, nh); by["stack"] += i - at
+            elif rk == 9: i = skip_str(b, i)
+            else: sys.exit(f"bench: unknown MAPPING record kind {rk} at offset {off}")
     off = end
 n = max(nsamples, 1)
 print(f"{nsamples} samples (format {version}): file {len(f) / n:.1f} B/sample, "

@@ -379,10 +379,18 @@ static void at_exit(void)
 
 /* -- Forked children ---------------------------------------------------------------- */
 
-/* The thread calling fork(): its VMs live on in the child. */
+/* The thread calling fork(): its VMs live on in the child. The sampler's
+** helper is held out of its work (sample_fork_prepare) until fork returns. */
 static void at_fork_prepare(void)
 {
 	fork_tid = util_tid();
+	sample_fork_prepare();
+}
+
+/* Parent side of fork(): the helper goes on. */
+static void at_fork_parent(void)
+{
+	sample_fork_parent();
 }
 
 /* Child side of fork(), single-threaded: the child profiles on into a log
@@ -531,7 +539,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		snprintf(log_pattern, sizeof log_pattern, "%s",
 			 o.fd >= 0 ? "" : o.file);
 		if (!atfork_set)
-			atfork_set = pthread_atfork(at_fork_prepare, NULL,
+			atfork_set = pthread_atfork(at_fork_prepare, at_fork_parent,
 						    at_fork_child) == 0;
 		if (!atexit_set)
 			atexit_set = atexit(at_exit) == 0;

@@ -73,7 +73,26 @@ void sample_unpin_all(struct sample_vm **vms, int n)
 
 static void release(struct sample_vm *s);
 
-/* Child side of fork(), single-threaded: see sample.h. */
+/* Any thread (fork's prepare handler). See sample.h. Lock order as the
+** helper's: smtx before a hostlock (the helper holds no hostlock while it
+** waits for smtx). */
+void sample_fork_prepare(void)
+{
+	pthread_mutex_lock(&smtx);
+	for (struct sample_vm *s = sampling; s; s = s->next)
+		pthread_mutex_lock(&s->hostlock);
+}
+
+/* Any thread (fork's parent handler). See sample.h. */
+void sample_fork_parent(void)
+{
+	for (struct sample_vm *s = sampling; s; s = s->next)
+		pthread_mutex_unlock(&s->hostlock);
+	pthread_mutex_unlock(&smtx);
+}
+
+/* Child side of fork(), single-threaded: see sample.h. The locks the
+** prepare handler took are made anew. */
 void sample_fork_child(void)
 {
 	pthread_mutex_init(&smtx, NULL);

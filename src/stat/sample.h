@@ -104,6 +104,17 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 ** handler and the helper to let go, drain what is left, free the buffer. */
 void sample_stop(struct sample_vm *s);
 
+/* Any thread, in fork()'s prepare handler. Hold the helper out of its
+** work until the fork is done: take smtx, then every sampled VM's
+** hostlock, under which alone the helper drains (and allocates). A child
+** then never inherits a helper's half-made map or an allocator lock it
+** held (AddressSanitizer's allocator, unlike glibc's, is not made safe
+** across fork). sample_fork_parent lets go; the child starts anew. */
+void sample_fork_prepare(void);
+
+/* Any thread, in fork()'s parent handler: undo sample_fork_prepare. */
+void sample_fork_parent(void);
+
 /* Child side of fork(), single-threaded (the logger calls it first): no
 ** helper thread, no timers, and the parent's threads may have held the
 ** locks. Every VM stops sampling and its buffers are freed; the logger
