@@ -469,8 +469,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	if ((r = opts_parse(options, &o, err, errlen)) < 0)
 		return r;
 	if ((r = luaweak_resolve(NULL)) < 0) {
-		snprintf(err, errlen,
-			 "LuaJIT's API (lua_gettop...) not found in this process");
+		snprintf(
+		    err, errlen,
+		    "LuaJIT's API (lua_gettop...) not found in this process");
 		return r;
 	}
 	if (logger_vm_of(g)) {
@@ -539,8 +540,9 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		snprintf(log_pattern, sizeof log_pattern, "%s",
 			 o.fd >= 0 ? "" : o.file);
 		if (!atfork_set)
-			atfork_set = pthread_atfork(at_fork_prepare, at_fork_parent,
-						    at_fork_child) == 0;
+			atfork_set =
+			    pthread_atfork(at_fork_prepare, at_fork_parent,
+					   at_fork_child) == 0;
 		if (!atexit_set)
 			atexit_set = atexit(at_exit) == 0;
 	} else if (strcmp(writer_path(), path) != 0) {
