@@ -1,8 +1,9 @@
 #!/bin/sh
 # The README's second command: set up, build, and pass every test: make check,
 # the end-to-end tests against OpenResty's LuaJIT (build-lj2/), then the same
-# suite under AddressSanitizer + UndefinedBehaviorSanitizer, and
-# the threaded tests under ThreadSanitizer.
+# suite under AddressSanitizer + UndefinedBehaviorSanitizer (and the nginx
+# test against a luajit2 build with them), and the threaded tests under
+# ThreadSanitizer.
 # Env: LJLOG_SKIP_SANITIZERS=1 runs only the plain suite.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
