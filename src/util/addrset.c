@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Owner only. Free the memory. */
 void addrset_free(struct addrset *s)
@@ -14,6 +15,26 @@ void addrset_free(struct addrset *s)
 	s->slot = NULL;
 	s->mask = 0;
 	s->count = 0;
+	s->stale = 0;
+	memset(s->filter, 0, sizeof s->filter);
+}
+
+/* Owner only. Set a's bit in the filter. */
+static void filter_set(struct addrset *s, uintptr_t a)
+{
+	unsigned b = addrset_bit(a);
+	s->filter[b >> 6] |= (uint64_t)1 << (b & 63);
+}
+
+/* Owner only. Make the filter anew from the members, once the bits of
+** deleted addresses could outnumber theirs. */
+static void filter_renew(struct addrset *s)
+{
+	memset(s->filter, 0, sizeof s->filter);
+	s->stale = 0;
+	for (size_t i = 0; s->slot && i <= s->mask; i++)
+		if (s->slot[i])
+			filter_set(s, s->slot[i]);
 }
 
 /* Owner only. Put a in a table that has room and lacks it. */
@@ -51,6 +72,7 @@ int addrset_add(struct addrset *s, uintptr_t a)
 	if ((!s->slot || (s->count + 1) * 2 > s->mask + 1) && grow(s) < 0)
 		return -ENOMEM;
 	place(s, a);
+	filter_set(s, a);
 	s->count++;
 	return 0;
 }
@@ -83,5 +105,7 @@ int addrset_del(struct addrset *s, uintptr_t a)
 	}
 	s->slot[i] = 0;
 	s->count--;
+	if (++s->stale > s->count + 64)
+		filter_renew(s);
 	return 1;
 }
