@@ -218,7 +218,8 @@ static void groups_print(struct groups *g, struct json *j, const char *key,
 			 const char *field, const char *title,
 			 const struct heap *hp)
 {
-	qsort(g->v, g->n, sizeof *g->v, by_bytes);
+	if (g->n) /* no groups: v is NULL, which qsort may not take */
+		qsort(g->v, g->n, sizeof *g->v, by_bytes);
 	if (j)
 		json_arr(j, key);
 	else

@@ -12,11 +12,12 @@ jit.off()
 local NT = tonumber(arg[1]) or 300
 local NS = tonumber(arg[2]) or 150
 local NA = tonumber(arg[3]) or 70
+local NPOOL = tonumber(arg[4]) or 4000
 
 TABS, STRS, ADDED = false, false, false
 -- A large string table: the strings below do not make it grow.
 POOL = {}
-for i = 1, 4000 do POOL[i] = "pool string " .. i end
+for i = 1, NPOOL do POOL[i] = "pool string " .. i end
 local function count() return collectgarbage("count") * 1024 end
 
 collectgarbage("collect")
