@@ -82,9 +82,10 @@ void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges);
 ** the same decoder, before h in its fan-out) to give them sites. */
 void hsnap_sites(struct hsnap *h, const struct heap *heap);
 
-/* Any thread. Why objects of snapshot s have no site, as a phrase: "format
-** version 9 has no object addresses", "the VM records no allocations (no
-** alloc option)", "allocated before ljlog attached", ... */
+/* Any thread. Why objects of snapshot s have no site, as a phrase: the
+** log's objects carry no addresses (format 8, 9), the VM recorded no
+** allocations (no alloc option), not sampled (alloc=RATE), allocated
+** before ljlog attached. */
 const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s);
 
 /* Any thread. Free h's memory. */
