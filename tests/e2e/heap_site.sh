@@ -12,6 +12,8 @@
 #    REALLOC and FREE lines with the OBJECT lines' addresses and sizes;
 #  - --diff 1 2: the new objects by site are exactly the 70 tables at
 #    the third line, text and JSON;
+#  - cdata of lj_cdata_newv (VLA, over-aligned), whose block starts before
+#    the object, have their ffi.new site like plain ones;
 #  - alloc=RATE: only sampled objects have sites, counted as they are (no
 #    estimate) and said so; without alloc: no sites, exit status 1.
 . "$(dirname "$0")/lib.sh"
@@ -155,6 +157,25 @@ if not re.search(r"new objects by allocation site:\n +objects +bytes +site\n +%d
 print("ok: --diff 1 2: %d new tables, %d bytes, all at line %d" % (M["an"], M["abytes"], AL))
 PY
 ok "heap --by site and --diff: exact counts and bytes at the program's lines"
+
+# cdata: 5 VLAs, 4 over-aligned and 3 plain, all ffi.new's (a fast
+# function: its name is the site).
+clog=$T/cdata.ljlog
+profile "file=$clog,alloc" -e '
+	local ffi, ljlog = require "ffi", require "ljlog"
+	jit.off()
+	collectgarbage("stop")
+	ffi.cdef[[typedef struct { int a; } __attribute__((aligned(64))) al64_t;]]
+	V = {}
+	for i = 1, 5 do V[i] = ffi.new("int[?]", 100 + i) end
+	for i = 6, 9 do V[i] = ffi.new("al64_t") end
+	for i = 10, 12 do V[i] = ffi.new("int[4]") end
+	ljlog.snapshot()' >/dev/null 2>"$T/cerr" || { show "$T/cerr"; fail "the cdata program failed"; }
+ljlog heap --by site --json "$clog" >"$T/c.json" || fail "--by site, cdata"
+ljlog heap --by type --json "$clog" >"$T/ct.json" || fail "--by type, cdata"
+expect_eq "cdata objects" 12 "$(json_get "$T/ct.json" '[t["objects"] for t in d["types"] if t["type"] == "cdata"][0]')"
+expect_eq "cdata at ffi.new's site" 12 "$(json_get "$T/c.json" '[s["objects"] for s in d["sites"] if s["site"] == "ffi.new"][0]')"
+ok "heap --by site: VLA and over-aligned cdata have their ffi.new site"
 
 # Sampled allocation: only sampled objects have sites, not scaled.
 slog=$T/sampled.ljlog
