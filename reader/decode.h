@@ -245,7 +245,9 @@ struct decode_hobj {
 	uint32_t vm;
 	uint64_t snapshot; /* the VM's snapshot number, from 1 */
 	uint64_t id;	   /* heap ID (per VM) */
-	unsigned type;	   /* FORMAT_HTYPE_* */
+	uint64_t addr;	   /* its block's address (version 10; has_addr) */
+	int has_addr;
+	unsigned type; /* FORMAT_HTYPE_* */
 	uint64_t size;
 	unsigned flags; /* FORMAT_HOBJ_* */
 	const char *text;

@@ -1,5 +1,6 @@
 /*
-** ljlog reader library: HEAP blocks (heap snapshots, version 7).
+** ljlog reader library: HEAP blocks (heap snapshots, version 8; object
+** addresses, version 10).
 ** Each record goes to the sink as it is read; strings point into the
 ** payload.
 */
@@ -69,14 +70,26 @@ static int get_ref(struct decode_cur *c, struct decode_href *r)
 	return rc;
 }
 
-/* Any thread. An OBJECT record. */
+/* Any thread. An OBJECT record; *addr the block's last OBJECT's address
+** (version 10: each is a difference from it). */
 static int dec_obj(struct decode *d, const struct reader_block *b,
-		   struct decode_cur *c, struct decode_hobj *o)
+		   struct decode_cur *c, struct decode_hobj *o, uint64_t *addr)
 {
 	unsigned k;
+	int64_t da = 0;
 	int rc;
-	if ((rc = dec_get_u(c, "id", &o->id)) < 0 ||
-	    (rc = get_u8(c, "type", &o->type)) < 0 ||
+	if ((rc = dec_get_u(c, "id", &o->id)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if (d->intro.version >= 10) {
+		if (blocks_sleb_get(&c->p, c->end, &da) < 0) {
+			c->field = "addr";
+			return dec_bad_field(d, b, c, -EBADMSG);
+		}
+		*addr += (uint64_t)da;
+		o->addr = *addr;
+		o->has_addr = 1;
+	}
+	if ((rc = get_u8(c, "type", &o->type)) < 0 ||
 	    (rc = dec_get_u(c, "size", &o->size)) < 0 ||
 	    (rc = get_u8(c, "flags", &o->flags)) < 0 ||
 	    (rc = get_raw(c, "text", &o->text, &o->textlen)) < 0)
@@ -161,7 +174,7 @@ static int dec_summary(struct decode *d, const struct reader_block *b,
 int dec_heap(struct decode *d, const struct reader_block *b,
 	     struct decode_cur *c)
 {
-	uint64_t vm, seq;
+	uint64_t vm, seq, addr = 0;
 	unsigned k;
 	int rc;
 	if ((rc = dec_get_u(c, "vm", &vm)) < 0 ||
@@ -181,7 +194,7 @@ int dec_heap(struct decode *d, const struct reader_block *b,
 		if (k == FORMAT_HEAP_OBJECT) {
 			struct decode_hobj o = {.vm = (uint32_t)vm,
 						.snapshot = seq};
-			if ((rc = dec_obj(d, b, c, &o)) != 0)
+			if ((rc = dec_obj(d, b, c, &o, &addr)) != 0)
 				return rc;
 		} else if (k == FORMAT_HEAP_ROOT) {
 			struct decode_hroot r = {.vm = (uint32_t)vm,

@@ -12,9 +12,12 @@
 static int on_obj(void *ud, const struct decode_hobj *o)
 {
 	(void)ud;
-	printf("    object #%" PRIu64 " %s size %" PRIu64 "%s ", o->id,
+	printf("    object #%" PRIu64 " %s size %" PRIu64 "%s", o->id,
 	       format_htype_name(o->type), o->size,
 	       (o->flags & FORMAT_HOBJ_UNREACHABLE) ? " unreachable" : "");
+	if (o->has_addr)
+		printf(" at 0x%" PRIx64, o->addr);
+	putchar(' ');
 	cli_quote(stdout, o->text, o->textlen);
 	putchar('\n');
 	for (uint32_t i = 0; i < o->nref; i++) {

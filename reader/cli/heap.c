@@ -10,6 +10,9 @@
 
 #include "cli/heap_top.h"
 #include "decode.h"
+#include "proc/fanout.h"
+#include "proc/fnid.h"
+#include "proc/heap.h"
 #include "proc/hsnap.h"
 
 static const char heap_usage[] =
@@ -38,17 +41,23 @@ static const char heap_usage[] =
     "  --by type          objects and bytes by type in snapshot K\n"
     "  --by metatable     tables and userdata by metatable (its __name,\n"
     "                     else its path; \"(none)\")\n"
-    "  --by site          by allocation site: HEAP records carry none, so\n"
-    "                     this says so (exit status 1)\n"
+    "  --by site          objects and bytes by allocation site: the ALLOC\n"
+    "                     or REALLOC event that made each object's block\n"
+    "                     (needs the alloc option; with alloc=RATE only\n"
+    "                     sampled objects have one, not scaled). Objects\n"
+    "                     without one are counted apart, with the reason.\n"
+    "                     Exit status 1 when the snapshot can have none\n"
+    "                     (a log before format version 10, no alloc)\n"
     "  --snapshot K       the snapshot for --top, --by and --path-to\n"
     "                     (default: the last one)\n"
     "  --path-to ID       a shortest chain of references from a root to the\n"
     "                     object with heap ID ID in snapshot K, as a path\n"
     "                     (the first line) and step by step\n"
     "  --diff K1 K2       objects and bytes by type in K1 and K2 (of the same\n"
-    "                     VM); K2's objects that K1 has not (new IDs) by the\n"
-    "                     new object holding them (its path) and by their\n"
-    "                     nearest old dominator (holder), then one by one\n"
+    "                     VM); K2's objects that K1 has not (new IDs) by\n"
+    "                     allocation site (as --by site), by the new object\n"
+    "                     holding them (its path) and by their nearest old\n"
+    "                     dominator (holder), then one by one\n"
     "  --json             JSON instead of text\n"
     "  -h, --help         this help\n"
     "\n"
@@ -57,15 +66,38 @@ static const char heap_usage[] =
 
 enum { BY_TYPE = 1, BY_SITE, BY_MT }; /* --by */
 
-/* Main thread. Decode path into h; the exit status, or -1 to go on. */
-static int load(const char *path, struct hsnap *h)
+/* The allocation events a load joins snapshots with (sites). */
+struct alloc_src {
+	struct fnid fnid;
+	struct heap heap;
+};
+
+/* Main thread. Decode path into h, its objects given sites from a's
+** events when a is not NULL; the exit status, or -1 to go on. */
+static int load(const char *path, struct hsnap *h, struct alloc_src *a)
 {
 	char err[512];
 	struct reader *r;
 	struct decode *d;
-	struct decode_sink sink;
+	struct decode_sink sink, one;
+	struct fanout fan;
 	memset(&sink, 0, sizeof sink);
-	hsnap_sink(h, &sink);
+	if (a) { /* fnid first, then the heap: hsnap reads their state */
+		fanout_init(&fan);
+		memset(&one, 0, sizeof one);
+		fnid_sink(&a->fnid, &one);
+		fanout_add(&fan, &one);
+		memset(&one, 0, sizeof one);
+		heap_sink(&a->heap, &one);
+		fanout_add(&fan, &one);
+		memset(&one, 0, sizeof one);
+		hsnap_sink(h, &one);
+		fanout_add(&fan, &one);
+		fanout_sink(&fan, &sink);
+		hsnap_sites(h, &a->heap);
+	} else {
+		hsnap_sink(h, &sink);
+	}
 	int rc = reader_open(&r, path, 0, err, sizeof err);
 	if (rc < 0) {
 		cli_err("heap", "%s", err);
@@ -94,6 +126,15 @@ static int load(const char *path, struct hsnap *h)
 		cli_err("heap", "corrupt log, listing the part before: %s",
 			err);
 	return rc < 0 ? -1 - cli_status(rc) : -1;
+}
+
+/* Main thread. Free a (may be NULL). */
+static void src_free(struct alloc_src *a)
+{
+	if (a) {
+		heap_free(&a->heap);
+		fnid_free(&a->fnid);
+	}
 }
 
 /* Main thread. Exit status from load's "go on" code (-1 - status). */
@@ -461,9 +502,10 @@ int cli_heap(int argc, char **argv)
 	struct hsnap h;
 	int go, rc = CLI_OK;
 	int edges = path || top || by == BY_MT; /* of snapshot k */
-	if (edges && !k) { /* the last snapshot: count them first */
+	int keep = edges || by == BY_SITE;	/* snapshot k's objects */
+	if (keep && !k) { /* the last snapshot: count them first */
 		hsnap_init(&h, 0, 0, 0);
-		go = load(file, &h);
+		go = load(file, &h, NULL);
 		k = h.n;
 		hsnap_free(&h);
 		if (go >= 0)
@@ -473,10 +515,17 @@ int cli_heap(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	hsnap_init(&h, edges ? k : d1, d2, edges ? 1 : d1 ? 2 : 0);
-	go = load(file, &h);
+	/* --by site and --diff: objects get the sites of their blocks. */
+	struct alloc_src src, *a = by == BY_SITE || d1 ? &src : NULL;
+	if (a) {
+		fnid_init(&a->fnid);
+		heap_init(&a->heap, &a->fnid);
+	}
+	hsnap_init(&h, keep ? k : d1, d2, edges ? 1 : d1 ? 2 : 0);
+	go = load(file, &h, a);
 	if (go >= 0) {
 		hsnap_free(&h);
+		src_free(a);
 		return go;
 	}
 	if (by && !k)
@@ -485,12 +534,13 @@ int cli_heap(int argc, char **argv)
 	if ((by || path || top || d1) && (need == 0 || need > h.n)) {
 		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
 		hsnap_free(&h);
+		src_free(a);
 		return CLI_USAGE;
 	}
 	if (by == BY_TYPE)
 		print_by_type(&h, k, json);
 	else if (by == BY_SITE)
-		rc = heap_by_site(k, json);
+		rc = heap_by_site(&h, k, json);
 	else if (by == BY_MT)
 		rc = heap_by_metatable(&h, k, json);
 	else if (top)
@@ -502,5 +552,6 @@ int cli_heap(int argc, char **argv)
 	else
 		print_list(&h, json);
 	hsnap_free(&h);
+	src_free(a);
 	return rc != CLI_OK ? rc : status_of(go);
 }

@@ -1,6 +1,7 @@
 /*
-** ljlog CLI: 'ljlog heap --top', '--by metatable|site' and the holders of
-** '--diff', on the dominator tree of a snapshot (proc/hdom.c).
+** ljlog CLI: 'ljlog heap --top', '--by metatable|site' and the holders and
+** sites of '--diff', on the dominator tree of a snapshot (proc/hdom.c) and
+** the allocation sites its objects were joined with (proc/hsnap.c).
 */
 #include "cli/heap_top.h"
 
@@ -158,6 +159,7 @@ struct group {
 	uint64_t key;
 	char *name, *holder;
 	uint64_t n, bytes;
+	uint32_t site; /* an allocation site's index + 1, 0 none */
 };
 
 struct groups {
@@ -184,7 +186,7 @@ static struct group *group_of(struct groups *g, uint64_t key)
 		g->cap = nc;
 	}
 	*x = g->n + 1;
-	g->v[g->n] = (struct group){key, NULL, NULL, 0, 0};
+	g->v[g->n] = (struct group){key, NULL, NULL, 0, 0, 0};
 	return &g->v[g->n++];
 }
 
@@ -210,11 +212,14 @@ static int by_bytes(const void *a, const void *b)
 	return strcmp(x->name ? x->name : "", y->name ? y->name : "");
 }
 
-/* Main thread. The groups of g as JSON array key of j or as text lines. */
+/* Main thread. The groups of g as JSON array key of j or as text lines; a
+** site group's function, kind, file and line from hp in JSON. */
 static void groups_print(struct groups *g, struct json *j, const char *key,
-			 const char *field, const char *title)
+			 const char *field, const char *title,
+			 const struct heap *hp)
 {
-	qsort(g->v, g->n, sizeof *g->v, by_bytes);
+	if (g->n) /* no groups: v is NULL, which qsort may not take */
+		qsort(g->v, g->n, sizeof *g->v, by_bytes);
 	if (j)
 		json_arr(j, key);
 	else
@@ -226,6 +231,16 @@ static void groups_print(struct groups *g, struct json *j, const char *key,
 			json_cstr(j, field, x->name ? x->name : "");
 			if (x->holder)
 				json_cstr(j, "holder", x->holder);
+			if (x->site && hp) {
+				const struct heap_site *st =
+				    &hp->sites[x->site - 1];
+				const struct fnid_fn *f =
+				    &hp->fnid->fns[st->fn];
+				json_cstr(j, "function", f->name);
+				json_cstr(j, "kind", fnid_kind_name(f->kind));
+				json_cstr(j, "file", f->file);
+				json_u64(j, "line", st->line);
+			}
 			json_u64(j, "objects", x->n);
 			json_u64(j, "bytes", x->bytes);
 			json_close(j, '}');
@@ -331,7 +346,8 @@ int heap_by_metatable(const struct hsnap *h, size_t k, int json)
 		 "snapshot %zu: tables and userdata by metatable (its __name, "
 		 "else its path; \"(none)\" without one; garbage left out)",
 		 k);
-	groups_print(&g, json ? &j : NULL, "metatables", "metatable", name);
+	groups_print(&g, json ? &j : NULL, "metatables", "metatable", name,
+		     NULL);
 	if (json) {
 		json_close(&j, '}');
 		putchar('\n');
@@ -350,28 +366,128 @@ oom:
 	return CLI_USAGE;
 }
 
-/* Main thread. See heap_top.h. */
-int heap_by_site(size_t k, int json)
+/* Main thread. Group the objects of kp (those not in old, when old is not
+** NULL) by allocation site into g; *nn, *nb: those without one. 0 or
+** -ENOMEM. */
+static int group_sites(const struct hsnap *h, const struct hsnap_keep *kp,
+		       const struct hsnap_keep *old, struct groups *g,
+		       uint64_t *nn, uint64_t *nb)
 {
-	static const char why[] =
-	    "this log's heap snapshots carry no allocation sites: HEAP "
-	    "OBJECT records (format version 8) name no site, and a heap ID "
-	    "is no address an ALLOC event could be matched with";
+	char name[PATH_CAP];
+	*nn = *nb = 0;
+	for (size_t i = 0; i < kp->n; i++) {
+		const struct hsnap_obj *o = &kp->v[i];
+		if (old && hsnap_find(old, o->id))
+			continue;
+		if (!o->site || !h->heap) {
+			(*nn)++;
+			*nb += o->size;
+			continue;
+		}
+		struct group *x = group_of(g, o->site);
+		if (!x)
+			return -ENOMEM;
+		if (!x->name) {
+			heap_site_text(h->heap, o->site - 1, name, sizeof name);
+			if (!(x->name = sdup(name)))
+				return -ENOMEM;
+			x->site = o->site;
+		}
+		x->n++;
+		x->bytes += o->size;
+	}
+	return 0;
+}
+
+/* Main thread. The objects without a site after groups by site: a text row
+** or JSON members prefix_objects, prefix_bytes and no_site_why. */
+static void nosite_print(const struct hsnap *h, const struct hsnap_one *s,
+			 struct json *j, const char *prefix, uint64_t nn,
+			 uint64_t nb)
+{
+	char key[64];
+	const char *why = hsnap_nosite_why(h, s);
+	if (j) {
+		snprintf(key, sizeof key, "%s_objects", prefix);
+		json_u64(j, key, nn);
+		snprintf(key, sizeof key, "%s_bytes", prefix);
+		json_u64(j, key, nb);
+		json_cstr(j, "no_site_why", why);
+	} else if (nn) {
+		printf("%10llu %12llu  (no site: %s)\n", (unsigned long long)nn,
+		       (unsigned long long)nb, why);
+	}
+}
+
+/* Main thread. The sampling note of snapshot s: JSON "alloc_sampled" (null
+** when exact) or a text line. */
+static void sampled_print(const struct hsnap_one *s, struct json *j)
+{
+	if (j && !s->alloc_rate) {
+		json_null(j, "alloc_sampled");
+	} else if (j) {
+		json_obj(j, "alloc_sampled");
+		json_u64(j, "rate", s->alloc_rate);
+		json_bool(j, "estimate", 0);
+		json_close(j, '}');
+	} else if (s->alloc_rate) {
+		printf("allocations SAMPLED (alloc=%llu): only the objects "
+		       "whose allocation was sampled have a site; counts and "
+		       "bytes are of those objects, not estimates\n",
+		       (unsigned long long)s->alloc_rate);
+	}
+}
+
+/* Main thread. Snapshot s can carry sites: its objects have addresses
+** and its VM recorded allocations. */
+static int can_site(const struct hsnap *h, const struct hsnap_one *s)
+{
+	return s->addrs && h->heap && s->allocs;
+}
+
+/* Main thread. See heap_top.h. */
+int heap_by_site(const struct hsnap *h, size_t k, int json)
+{
+	const struct hsnap_keep *kp = &h->keep[0];
+	const struct hsnap_one *s = &h->s[k - 1];
+	struct groups g = {NULL, 0, 0, HMAP_INIT};
+	uint64_t nn, nb;
+	int has = can_site(h, s);
+	if (group_sites(h, kp, NULL, &g, &nn, &nb) < 0) {
+		groups_free(&g);
+		cli_err("heap", "out of memory");
+		return CLI_USAGE;
+	}
+	struct json j;
+	char title[256];
 	if (json) {
-		struct json j;
 		json_init(&j, stdout, 1);
 		json_obj(&j, NULL);
 		json_u64(&j, "snapshot", k);
-		json_bool(&j, "sites", 0);
-		json_cstr(&j, "why", why);
-		json_arr(&j, "groups");
-		json_close(&j, ']');
+		json_u64(&j, "vm", s->vm);
+		json_bool(&j, "has_sites", has);
+		sampled_print(s, &j);
+	} else if (!has) {
+		printf("snapshot %zu: no sites: %s\n", k,
+		       hsnap_nosite_why(h, s));
+	} else {
+		sampled_print(s, NULL);
+	}
+	snprintf(title, sizeof title,
+		 "snapshot %zu (vm %u): objects by allocation site (where "
+		 "the block each one lives in was allocated)",
+		 k, s->vm);
+	if (json || has) {
+		groups_print(&g, json ? &j : NULL, "sites", "site", title,
+			     h->heap);
+		nosite_print(h, s, json ? &j : NULL, "no_site", nn, nb);
+	}
+	if (json) {
 		json_close(&j, '}');
 		putchar('\n');
-	} else {
-		printf("snapshot %zu: no sites: %s\n", k, why);
 	}
-	return CLI_TRUNCATED; /* 1: nothing to show */
+	groups_free(&g);
+	return has ? CLI_OK : CLI_TRUNCATED; /* 1: nothing to show */
 }
 
 /* Main thread. See heap_top.h: on keep[1]'s dominator tree, a new object
@@ -388,7 +504,7 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 	size_t n = kb->n;
 	size_t *top = malloc((n + 1) * sizeof *top);
 	char *isnew = calloc(n + 1, 1);
-	struct groups by = {NULL, 0, 0, HMAP_INIT}, hold = by;
+	struct groups by = {NULL, 0, 0, HMAP_INIT}, hold = by, site = by;
 	char name[PATH_CAP];
 	if (!top || !isnew)
 		goto oom;
@@ -438,16 +554,31 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 		y->n++;
 		y->bytes += kb->v[i].size;
 	}
+	/* By site: what allocated the new objects. */
+	const struct hsnap_one *sb = &h->s[kb->index - 1];
+	uint64_t nn, nb;
+	if (group_sites(h, kb, ka, &site, &nn, &nb) < 0)
+		goto oom;
 	if (j) {
-		json_bool(j, "sites", 0);
-	} else
-		printf("new objects by site: none, the snapshots carry no "
-		       "allocation sites\n");
+		json_bool(j, "has_sites", can_site(h, sb));
+		sampled_print(sb, j);
+		groups_print(&site, j, "new_by_site", "site", NULL, h->heap);
+		nosite_print(h, sb, j, "new_no_site", nn, nb);
+	} else if (!can_site(h, sb)) {
+		printf("new objects by site: none, %s\n",
+		       hsnap_nosite_why(h, sb));
+	} else {
+		sampled_print(sb, NULL);
+		groups_print(&site, NULL, "new_by_site", "site",
+			     "new objects by allocation site:", h->heap);
+		nosite_print(h, sb, NULL, "new_no_site", nn, nb);
+	}
 	groups_print(&by, j, "new_by_path", "path",
 		     "new objects by the new object holding them (its path; "
-		     "held by: its nearest old dominator):");
+		     "held by: its nearest old dominator):",
+		     NULL);
 	groups_print(&hold, j, "new_by_holder", "holder",
-		     "new objects by their nearest old dominator:");
+		     "new objects by their nearest old dominator:", NULL);
 	if (j) {
 		json_u64(j, "new_unreached_objects", un);
 		json_u64(j, "new_unreached_bytes", ub);
@@ -460,6 +591,7 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 	free(isnew);
 	groups_free(&by);
 	groups_free(&hold);
+	groups_free(&site);
 	hdom_free(&d);
 	return 0;
 oom:
@@ -467,6 +599,7 @@ oom:
 	free(isnew);
 	groups_free(&by);
 	groups_free(&hold);
+	groups_free(&site);
 	hdom_free(&d);
 	cli_err("heap", "out of memory");
 	return CLI_USAGE;

@@ -18,13 +18,15 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json);
 ** references) by their metatable; an exit status. */
 int heap_by_metatable(const struct hsnap *h, size_t k, int json);
 
-/* Main thread. --by site: the snapshots carry no allocation sites. */
-int heap_by_site(size_t k, int json);
+/* Main thread. Objects and bytes of snapshot k (keep[0], joined with the
+** allocation events: hsnap_sites) by allocation site, largest first; an
+** exit status (1 when the snapshot can carry no sites). */
+int heap_by_site(const struct hsnap *h, size_t k, int json);
 
 /* Main thread. The objects of keep[1] (with references) not in keep[0],
-** grouped by the new object that holds them (its path) and by their
-** nearest old dominator (its path), into j (text when NULL); 0 or an
-** exit status. */
+** grouped by allocation site (when joined: hsnap_sites), by the new object
+** that holds them (its path) and by their nearest old dominator (its
+** path), into j (text when NULL); 0 or an exit status. */
 int heap_diff_holders(const struct hsnap *h, struct json *j);
 
 /* Main thread. The readable path of the references e[0..n) of keep k. */

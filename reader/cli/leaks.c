@@ -20,12 +20,7 @@
 static void site_text(const struct profile *p, uint32_t s, char *buf,
 		      size_t len)
 {
-	const struct heap_site *st = &p->heap.sites[s];
-	const struct profile_fn *f = &p->fns[st->fn];
-	if (f->kind == FNID_LUA)
-		snprintf(buf, len, "%s line %" PRIu64, f->name, st->line);
-	else
-		snprintf(buf, len, "%s", f->name);
+	heap_site_text(&p->heap, s, buf, len);
 }
 
 /* Main thread. A site's members: function, kind, file, line. */

@@ -96,6 +96,24 @@ static int on_samples_done(void *ud, const struct decode_samples *h)
 	FORWARD(samples_done, h);
 }
 
+/* Any thread. A heap snapshot's object, forwarded. */
+static int on_heap_obj(void *ud, const struct decode_hobj *o)
+{
+	FORWARD(heap_obj, o);
+}
+
+/* Any thread. A heap snapshot's root, forwarded. */
+static int on_heap_root(void *ud, const struct decode_hroot *r)
+{
+	FORWARD(heap_root, r);
+}
+
+/* Any thread. A heap snapshot's summary, forwarded. */
+static int on_heap_summary(void *ud, const struct decode_hsummary *s)
+{
+	FORWARD(heap_summary, s);
+}
+
 /* Any thread. A block the decoder does not know, forwarded. */
 static int on_unknown(void *ud, const struct reader_block *b)
 {
@@ -137,6 +155,9 @@ void fanout_sink(struct fanout *f, struct decode_sink *sink)
 	INSTALL(samples, on_samples);
 	INSTALL(sample, on_sample);
 	INSTALL(samples_done, on_samples_done);
+	INSTALL(heap_obj, on_heap_obj);
+	INSTALL(heap_root, on_heap_root);
+	INSTALL(heap_summary, on_heap_summary);
 	INSTALL(unknown, on_unknown);
 	INSTALL(warn, on_warn);
 }

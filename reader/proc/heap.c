@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,18 @@ const struct heap_fn *heap_fn_get(const struct heap *h, uint32_t fn)
 {
 	static const struct heap_fn zero;
 	return fn < h->nfn ? &h->fns[fn] : &zero;
+}
+
+/* Any thread. See heap.h. */
+void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len)
+{
+	const struct heap_site *st = &h->sites[s];
+	const struct fnid_fn *f = &h->fnid->fns[st->fn];
+	if (f->kind == FNID_LUA)
+		snprintf(buf, len, "%s line %llu", f->name,
+			 (unsigned long long)st->line);
+	else
+		snprintf(buf, len, "%s", f->name);
 }
 
 /* Any thread. VM id, or NULL. */

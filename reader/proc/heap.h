@@ -143,6 +143,10 @@ void heap_weight(uint64_t size, uint64_t rate, uint64_t *count,
 ** *n gets their number. Caller frees; NULL when out of memory. */
 uint32_t *heap_sorted_live(const struct heap *h, size_t *n);
 
+/* Any thread. Site s as reports show it: "NAME line N" for a Lua
+** function ("fib (app.lua:4) line 5"), else the function's name. */
+void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len);
+
 /* Any thread. Site indices sorted by alloc bytes, then count, then function
 ** name, then line; caller frees. NULL when out of memory. */
 uint32_t *heap_sorted_sites(const struct heap *h);

@@ -18,6 +18,30 @@ void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
 	h->keep[1].edges = (edges & 2) != 0;
 }
 
+/* Any thread. See hsnap.h. */
+void hsnap_sites(struct hsnap *h, const struct heap *heap)
+{
+	h->heap = heap;
+}
+
+/* Any thread. See hsnap.h. */
+const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s)
+{
+	if (!s->addrs)
+		return "this log's HEAP objects carry no addresses (format "
+		       "version 8 or 9), so no ALLOC can be matched with them";
+	if (!h->heap)
+		return "allocation events not read";
+	if (!s->allocs)
+		return "the VM recorded no allocations before the snapshot (run "
+		       "with the alloc option)";
+	if (s->alloc_rate)
+		return "allocation not sampled (alloc=RATE: only sampled "
+		       "objects have sites), or allocated before ljlog "
+		       "attached";
+	return "allocated before ljlog attached";
+}
+
 /* Any thread. Free a kept snapshot. */
 static void keep_free(struct hsnap_keep *k)
 {
@@ -104,7 +128,26 @@ static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct hsnap *h = ud;
 	h->intro_ns = in->clock.mono_ns;
+	h->version = in->version;
 	return 0;
+}
+
+/* Any thread. Snapshot s (of vm) is read now: what the heap processor
+** knows of its VM's allocations. */
+static void vm_state(struct hsnap *h, struct hsnap_one *s, uint32_t vm)
+{
+	const struct heap_vm *v = h->heap ? heap_vm_get(h->heap, vm) : NULL;
+	s->addrs = h->version >= 10;
+	s->allocs = v ? v->alloc_count : 0;
+	s->alloc_rate = v ? v->alloc_rate : 0;
+}
+
+/* Any thread. The site index + 1 of the live block at addr of vm, 0 none. */
+static uint32_t site_at(const struct hsnap *h, uint32_t vm, uint64_t addr)
+{
+	const struct heap_vm *v = h->heap ? heap_vm_get(h->heap, vm) : NULL;
+	const uint64_t *x = v && addr ? hmap_get(&v->blocks, addr) : NULL;
+	return x ? (uint32_t)*x : 0;
 }
 
 static int on_obj(void *ud, const struct decode_hobj *o)
@@ -113,6 +156,7 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 	struct hsnap_one *s = current(h, o->vm, o->snapshot);
 	if (!s)
 		return h->err = -ENOMEM;
+	vm_state(h, s, o->vm);
 	s->n[o->type]++;
 	s->b[o->type] += o->size;
 	struct hsnap_keep *k = kept(h);
@@ -131,8 +175,10 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 		free(t);
 		return h->err = -ENOMEM;
 	}
-	k->v[k->n++] = (struct hsnap_obj){o->id,   o->type, o->flags,
-					  o->size, t,	    o->textlen};
+	uint64_t addr = o->has_addr ? o->addr : 0;
+	k->v[k->n++] = (struct hsnap_obj){
+	    o->id, o->type,    o->flags, o->size,
+	    t,	   o->textlen, addr,	 site_at(h, o->vm, addr)};
 	if (!k->edges)
 		return 0;
 	for (uint32_t i = 0; i < o->nref; i++)
@@ -175,6 +221,7 @@ static int on_summary(void *ud, const struct decode_hsummary *x)
 	s->pause_ns = x->pause_ns;
 	s->gcstate = x->gcstate;
 	s->complete = 1;
+	vm_state(h, s, x->vm);
 	return 0;
 }
 

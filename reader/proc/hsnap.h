@@ -1,7 +1,10 @@
 /*
 ** ljlog reader processors: heap snapshots (HEAP blocks).
 ** Per snapshot: its totals and its objects and bytes by type; for the
-** snapshots asked for, its objects (ID, type, size, text) and references.
+** snapshots asked for, its objects (ID, type, size, text, allocation site)
+** and references. An object's site is the site of the live block at its
+** address in the heap processor (hsnap_sites) when its HEAP block is read:
+** the VM's events before the snapshot come before it in the log.
 */
 #ifndef LJLOG_READER_PROC_HSNAP_H
 #define LJLOG_READER_PROC_HSNAP_H
@@ -10,6 +13,7 @@
 #include <stdint.h>
 
 #include "decode.h"
+#include "proc/heap.h"
 #include "util/hmap.h"
 
 /* One snapshot's totals. */
@@ -20,6 +24,10 @@ struct hsnap_one {
 	uint64_t objects, bytes, unreachable, gc_total, other, pause_ns;
 	unsigned gcstate;
 	int complete; /* its SUMMARY was read */
+	int addrs;    /* its objects carry addresses (version 10) */
+	/* Its VM in the heap processor then (hsnap_sites): allocation events
+	** before the snapshot, and the sampling rate (0: exact). */
+	uint64_t allocs, alloc_rate;
 	uint64_t n[FORMAT_HTYPE__MAX], b[FORMAT_HTYPE__MAX]; /* by type */
 };
 
@@ -30,6 +38,8 @@ struct hsnap_obj {
 	uint64_t size;
 	char *text; /* NUL-terminated copy (may hold NULs before) */
 	size_t textlen;
+	uint64_t addr; /* its block's address (version 10), else 0 */
+	uint32_t site; /* allocation site: heap site index + 1, 0 none */
 };
 
 /* A kept reference (or a root: src 0, kind 0, name the root's name). */
@@ -57,6 +67,8 @@ struct hsnap {
 	struct hsnap_one *s; /* snapshots in log order */
 	size_t n, cap;
 	uint64_t intro_ns;
+	uint64_t version;	 /* the log's format version */
+	const struct heap *heap; /* sites of live blocks (NULL: none) */
 	struct hsnap_keep keep[2];
 	int err; /* -ENOMEM */
 };
@@ -65,6 +77,16 @@ struct hsnap {
 ** 1, 0 none), and their references: k1's when edges & 1, k2's when
 ** edges & 2. */
 void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges);
+
+/* Any thread. Join the kept objects with the live blocks of heap (fed by
+** the same decoder, before h in its fan-out) to give them sites. */
+void hsnap_sites(struct hsnap *h, const struct heap *heap);
+
+/* Any thread. Why objects of snapshot s have no site, as a phrase: the
+** log's objects carry no addresses (format 8, 9), the VM recorded no
+** allocations (no alloc option), not sampled (alloc=RATE), allocated
+** before ljlog attached. */
+const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s);
 
 /* Any thread. Free h's memory. */
 void hsnap_free(struct hsnap *h);

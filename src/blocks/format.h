@@ -16,8 +16,9 @@
 **    ALLOC/REALLOC trace sites name the TRACE and where in its code.
 ** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE).
 ** 8: HEAP blocks (heap snapshots).
-** 9: zones and marks: STRING records, VM events ZONE_PUSH, ZONE_POP, MARK. */
-#define FORMAT_VERSION 9
+** 9: zones and marks: STRING records, VM events ZONE_PUSH, ZONE_POP, MARK.
+** 10: OBJECT records give their block's address (allocation sites). */
+#define FORMAT_VERSION 10
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

@@ -57,7 +57,8 @@ struct walk {
 	int emit;     /* 0: mark pass, 1: write pass */
 	int err;      /* first error */
 	struct wbuf *out;
-	size_t blk; /* offset of the open block, (size_t)-1 none */
+	size_t blk;	/* offset of the open block, (size_t)-1 none */
+	uintptr_t addr; /* the block's last OBJECT's addr (0 at its start) */
 	unsigned nblocks;
 	uint64_t vm_id;
 	TValue **fr; /* frames of one thread, innermost first */
@@ -225,6 +226,13 @@ static void put_uleb(struct walk *w, uint64_t v)
 		w->out->len = (size_t)(blocks_uleb_put(p, v) - w->out->p);
 }
 
+static void put_sleb(struct walk *w, int64_t v)
+{
+	uint8_t *p = room(w, BLOCKS_ULEB_MAX);
+	if (p)
+		w->out->len = (size_t)(blocks_sleb_put(p, v) - w->out->p);
+}
+
 static void put_str(struct walk *w, const char *s, size_t len)
 {
 	uint8_t *p = room(w, BLOCKS_ULEB_MAX + len);
@@ -244,6 +252,7 @@ static void block_open(struct walk *w)
 	}
 	put_uleb(w, w->vm_id);
 	put_uleb(w, w->s->seq);
+	w->addr = 0;
 }
 
 /* VM thread only. Close the open block (force), or when it is large. */
@@ -938,6 +947,9 @@ static void emit_obj(struct walk *w, size_t i)
 	block_open(w);
 	put_u8(w, FORMAT_HEAP_OBJECT);
 	put_uleb(w, ob->id);
+	uintptr_t a = obj_base(ob->o);
+	put_sleb(w, (int64_t)(a - w->addr));
+	w->addr = a;
 	put_u8(w, (unsigned)(ob->o->gch.gct - (uint8_t)~LJ_TSTR) + 1);
 	put_uleb(w, ob->size);
 	put_u8(w, ob->reached ? 0 : FORMAT_HOBJ_UNREACHABLE);

@@ -6,7 +6,8 @@ snapshots: list (log order) of dicts:
 import re
 import sys
 
-OBJ = re.compile(r'^    object #(\d+) (\w+) size (\d+)( unreachable)? "(.*)"$')
+OBJ = re.compile(r'^    object #(\d+) (\w+) size (\d+)( unreachable)?'
+                 r'(?: at 0x([0-9a-f]+))? "(.*)"$')
 REF = re.compile(r'^      ([a-z ]+?)( weak)? ([\[.(].*) -> #(\d+)$')
 ROOT = re.compile(r'^    root "(.*)" -> #(\d+)$')
 SUM = re.compile(r'^  vm (\d+), snapshot (\d+): (\d+) objects, (\d+) bytes, '
@@ -16,9 +17,10 @@ PART = re.compile(r'^    part "(.*)" (\d+)$')
 
 
 class Obj:
-    def __init__(self, oid, typ, size, unreachable, text):
+    def __init__(self, oid, typ, size, unreachable, text, addr=None):
         self.id, self.type, self.size = oid, typ, size
         self.unreachable, self.text = unreachable, text
+        self.addr = addr  # its block's address (version 10), else None
         self.refs = []  # (kind, weak, label, target)
 
     def ref(self, label, kind=None):
@@ -35,7 +37,8 @@ def parse(path):
         if m:
             if cur is None:
                 cur = {"objs": {}, "roots": [], "parts": {}}
-            obj = Obj(int(m[1]), m[2], int(m[3]), bool(m[4]), m[5])
+            obj = Obj(int(m[1]), m[2], int(m[3]), bool(m[4]), m[6],
+                      int(m[5], 16) if m[5] else None)
             if obj.id in cur["objs"]:
                 raise SystemExit("object #%d twice in one snapshot" % obj.id)
             cur["objs"][obj.id] = obj

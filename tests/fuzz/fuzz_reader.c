@@ -267,5 +267,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	       1);
 	run_st(cli_flame,
 	       (const char *[]){"flame", "-o", "/dev/null", path, NULL}, 1);
+	/* Heap snapshots joined with the allocation events (usage: no such
+	** snapshot). */
+	run_st(cli_heap, (const char *[]){"heap", "--by", "site", path, NULL},
+	       1);
+	run_st(
+	    cli_heap,
+	    (const char *[]){"heap", "--diff", "1", "2", "--json", path, NULL},
+	    1);
 	return 0;
 }

@@ -3,9 +3,9 @@
 # Usage: tests/fuzz/mkcorpus.sh BUILDDIR    (after make and
 #        make tests/e2e/host in BUILDDIR)
 # Every file is a log the real profiler wrote, small (buffer=4k, short runs),
-# one per event family and mix: calls, alloc, gc, jit, samples with and
-# without host stacks, samples with the JIT on (TRACE records with
-# snapshots), coroutines, several VMs in threads (tests/e2e/host), the Lua
+# one per event family and mix: calls, alloc, gc, jit, heap snapshots
+# (with allocation sites), zones, samples with and without host stacks,
+# samples with the JIT on (TRACE records with snapshots), coroutines, several VMs in threads (tests/e2e/host), the Lua
 # API, a log a write error stopped (ulimit -f), and a log cut inside a
 # block. The inline_*.ljlog files are version 4 logs (samples with their
 # frames inline) an older ljlog wrote; they stay, as the reader still reads
@@ -61,12 +61,17 @@ host threads2 2 calls,flush=1ms
 host threads3_sample 3 sample=1ms,wall,jit,gc
 host threads2_detach 2 calls --malloc --detach
 
-# Heap snapshots (HEAP blocks, version 7): the Lua API and snapshot=exit.
+# Heap snapshots (HEAP blocks, version 8): the Lua API and snapshot=exit.
 LUAJIT_PROFILE="log:file=$out/heap.ljlog,buffer=4k,alloc,snapshot=exit" \
 	luajit -lljlog -e 'local l = require "ljlog" local t = {}
 		for i = 1, 20 do t[i] = {i, "s" .. i} end
 		W = setmetatable({}, {__mode = "k"}) W[t] = t
 		assert(l.snapshot())' >/dev/null 2>&1
+
+# Heap objects with their blocks' addresses (version 10), joined with the
+# ALLOC events before them: two snapshots, objects added between them.
+LUAJIT_PROFILE="log:file=$out/heap_site.ljlog,buffer=4k,alloc" \
+	luajit -lljlog "$top/tests/e2e/heap_site.lua" 12 6 4 0 >/dev/null 2>&1
 
 # Zones and marks (version 9): STRING records, ZONE_PUSH/POP, MARK, with
 # allocations and samples inside them.

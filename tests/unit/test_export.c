@@ -192,12 +192,14 @@ Test(export, nothing_to_export)
 	unlink(path);
 }
 
-/* Test thread. One OBJECT record's head (its references follow). */
+/* Test thread. One OBJECT record's head (its references follow); its
+** address (version 10) 0x100 past the one before. */
 static void hobj(struct lb *p, uint64_t id, unsigned type, uint64_t size,
 		 unsigned flags, const char *text)
 {
 	lb_u8(p, FORMAT_HEAP_OBJECT);
 	lb_uleb(p, id);
+	lb_sleb(p, 0x100);
 	lb_u8(p, type);
 	lb_uleb(p, size);
 	lb_u8(p, flags);

@@ -227,7 +227,7 @@ Test(format, version_is_last_history_entry)
 	char *doc = slurp("doc/format.txt");
 	char *hist = section(doc, "Version history", "\nConventions");
 	struct table t;
-	collect(hist, "^  ([0-9]+)   ", 1, 1, 0, &t);
+	collect(hist, "^  ([0-9]+)  +", 1, 1, 0, &t);
 	cr_assert_gt(t.n, 0);
 	cr_assert_eq(t.p[t.n - 1].value, FORMAT_VERSION,
 		     "last history entry %ld, FORMAT_VERSION %d",
@@ -532,6 +532,13 @@ Test(format, heap_records)
 	cr_assert_eq(FORMAT_HREF_WEAK, 0x80u);
 	cr_assert_not_null(strstr(sec, "bit 0 UNREACHABLE"));
 	cr_assert_eq(FORMAT_HOBJ_UNREACHABLE, 1u);
+	/* Version 10: the block's address right after the ID. */
+	const char *id = strstr(sec, "    uleb   id  ");
+	const char *ad =
+	    strstr(sec, "    sleb   addr             (version 10)");
+	const char *ty = strstr(sec, "    u8     type  ");
+	cr_assert(id && ad && ty && id < ad && ad < ty);
+	cr_assert_not_null(strstr(doc, "Sites of heap objects (version 10)"));
 	free(sec);
 	free(doc);
 }

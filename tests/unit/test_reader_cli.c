@@ -567,3 +567,150 @@ Test(cli, samples_folded)
 	cr_assert_eq(sh(LJLOG " folded --help | grep -q -- --count"), 0);
 	unlink(p);
 }
+
+/* -- Heap snapshots and allocation sites -------------------------------------- */
+
+/* Test thread. One OBJECT record without references; its block's address
+** as a difference from *prev (version 10 only). */
+static void hobj(struct lb *p, uint64_t version, uint64_t *prev, uint64_t id,
+		 unsigned type, uint64_t size, uint64_t addr, const char *text)
+{
+	lb_u8(p, FORMAT_HEAP_OBJECT);
+	lb_uleb(p, id);
+	if (version >= 10) {
+		lb_sleb(p, (int64_t)(addr - *prev));
+		*prev = addr;
+	}
+	lb_u8(p, type);
+	lb_uleb(p, size);
+	lb_u8(p, 0);
+	lb_str(p, text);
+	lb_u8(p, 0);
+}
+
+/* Test thread. A log of the given format version with PROTO 2 ("@t.lua")
+** allocating: 0x1000 (line 3, 64 bytes), 0x2000 (line 3, freed, then line
+** 9, 48 bytes), 0x5000 (line 5, then reallocated to 0x3000 at line 7, 40
+** bytes); then one snapshot in two HEAP blocks: table #1 at 0x3000, table
+** #2 at 0x1000, string #3 at 0x2000; string #4 at 0x4000 (no block) and
+** string #5 at 0x5000 (moved away). Path static. */
+static const char *site_log(uint64_t version)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	struct lb p = {0};
+	uint64_t prev = 0;
+	lblog_init(&l);
+	lblog_intro_version(&l, 1, version);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 77, 1000, 0);
+	map_proto(&m, 2, "@t.lua", 1, 20);
+	map_co(&m, 3, FORMAT_CO_MAIN);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 3, 64, 0x1000, 1);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 3, 64, 0x2000, 1);
+	ev_free(&e, 0x2000, 64, 1);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 9, 48, 0x2000, 1);
+	ev_alloc(&e, FORMAT_SITE_LUA, 2, 5, 10, 0x5000, 1);
+	ev_realloc(&e, FORMAT_SITE_LUA, 2, 7, 0x5000, 10, 0x3000, 40, 1);
+	lblog_events(&l, 1, 0, &e);
+	lb_uleb(&p, 1); /* vm */
+	lb_uleb(&p, 1); /* snapshot */
+	hobj(&p, version, &prev, 1, FORMAT_HTYPE_TABLE, 40, 0x3000, "t1");
+	hobj(&p, version, &prev, 2, FORMAT_HTYPE_TABLE, 64, 0x1000, "t2");
+	hobj(&p, version, &prev, 3, FORMAT_HTYPE_STRING, 48, 0x2000, "s3");
+	lblog_block(&l, FORMAT_KIND_HEAP, p.buf, p.len);
+	p.len = 0;
+	prev = 0; /* each HEAP block starts from 0 */
+	lb_uleb(&p, 1);
+	lb_uleb(&p, 1);
+	hobj(&p, version, &prev, 4, FORMAT_HTYPE_STRING, 30, 0x4000, "s4");
+	hobj(&p, version, &prev, 5, FORMAT_HTYPE_STRING, 10, 0x5000, "s5");
+	lb_u8(&p, FORMAT_HEAP_SUMMARY);
+	for (int i = 0; i < 3; i++)
+		lb_uleb(&p, 100); /* CLOCK */
+	lb_u8(&p, 0);		  /* gc_state */
+	lb_uleb(&p, 5);		  /* objects */
+	lb_uleb(&p, 192);	  /* bytes */
+	lb_uleb(&p, 0);		  /* unreachable */
+	lb_uleb(&p, 192);	  /* gc_total */
+	lb_uleb(&p, 0);		  /* nparts */
+	lb_uleb(&p, 1);		  /* pause_ns */
+	lblog_block(&l, FORMAT_KIND_HEAP, p.buf, p.len);
+	lb_free(&p);
+	lblog_end(&l);
+	static char path[64];
+	snprintf(path, sizeof path, "%s", lblog_write(&l));
+	lblog_free(&l);
+	return path;
+}
+
+Test(cli, heap_by_site)
+{
+	const char *p = site_log(FORMAT_VERSION);
+	cr_assert_eq(sh(LJLOG " check %s >/dev/null", p), 0);
+	char *out = out_of(LJLOG " heap --by site %s", p);
+	has_line(out, "         1           64  t.lua:1 line 3");
+	has_line(out, "         1           48  t.lua:1 line 9");
+	has_line(out, "         1           40  t.lua:1 line 7");
+	has_line(out, "         2           40  (no site: allocated before "
+		      "ljlog attached)");
+	cr_assert_lt(strstr(out, "line 3"), strstr(out, "line 9"), "%s", out);
+	cr_assert_lt(strstr(out, "line 9"), strstr(out, "line 7"), "%s", out);
+	free(out);
+	out = out_of(LJLOG " heap --by site --snapshot 1 --json %s", p);
+	cr_assert_not_null(strstr(out, "\"has_sites\": true"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"site\": \"t.lua:1 line 7\",\n"
+				       "      \"function\": \"t.lua:1\",\n"
+				       "      \"kind\": \"lua\",\n"
+				       "      \"file\": \"t.lua\",\n"
+				       "      \"line\": 7,\n"
+				       "      \"objects\": 1,\n"
+				       "      \"bytes\": 40"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "\"no_site_objects\": 2,\n"
+				       "  \"no_site_bytes\": 40,"),
+			   "%s", out);
+	free(out);
+	/* dump shows each object's address. */
+	out = out_of(LJLOG " dump -v %s", p);
+	has_line(out, "    object #5 string size 10 at 0x5000 \"s5\"");
+	has_line(out, "    object #1 table size 40 at 0x3000 \"t1\"");
+	free(out);
+	unlink(p);
+}
+
+Test(cli, heap_version_9_has_no_sites)
+{
+	const char *p = site_log(9);
+	cr_assert_eq(sh(LJLOG " check %s >/dev/null", p), 0);
+	char out_path[64];
+	snprintf(out_path, sizeof out_path, "/tmp/ljlog-cli-v9-XXXXXX");
+	int fd = mkstemp(out_path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	cr_assert_eq(sh(LJLOG " heap --by site %s >%s 2>&1", p, out_path), 1);
+	char *out = slurp(out_path);
+	has_line(out, "snapshot 1: no sites: this log's HEAP objects carry no "
+		      "addresses (format version 8 or 9), so no ALLOC can be "
+		      "matched with them");
+	free(out);
+	cr_assert_eq(
+	    sh(LJLOG " heap --by site --json %s >%s 2>&1", p, out_path), 1);
+	out = slurp(out_path);
+	cr_assert_not_null(strstr(out, "\"has_sites\": false"), "%s", out);
+	cr_assert_not_null(strstr(out, "\"no_site_objects\": 5"), "%s", out);
+	free(out);
+	unlink(out_path);
+	/* The rest reads as before. */
+	out = out_of(LJLOG " heap --by type %s", p);
+	has_line(out, "table               2          104");
+	has_line(out, "string              3           88");
+	free(out);
+	out = out_of(LJLOG " dump -v %s", p);
+	has_line(out, "    object #5 string size 10 \"s5\"");
+	free(out);
+	unlink(p);
+}
