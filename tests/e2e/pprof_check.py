@@ -79,6 +79,16 @@ def folded_leaves(path):
     return leaves, frames
 
 
+def folded_cum(path, names):
+    """{name: weight of the stacks holding it at least once} for names."""
+    cum = {}
+    for ln in open(path, encoding="utf-8", errors="replace"):
+        stack, w = ln.rstrip("\n").rsplit(" ", 1)
+        for f in set(clean(f) for f in stack.split(";")) & names:
+            cum[f] = cum.get(f, 0) + int(w)
+    return cum
+
+
 def same(what, want, got):
     """Two {name: figure} maps, zeros left out."""
     want = {k: v for k, v in want.items() if v}
@@ -138,7 +148,15 @@ if "samples" in types:
     leaves, frames = folded_leaves(folded)
     n = same("samples flat (folded leaf)", leaves, cleaned(t, 0))
     # cum: once per sample wherever the function is, as samples_total.
+    # pprof merges functions of one name; where the report has several
+    # (a host function and its sanitizer interceptor, both in one stack:
+    # pthread_mutex_lock under TSan), count the samples holding the name
+    # once, from folded.
     want = {k: v for k, v in per_name("samples_total").items()}
+    seen, dup = set(), set()
+    for f in fns:
+        (dup if clean(f["name"]) in seen else seen).add(clean(f["name"]))
+    want.update(folded_cum(folded, dup))
     got = cleaned(t, 1)
     for k in list(got):
         if k not in want:
