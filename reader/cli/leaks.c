@@ -15,14 +15,6 @@
 
 /* -- Sites ---------------------------------------------------------------------- */
 
-/* Main thread. A site as text shows it: "name line N" for a Lua function,
-** else the function's name. */
-static void site_text(const struct profile *p, uint32_t s, char *buf,
-		      size_t len)
-{
-	heap_site_text(&p->heap, s, buf, len);
-}
-
 /* Main thread. A site's members: function, kind, file, line. */
 static void site_json(struct json *j, const struct profile *p, uint32_t s)
 {
@@ -95,7 +87,7 @@ void leaks_text(const struct profile *p, const char *path, size_t limit)
 	size_t shown = limit && limit < n ? limit : n;
 	for (size_t i = 0; ix && i < shown; i++) {
 		const struct heap_site *st = &p->heap.sites[ix[i]];
-		site_text(p, ix[i], label, sizeof label);
+		heap_site_text(&p->heap, ix[i], label, sizeof label);
 		printf("%12" PRId64 " %14" PRId64 "  %s\n", st->live_count,
 		       st->live_bytes, label);
 	}
@@ -257,7 +249,8 @@ void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit)
 			       "site");
 		for (size_t k = 0; s && k < n; k++) {
 			int64_t was = prev ? iv_live(prev, s[k].site) : 0;
-			site_text(p, s[k].site, label, sizeof label);
+			heap_site_text(&p->heap, s[k].site, label,
+				       sizeof label);
 			printf("%14" PRId64 " %+14" PRId64 "  %s\n",
 			       s[k].live_bytes, s[k].live_bytes - was, label);
 		}
