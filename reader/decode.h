@@ -15,6 +15,8 @@
 
 /* A sample with more Lua or more host frames than this is corrupt. */
 #define DECODE_MAX_FRAMES 4096u
+/* Largest missed count of a sample (the writer's is 32 bits). */
+#define DECODE_MAX_MISSED 0xffffffffu
 
 /* A TRACE record with more snapshots than this is corrupt (LuaJIT counts a
 ** trace's snapshots in 16 bits, GCtrace.nsnap). */
@@ -213,6 +215,7 @@ struct decode_sample {
 	uint64_t ts;		  /* absolute: base_ts + the dts so far */
 	unsigned state;		  /* FORMAT_STATE_* */
 	struct decode_obj *trace; /* TRACE (state 7), else NULL */
+	uint64_t missed;  /* timer intervals merged into it (version 11) */
 	uint64_t pcofs;	  /* state 7: 1 + offset into the trace's code, or 0 */
 	uint32_t inlined; /* innermost Lua frames from the trace's snapshot */
 	uint32_t nlua, nhost;

@@ -89,6 +89,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 		    (unsigned long long)h.dropped);
 	/* Version 6: dt, state, stack; before: dt, state, trace, nlua, nhost. */
 	const int v6 = d->intro.version >= 6;
+	const int v11 = d->intro.version >= 11;
 	const unsigned min = v6 ? 3 : 5;
 	if (h.count > (uint64_t)(c->end - c->p) / min)
 		return dec_corrupt(
@@ -152,6 +153,15 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			goto bad_int;
 		}
 		sm.state = *p++;
+		sm.missed = 0;
+		if ((sm.state & FORMAT_STATE_MISSED) && v11) {
+			sm.state &= ~(unsigned)FORMAT_STATE_MISSED;
+			ULEB(sm.missed, "missed");
+			if (UTIL_UNLIKELY(sm.missed > DECODE_MAX_MISSED)) {
+				why = "missed intervals out of range";
+				goto bad;
+			}
+		}
 		if (UTIL_UNLIKELY(sm.state >= FORMAT_STATE__MAX)) {
 			why = "unknown state";
 			goto bad;

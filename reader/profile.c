@@ -342,6 +342,7 @@ static int join(struct profile *p)
 		struct profile_vm *v = &p->vms[i];
 		const struct heap_vm *h = heap_vm_get(&p->heap, v->id);
 		v->samples = samples_vm_count(&p->smp, v->id);
+		v->intervals = samples_vm_intervals(&p->smp, v->id);
 		if (!h)
 			continue;
 		v->heap_attach = h->heap_attach;

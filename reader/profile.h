@@ -72,6 +72,8 @@ struct profile_vm {
 	int64_t peak;	  /* highest live seen */
 	uint64_t gc_peak; /* highest heap in GC events */
 	uint64_t samples; /* samples of this VM */
+	/* The timer intervals they stand for (proc/samples.h). */
+	uint64_t intervals;
 };
 
 /* Everything. */

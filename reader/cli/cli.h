@@ -27,6 +27,10 @@ int cli_report(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_folded(int argc, char **argv);
 int cli_export(int argc, char **argv);
+
+/* Main thread. The sampling interval (ns) a log's INTRO options name; 0
+** when they name none or do not parse; *wall: of wall-clock time. */
+uint64_t cli_sample_interval(const char *options, int *wall);
 int cli_flame(int argc, char **argv);
 int cli_heap(int argc, char **argv);
 int cli_top(int argc, char **argv);

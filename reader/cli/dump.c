@@ -20,7 +20,9 @@ static const char dump_usage[] =
     "of SAMPLES blocks, END totals).\n"
     "\n"
     "  -v, --events    also print every event and every sample, decoded; a\n"
-    "                  sample is its time, state, STACK (format 6), trace,\n"
+    "                  sample is its time, state, the timer intervals\n"
+    "                  merged into it (missed N, format 11), STACK\n"
+    "                  (format 6), trace,\n"
     "                  Lua frames innermost first ('chunk:line' for Lua\n"
     "                  functions) and host frames innermost first\n"
     "                  ('name+object', the address for a symbol without a\n"
@@ -344,6 +346,8 @@ static int on_sample(void *ud, const struct decode_sample *s)
 {
 	printf("    ts %" PRIu64 " state %s", s->ts,
 	       format_state_name(s->state));
+	if (s->missed)
+		printf(" missed %" PRIu64, s->missed);
 	if (s->stack)
 		printf(" stack %u", s->stack->id);
 	if (s->trace)

@@ -20,17 +20,25 @@
 /* Logs bigger than this get a progress line (when stderr is a terminal). */
 #define PROGRESS_MIN_BYTES (4u << 20)
 
+/* Main thread. See cli.h. */
+uint64_t cli_sample_interval(const char *options, int *wall)
+{
+	struct opts o;
+	char err[256];
+	*wall = 0;
+	if (!options || opts_parse(options, &o, err, sizeof err) ||
+	    !(o.events & OPTS_SAMPLE))
+		return 0;
+	*wall = o.wall;
+	return o.sample_ns;
+}
+
 /* Main thread. Write p as pprof to out. */
 static int fmt_pprof(const struct profile *p, FILE *out)
 {
 	struct pprof_opts po = {0};
-	struct opts o;
-	char err[256];
-	if (p->have_intro && opts_parse(p->options, &o, err, sizeof err) == 0 &&
-	    (o.events & OPTS_SAMPLE)) {
-		po.period_ns = o.sample_ns;
-		po.wall = o.wall;
-	}
+	if (p->have_intro)
+		po.period_ns = cli_sample_interval(p->options, &po.wall);
 	int rc = export_pprof(p, &po, out);
 	if (rc == 0) {
 		fputs("ljlog export: note: pprof leaves out:\n", stderr);
@@ -245,6 +253,7 @@ int cli_export(int argc, char **argv)
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.snapshot = snapk;
+	opts.sample_interval = cli_sample_interval;
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;
 	char err[512];

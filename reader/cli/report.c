@@ -434,6 +434,8 @@ static const struct column vm_cols[] = {
     {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events), 0},
     {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples),
      OPTS_SAMPLE},
+    {NULL, 0, 0, "intervals", COL_U64, FIELD(struct profile_vm, intervals),
+     OPTS_SAMPLE},
     {"coros", 6, 5, "coroutines", COL_U64, FIELD(struct profile_vm, coroutines),
      0},
     {"heap@attach", 13, 6, "heap_attach", COL_U64,
@@ -607,6 +609,14 @@ static void text_table(const struct profile *p, const struct section *sec,
 	free(c.buf);
 }
 
+/* Main thread. The sampling interval the log's options asked for (ns; 0
+** when unknown); *wall: of wall-clock time, not CPU time. */
+static uint64_t sample_interval(const struct profile *p, int *wall)
+{
+	*wall = 0;
+	return p->have_intro ? cli_sample_interval(p->options, wall) : 0;
+}
+
 /* Main thread. The samples part: totals, states, functions (when the
 ** function table does not show them already), lines. */
 static void text_samples(const struct profile *p, size_t limit, unsigned fams)
@@ -617,6 +627,23 @@ static void text_samples(const struct profile *p, size_t limit, unsigned fams)
 	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
 	       " signals)\n",
 	       s->samples, s->samples_dropped, s->signals);
+	int wall;
+	uint64_t iv = sample_interval(p, &wall);
+	if (iv && s->samples) {
+		printf("  they stand for %" PRIu64
+		       " timer intervals of %.3f ms: "
+		       "%.3f ms of %s time\n",
+		       s->intervals, (double)iv / 1e6,
+		       (double)s->intervals * (double)iv / 1e6,
+		       wall ? "wall-clock" : "the thread's CPU");
+		/* The kernel checks CPU-time timers at its tick (4 ms at
+		** 250 Hz): one signal then counts the intervals it merged. */
+		if (s->intervals > s->samples + s->samples / 20)
+			printf("  (a signal came every %.1f intervals: the "
+			       "kernel fires timers no faster than its "
+			       "tick)\n",
+			       (double)s->intervals / (double)s->samples);
+	}
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		if (s->state[i])
@@ -842,6 +869,11 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "samples", s->samples);
 	json_u64(&j, "samples_dropped", s->samples_dropped);
 	json_u64(&j, "signals", s->signals);
+	json_u64(&j, "intervals", s->intervals);
+	{
+		int wall;
+		json_u64(&j, "interval_ns", sample_interval(p, &wall));
+	}
 	json_obj(&j, "states");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		json_u64(&j, format_state_name(i), s->state[i]);

@@ -300,7 +300,12 @@ static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
 	}
 	memset(x->vals, 0, sizeof x->vals);
 	x->vals[x->idx[V_SAMPLES]] = (int64_t)n;
-	x->vals[x->idx[V_CPU]] = (int64_t)(n * x->period);
+	/* A signal stands for 1 + the timer intervals merged into it: the
+	** VM's intervals per sample, times the period. */
+	uint64_t ns = samples_vm_count(s, vm);
+	double per = ns ? (double)samples_vm_intervals(s, vm) / (double)ns : 1;
+	x->vals[x->idx[V_CPU]] =
+	    (int64_t)((double)n * per * (double)x->period + 0.5);
 	uint64_t frame = s->nodes[node].frame;
 	const char *state = NULL;
 	if (frame >> SAMPLES_SF_SHIFT == SAMPLES_SF_STATE)

@@ -4,7 +4,7 @@
 **
 ** One evented profile per coroutine (the frames calls_obs opens and
 ** closes), one sampled profile per VM (merged stacks, each sample weighing
-** the time since the VM's sample before it), one sampled profile in bytes
+** the timer intervals it stands for), one sampled profile in bytes
 ** of the allocation sites, and per VM with zones or marks one evented
 ** profile "zones (VM n)": each zone (ljlog.zone) a frame opened and closed
 ** at its times (one still open at the end closes at the VM's last event),
@@ -33,7 +33,7 @@
 struct rec {
 	uint64_t t; /* ts units */
 	uint32_t a; /* evented: function index; sampled: sample-tree node */
-	uint32_t b; /* evented: 0 open, 1 close */
+	uint32_t b; /* evented: 0 open, 1 close; sampled: missed intervals */
 };
 
 /* One profile being collected. */
@@ -184,7 +184,9 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 		return s->err;
 	if (!(tr = track_get(s, sm->vm, 0, 1)))
 		return s->err = -ENOMEM;
-	track_add(s, tr, sm->ts, samples_last_node(&s->x.p->smp), 0);
+	track_add(
+	    s, tr, sm->ts, samples_last_node(&s->x.p->smp),
+	    (uint32_t)(sm->missed > UINT32_MAX ? UINT32_MAX : sm->missed));
 	return s->err;
 }
 
@@ -297,12 +299,17 @@ struct smp_state {
 	int weights; /* this pass writes the weights */
 	uint64_t prev, n;
 	double first_w, total;
+	double iv; /* the sampling interval (ns), 0 unknown */
 };
 
-/* Any thread. A sample's weight: the time since the one before (the first
+/* Any thread. A sample's weight: the timer intervals it stands for times
+** the interval (its thread's CPU time, or wall-clock time with wall);
+** without a known interval, the time since the one before (the first
 ** weighs what the second does). */
 static double smp_weight(struct ss *s, struct smp_state *m, const struct rec *r)
 {
+	if (m->iv > 0)
+		return (1.0 + r->b) * m->iv;
 	double w = m->n ? export_ns(&s->x, r->t) - export_ns(&s->x, m->prev)
 			: m->first_w;
 	m->prev = r->t;
@@ -358,7 +365,11 @@ static int write_sampled(struct ss *s, struct json *j, struct track *t)
 	int rc = track_each(s, t, two_ts, two);
 	if (rc < 0)
 		return rc;
-	struct smp_state m = {j, 0, 0, 0, 1e6, 0};
+	struct smp_state m = {j, 0, 0, 0, 1e6, 0, 0};
+	const struct profile *p = s->x.p;
+	int wall;
+	if (s->x.opts && s->x.opts->sample_interval && p->have_intro)
+		m.iv = (double)s->x.opts->sample_interval(p->options, &wall);
 	if (two[2] == 2)
 		m.first_w = export_ns(&s->x, two[1]) - export_ns(&s->x, two[0]);
 	snprintf(name, sizeof name, "VM %u samples", t->vm);

@@ -84,6 +84,7 @@ void samples_free(struct samples *s)
 	intern_free(&s->abortkeys);
 	hmap_free(&s->objs);
 	hmap_free(&s->vmsamples);
+	hmap_free(&s->vmintervals);
 	hmap_free(&s->leafvm);
 	memset(s, 0, sizeof *s);
 }
@@ -99,6 +100,13 @@ const struct samples_fn *samples_fn_get(const struct samples *s, uint32_t fn)
 uint64_t samples_vm_count(const struct samples *s, uint32_t id)
 {
 	const uint64_t *v = hmap_get(&s->vmsamples, (uint64_t)id + 1);
+	return v ? *v : 0;
+}
+
+/* Any thread. Timer intervals the samples of VM id stand for. */
+uint64_t samples_vm_intervals(const struct samples *s, uint32_t id)
+{
+	const uint64_t *v = hmap_get(&s->vmintervals, (uint64_t)id + 1);
 	return v ? *v : 0;
 }
 
@@ -273,6 +281,11 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	if (!vmc)
 		return -ENOMEM;
 	(*vmc)++;
+	uint64_t *vmi = hmap_ref(&s->vmintervals, (uint64_t)sm->vm + 1, &added);
+	if (!vmi)
+		return -ENOMEM;
+	*vmi += 1 + sm->missed;
+	s->intervals += 1 + sm->missed;
 	s->samples++;
 	s->state[sm->state]++;
 	/* The outermost interpreter frame (host frames are innermost first):

@@ -95,6 +95,8 @@ struct samples {
 	uint64_t samples;	  /* samples decoded */
 	uint64_t samples_dropped; /* dropped (SAMPLES blocks; END if more) */
 	uint64_t signals;	  /* samples + samples_dropped */
+	uint64_t intervals; /* timer intervals the samples stand for: each 1
+			    ** + the intervals merged into it (version 11) */
 	uint64_t state[FORMAT_STATE__MAX]; /* samples per state */
 	struct samples_node *nodes;	   /* the sample tree */
 	size_t nnode, nodecap;
@@ -115,6 +117,7 @@ struct samples {
 	struct intern abortkeys; /* (reason, message) -> abort index */
 	struct hmap objs;	 /* TRACE or HOSTSYM ID -> index + 1 */
 	struct hmap vmsamples;	 /* VM ID + 1 -> samples */
+	struct hmap vmintervals; /* VM ID + 1 -> intervals */
 	struct hmap leafvm;	 /* leaf node << 32 | VM ID -> samples */
 	uint64_t end_dropped;	 /* END's samples_dropped */
 	uint64_t nodes_capped;	 /* frames past SAMPLES_MAX_NODES */
@@ -155,6 +158,9 @@ static inline uint32_t samples_last_node(const struct samples *s)
 
 /* Any thread. Samples of VM id. */
 uint64_t samples_vm_count(const struct samples *s, uint32_t id);
+
+/* Any thread. Timer intervals the samples of VM id stand for. */
+uint64_t samples_vm_intervals(const struct samples *s, uint32_t id);
 
 /* Any thread. The samples of each leaf node by VM: calls fn(ud, node, vm,
 ** samples) for every pair, in no particular order; a non-zero return stops

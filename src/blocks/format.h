@@ -17,8 +17,10 @@
 ** 7: VM records end with alloc_rate (sampled allocation, alloc=RATE).
 ** 8: HEAP blocks (heap snapshots).
 ** 9: zones and marks: STRING records, VM events ZONE_PUSH, ZONE_POP, MARK.
-** 10: OBJECT records give their block's address (allocation sites). */
-#define FORMAT_VERSION 10
+** 10: OBJECT records give their block's address (allocation sites).
+** 11: a sample's state may carry FORMAT_STATE_MISSED and the timer
+**     intervals merged into it. */
+#define FORMAT_VERSION 11
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -106,6 +108,9 @@ enum format_state {
 	FORMAT_STATE_IDLE = 8,
 	FORMAT_STATE__MAX
 };
+
+/* Flag of a sample's state byte (version 11): a uleb missed follows it. */
+#define FORMAT_STATE_MISSED 0x80
 
 /* Allocation site kinds (lo of ALLOC and REALLOC). */
 enum format_site {

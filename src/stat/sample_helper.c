@@ -198,10 +198,15 @@ void sample_drain(struct sample_vm *s)
 		t += dt;
 		uint64_t sid = stack_id(s, b, e, hid, nh);
 		if (sid == (uint64_t)-1 ||
-		    !(q = wbuf_room(sb, 5 * BLOCKS_ULEB_MAX)))
+		    !(q = wbuf_room(sb, 6 * BLOCKS_ULEB_MAX)))
 			goto done;
 		q = blocks_uleb_put(q, dt);
-		*q++ = e->state;
+		if (e->missed) {
+			*q++ = (uint8_t)(e->state | FORMAT_STATE_MISSED);
+			q = blocks_uleb_put(q, e->missed);
+		} else {
+			*q++ = e->state;
+		}
 		q = blocks_uleb_put(q, sid);
 		if (e->state == FORMAT_STATE_TRACE) {
 			q = blocks_uleb_put(q, e->trace);

@@ -29,6 +29,7 @@ struct sample_entry {
 	uintptr_t trace; /* GCtrace* (state TRACE), else 0; then its ID */
 	uint16_t nlua;
 	uint8_t state;	  /* FORMAT_STATE_* */
+	uint32_t missed;  /* timer intervals merged into this signal */
 	uint32_t traceno; /* number of the trace when sampled */
 	uint32_t mc_len;  /* state TRACE, once mapped: its machine code's */
 	uintptr_t mc_lo;  /* start and length (0: unknown) */

@@ -304,7 +304,12 @@ void sample_on_signal(int sig, siginfo_t *si, void *ucv)
 		if (head - tail >= s->cap) {
 			__atomic_fetch_add(&s->dropped, 1, __ATOMIC_RELAXED);
 		} else {
-			sample_capture(s, sample_entry_at(s, head), ucv);
+			struct sample_entry *e = sample_entry_at(s, head);
+			sample_capture(s, e, ucv);
+			/* A CPU-time timer fires at the kernel's tick: at 1 ms
+			** and 250 Hz, one signal stands for 4 intervals. */
+			e->missed =
+			    si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
 			__atomic_store_n(&s->head, head + 1, __ATOMIC_RELEASE);
 		}
 	}

@@ -9,7 +9,8 @@
       on any coroutine's profile) equal `ljlog report --json`'s; with
       FOLDED (`ljlog folded` output), the samples per function of the
       sampled profiles (self: innermost frame; total: anywhere in the
-      stack) equal the folded stacks'.
+      stack) equal the folded stacks', and their weights sum, per VM, to
+      the report's intervals times the log's sampling interval.
   export_check.py chrome FILE
       Per track (pid, tid), B and E events nest in file order with the E
       naming its B, times never go back, no X has a negative duration,
@@ -184,6 +185,20 @@ def speedscope(path, report_path, folded_path=None):
             fail("%s: samples %d self %d total in the export, %d, %d in ljlog folded"
                  % (name, sself[name], stotal[name], fself[name], ftotal[name]))
     print("ok: speedscope: %d samples, per function (%d) as in ljlog folded" % (nsmp, len(fself)))
+    # Time: each VM's sampled profile weighs the timer intervals its
+    # samples stand for times the interval (the report's own counts).
+    iv = r.get("interval_ns", 0)
+    if iv:
+        want = {"VM %d samples" % v["id"]: v["intervals"] * iv
+                for v in r["vm_list"] if v["samples"]}
+        got = {p["name"]: sum(p["weights"]) for p in d["profiles"]
+               if p["type"] == "sampled" and p["unit"] == "nanoseconds"}
+        for name in set(want) | set(got):
+            if abs(want.get(name, 0) - got.get(name, 0)) > 1e-6 * want.get(name, 1):
+                fail("%s: weights sum to %r ns, report: intervals x %d ns = %r"
+                     % (name, got.get(name), iv, want.get(name)))
+        print("ok: speedscope: the sampled profiles weigh %s ns: the report's "
+              "intervals x %d ns" % (sorted(want.values()), iv))
 
 
 def chrome(path):

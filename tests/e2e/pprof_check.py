@@ -167,9 +167,27 @@ if "samples" in types:
     total = sum(v[0] for v in t.values())
     if total != d["samples"]:
         bad.append("samples: pprof total %d, report %d" % (total, d["samples"]))
+    # Time: a sample stands for the timer intervals it counts (1 + those
+    # the kernel merged into its signal), so a VM's samples weigh its
+    # intervals per sample times the period; rounded per pprof sample.
     tt = top(tkind, "ns")
-    same("%s ns flat (samples x period %d)" % (tkind, period),
-         {k: v * period for k, v in cleaned(t, 0).items()}, cleaned(tt, 0))
+    if d.get("interval_ns") != period:
+        bad.append("period: pprof %d, report interval_ns %s"
+                   % (period, d.get("interval_ns")))
+    sampled = [v for v in d["vm_list"] if v["samples"]]
+    got_t, flat = cleaned(tt, 0), cleaned(t, 0)
+    if len(sampled) == 1:
+        r = sampled[0]["intervals"] / sampled[0]["samples"]
+        for k in sorted(set(flat) | set(got_t)):
+            want = flat.get(k, 0) * period * r
+            if abs(got_t.get(k, 0) - want) > max(1, flat.get(k, 0)):
+                bad.append("%s ns flat %s: expected %d (samples x period "
+                           "%d x %.3f intervals per sample), pprof has %s"
+                           % (tkind, k, want, period, r, got_t.get(k)))
+    want_tot = sum(v["intervals"] for v in d["vm_list"]) * period
+    if abs(sum(got_t.values()) - want_tot) > total:
+        bad.append("%s ns total: pprof %d, report intervals x period %d"
+                   % (tkind, sum(got_t.values()), want_tot))
     tags = pprof("-tags", "-sample_index=samples")
     lab, key = {}, None
     for ln in tags.splitlines():
@@ -188,8 +206,9 @@ if "samples" in types:
         th[str(v["thread"])] = th.get(str(v["thread"]), 0) + v["samples"]
     same("thread label", th, lab.get("thread", {}))
     msgs.append("%d samples: %d leaf frames as folded, cum as report "
-                "samples_total, %s = samples x %d ns, labels state/vm/thread "
-                "as the report" % (total, n, tkind, period))
+                "samples_total, %s = %d intervals x %d ns, labels "
+                "state/vm/thread as the report"
+                % (total, n, tkind, want_tot // period, period))
 
 # -- Allocations ----------------------------------------------------------------
 if "alloc_objects" in types:

@@ -20,18 +20,25 @@ shim=$top_builddir/tests/e2e/.libs/sigcount.so
 preload="${LJLOG_TEST_PRELOAD:+$LJLOG_TEST_PRELOAD }$shim"
 
 compare() { # LABEL LOG
-	local label=$1 log=$2 delivered installs
-	read -r _ delivered _ installs <"$T/count" || fail "[$label] the shim wrote no count"
+	local label=$1 log=$2 delivered installs overruns
+	read -r _ delivered _ installs _ overruns <"$T/count" || fail "[$label] the shim wrote no count"
 	expect_eq "[$label] SIGPROF handlers the shim wrapped" 1 "$installs"
 	check_complete "$log"
 	report_json "$log" "$T/r.json"
 	local got
-	got=$(json_get "$T/r.json" '"%d %d %d" % (d["samples"], d["samples_dropped"], d["signals"])')
+	got=$(json_get "$T/r.json" '"%d %d %d %d" % (d["samples"], d["samples_dropped"], d["signals"], d["intervals"])')
 	set -- $got
 	[ "$1" -gt 0 ] || fail "[$label] no samples"
 	expect_eq "[$label] samples + samples_dropped (log) vs signals delivered (shim)" "$delivered" "$(($1 + $2))"
 	expect_eq "[$label] signals (log) vs signals delivered (shim)" "$delivered" "$3"
-	ok "[$label] $delivered signals delivered = $1 samples + $2 dropped"
+	# Each signal stands for 1 + its timer's overrun (the intervals the
+	# kernel merged into it); a dropped sample loses its overrun.
+	if [ "$2" -eq 0 ]; then
+		expect_eq "[$label] intervals (log) vs signals + overruns (shim)" "$((delivered + overruns))" "$4"
+	elif [ "$4" -lt "$1" ] || [ "$4" -gt $((delivered + overruns)) ]; then
+		fail "[$label] intervals $4 outside [samples $1, signals + overruns $((delivered + overruns))]"
+	fi
+	ok "[$label] $delivered signals delivered = $1 samples + $2 dropped; $4 intervals ($overruns overruns)"
 }
 
 lua_run() { # LABEL OPTIONS ARGS...
@@ -56,3 +63,30 @@ LJLOG_SIGCOUNT_FILE=$T/count timeout "$E2E_TIMEOUT" env LD_PRELOAD="$preload" \
 	--options "file=$log,sample=100us,wall" >"$T/out" 2>"$T/err" ||
 	{ show "$T/err"; fail "[4 threads] the host failed"; }
 compare "4 VMs in 4 threads, 10 kHz wall clock" "$log"
+
+# The time the samples stand for against the thread's own CPU time: at
+# sample=1ms a CPU-time timer fires at the kernel's tick (4 ms at 250 Hz),
+# so the signals alone would count a quarter of it. The program reads its
+# thread's CPU time at the end; the samples began at attach, a little
+# before the program's first line, and ended with it: intervals x 1 ms must
+# be that time within 10% (and a few ticks).
+log=$T/cpu.ljlog
+LUAJIT_PROFILE="log:file=$log,sample=1ms" LUA_CPATH="$MODDIR/?.so;;" \
+	timeout "$E2E_TIMEOUT" env ${LJLOG_TEST_PRELOAD:+LD_PRELOAD="$LJLOG_TEST_PRELOAD"} \
+	"$LUAJIT" -lljlog "$E2E/cputime.lua" 1 >"$T/out" 2>"$T/err" ||
+	{ show "$T/err"; fail "[thread CPU time] the profiled run failed"; }
+check_complete "$log"
+report_json "$log" "$T/r.json"
+read -r cpu_ns _ <"$T/out"
+got=$(json_get "$T/r.json" '"%d %d %d" % (d["samples"], d["intervals"], d["interval_ns"])')
+set -- $got
+expect_eq "[thread CPU time] interval_ns" 1000000 "$3"
+python3 - "$cpu_ns" "$1" "$2" "$3" <<'PY' || fail "[thread CPU time] intervals x interval is not the thread's CPU time"
+import sys
+cpu, samples, intervals, iv = (int(x) for x in sys.argv[1:5])
+got = intervals * iv
+slack = 0.10 * cpu + 4 * 4000000
+print(f"thread CPU {cpu / 1e6:.1f} ms; {samples} samples stand for {intervals} intervals: {got / 1e6:.1f} ms")
+sys.exit(0 if abs(got - cpu) <= slack else 1)
+PY
+ok "[thread CPU time] $2 intervals of 1 ms in $1 samples: the thread's $((cpu_ns / 1000000)) ms"

@@ -52,7 +52,7 @@ for jit in on off; do
 		[ "$(json_get "$T/r.json" 'd["samples"]')" -gt 0 ] || fail "[$label] $log has no samples"
 		n=$((n + s))
 	done
-	read -r _ delivered _ installs <"$T/count" || fail "[$label] the shim wrote no count"
+	read -r _ delivered _ installs _ <"$T/count" || fail "[$label] the shim wrote no count"
 	[ "$installs" -ge 1 ] || fail "[$label] the shim saw no SIGPROF handler installed"
 	# Under TSan the shim counts the kernel's deliveries to TSan's own
 	# handler, which may merge several before ljlog's runs.

@@ -26,12 +26,16 @@ static sigaction_fn real_sigaction; /* libc's (or the next preload's) */
 static action_fn wrapped;	    /* the handler the trampoline calls */
 static uint64_t delivered;	    /* SIGPROF taken by the trampoline */
 static uint64_t installs;	    /* handlers wrapped */
+static uint64_t overruns;	    /* their timers' si_overrun, summed */
 
 /* Async-signal-safe. Count, then run the wrapped handler. */
 NOSAN static void trampoline(int sig, siginfo_t *si, void *uc)
 {
 	action_fn h = __atomic_load_n(&wrapped, __ATOMIC_ACQUIRE);
 	__atomic_fetch_add(&delivered, 1, __ATOMIC_RELAXED);
+	if (si && si->si_code == SI_TIMER && si->si_overrun > 0)
+		__atomic_fetch_add(&overruns, (uint64_t)si->si_overrun,
+				   __ATOMIC_RELAXED);
 	if (h)
 		h(sig, si, uc);
 }
@@ -62,11 +66,12 @@ NOSAN int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	return r;
 }
 
-/* Process exit. "delivered N installs M" into $LJLOG_SIGCOUNT_FILE. */
+/* Process exit. "delivered N installs M overruns K" into
+** $LJLOG_SIGCOUNT_FILE. */
 NOSAN __attribute__((destructor)) static void sigcount_write(void)
 {
 	const char *path = getenv("LJLOG_SIGCOUNT_FILE");
-	char line[96];
+	char line[128];
 	int fd, n;
 	if (!path || !*path)
 		return;
@@ -74,9 +79,10 @@ NOSAN __attribute__((destructor)) static void sigcount_write(void)
 	if (fd < 0)
 		return;
 	n = snprintf(
-	    line, sizeof line, "delivered %llu installs %llu\n",
+	    line, sizeof line, "delivered %llu installs %llu overruns %llu\n",
 	    (unsigned long long)__atomic_load_n(&delivered, __ATOMIC_RELAXED),
-	    (unsigned long long)__atomic_load_n(&installs, __ATOMIC_RELAXED));
+	    (unsigned long long)__atomic_load_n(&installs, __ATOMIC_RELAXED),
+	    (unsigned long long)__atomic_load_n(&overruns, __ATOMIC_RELAXED));
 	if (write(fd, line, (size_t)n) != n)
 		perror("sigcount");
 	close(fd);

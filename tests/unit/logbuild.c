@@ -543,7 +543,13 @@ void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 			lb_uleb(&s->stacks, host[i]);
 	}
 	lb_uleb(&s->p6, dt);
-	lb_u8(&s->p6, state);
+	if (s->missed) { /* version 11: the flag, then the count */
+		lb_u8(&s->p6, state | FORMAT_STATE_MISSED);
+		lb_uleb(&s->p6, s->missed);
+		s->missed = 0;
+	} else {
+		lb_u8(&s->p6, state);
+	}
 	lb_uleb(&s->p6, sid);
 	if (state == FORMAT_STATE_TRACE) {
 		lb_uleb(&s->p6, trace);

@@ -79,6 +79,7 @@ struct lbsam {
 	struct lb p6;	  /* version 6 samples */
 	struct lb stacks; /* their STACK records */
 	int v6;		  /* sam_add wrote p6 */
+	uint64_t missed;  /* the next sam_add's missed (version 11 flag) */
 };
 
 /* STACK IDs the builder makes: from here up (a test's own IDs are lower). */

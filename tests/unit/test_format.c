@@ -451,6 +451,12 @@ Test(format, sample_states)
 		 FORMAT_STATE_TRACE);
 	cr_assert_not_null(strstr(sec, buf), "%s", buf);
 	cr_assert_not_null(strstr(sec, "signals = count + dropped"));
+	/* Version 11: the flag of the state byte, above every state. */
+	snprintf(buf, sizeof buf, "| 0x%x when missed follows",
+		 FORMAT_STATE_MISSED);
+	cr_assert_not_null(strstr(sec, buf), "%s", buf);
+	cr_assert_gt(FORMAT_STATE_MISSED, FORMAT_STATE__MAX - 1);
+	cr_assert_eq(FORMAT_STATE_MISSED & (FORMAT_STATE_MISSED - 1), 0);
 	free(sec);
 	free(h);
 	free(doc);

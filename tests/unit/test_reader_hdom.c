@@ -28,8 +28,11 @@ static void mk(struct hsnap_keep *k, size_t n, const uint64_t *size,
 	k->e = calloc(ne + 1, sizeof *k->e);
 	cr_assert(k->v && k->e);
 	for (size_t i = 0; i < n; i++) {
-		k->v[i] = (struct hsnap_obj){i + 1,   FORMAT_HTYPE_TABLE, 0,
-					     size[i], strdup("t"),	  1};
+		k->v[i] = (struct hsnap_obj){.id = i + 1,
+					     .type = FORMAT_HTYPE_TABLE,
+					     .size = size[i],
+					     .text = strdup("t"),
+					     .textlen = 1};
 		cr_assert_eq(hmap_put(&k->byid, i + 1, i + 1), 0);
 	}
 	k->n = n;

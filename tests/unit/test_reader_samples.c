@@ -24,6 +24,7 @@
 struct ssample {
 	uint64_t ts, index;
 	unsigned state;
+	uint64_t missed;
 	uint32_t trace, vm;
 	uint32_t nlua, nhost;
 	uint32_t lua[8];
@@ -63,6 +64,7 @@ static int r_sample(void *ud, const struct decode_sample *sm)
 	x->ts = sm->ts;
 	x->index = sm->index;
 	x->state = sm->state;
+	x->missed = sm->missed;
 	x->trace = sm->trace ? sm->trace->id : 0;
 	x->vm = sm->vm;
 	x->nlua = sm->nlua;
@@ -917,6 +919,80 @@ Test(samples, counts_by_function_line_and_state)
 	cr_assert_str_eq(p->fns[ix[0]].name, "app.lua:10");
 	free(ix);
 	profile_free(p);
+}
+
+/* Test thread. Three samples, the last two with intervals merged into
+** them (version 11): 3, then 300 (a two-byte uleb). */
+static void missed_samples(struct lblog *l)
+{
+	struct lbsam s;
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	s.missed = 3;
+	sam_add(&s, 1, FORMAT_STATE_TRACE, T1, 2, L_F, 0, NULL);
+	s.missed = 300;
+	sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 3, L_G, 3, H_BASE);
+	lblog_samples(l, VM, 100, 4242, 0, &s);
+}
+
+Test(samples, missed_intervals_decode_and_count)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	begin(&l);
+	missed_samples(&l);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, 3);
+	cr_assert_eq(s.s[0].missed, 0);
+	cr_assert_eq(s.s[1].missed, 3);
+	cr_assert_eq(s.s[2].missed, 300);
+	/* The flag is no part of the state; the fields after it still read. */
+	cr_assert_eq(s.s[1].state, FORMAT_STATE_TRACE);
+	cr_assert_eq(s.s[1].trace, T1);
+	cr_assert_eq(s.s[2].state, FORMAT_STATE_INTERP);
+	cr_assert_eq(s.s[2].nlua, 3);
+	cr_assert_eq(s.s[2].lua[0], G);
+	lblog_free(&l);
+
+	begin(&l);
+	missed_samples(&l);
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(p->smp.samples, 3);
+	cr_assert_eq(p->smp.intervals, 3 + 3 + 300);
+	cr_assert_eq(samples_vm_intervals(&p->smp, VM), 306);
+	cr_assert_eq(samples_vm_count(&p->smp, VM), 3);
+	profile_free(p);
+}
+
+Test(samples, missed_flag_before_version_11_is_corrupt)
+{
+	struct lblog l;
+	struct sseen s;
+	char err[512];
+	begin_version = 10;
+	begin(&l);
+	begin_version = 0;
+	missed_samples(&l);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), -EBADMSG);
+	cr_assert_not_null(strstr(err, "sample 1 of 3"), "%s", err);
+	cr_assert_not_null(strstr(err, "unknown state"), "%s", err);
+	lblog_free(&l);
+
+	/* Version 11: a count past 32 bits is no overrun the writer keeps. */
+	struct lbsam sm;
+	begin(&l);
+	sam_begin(&sm);
+	sm.missed = 1ull << 33;
+	sam_add(&sm, 1, FORMAT_STATE_INTERP, 0, 2, L_F, 3, H_BASE);
+	lblog_samples(&l, VM, 100, 4242, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), -EBADMSG);
+	cr_assert_not_null(strstr(err, "missed intervals out of range"), "%s",
+			   err);
+	lblog_free(&l);
 }
 
 Test(samples, cfunc_before_hostsym_also_merges)
