@@ -32,9 +32,10 @@ static int clash_said;		   /* (atomic) */
 /* -- The helper's list ------------------------------------------------------------ */
 
 /* Helper thread. Pin the sampled VMs; -1: leave. */
-int sample_pin_all(struct sample_vm **vms, int max)
+int sample_pin_all(struct sample_vm **vms, int max, uint64_t *wake_ns)
 {
 	int n = 0;
+	uint64_t wake = SAMPLE_WAKE_MAX_NS;
 	pthread_mutex_lock(&smtx);
 	if (!sampling && ++helper_idle > 2) {
 		helper_started = 0;
@@ -46,8 +47,11 @@ int sample_pin_all(struct sample_vm **vms, int max)
 	for (struct sample_vm *s = sampling; s && n < max; s = s->next) {
 		s->pins++;
 		vms[n++] = s;
+		if (s->interval_ns * (SAMPLE_BATCH / 2) < wake)
+			wake = s->interval_ns * (SAMPLE_BATCH / 2);
 	}
 	pthread_mutex_unlock(&smtx);
+	*wake_ns = wake < SAMPLE_WAKE_MIN_NS ? SAMPLE_WAKE_MIN_NS : wake;
 	return n;
 }
 
@@ -247,6 +251,7 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 	s->map = map;
 	s->host = host;
 	s->tid = util_tid();
+	s->interval_ns = interval_ns;
 	s->cap = SAMPLE_RING;
 	/* The host copy is cut to SAMPLE_STACK bytes of the unwind_ctx. */
 	s->entry_size =

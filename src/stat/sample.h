@@ -53,14 +53,15 @@
 
 /* Per-VM sampling state (inside the logger's per-VM state). */
 struct sample_vm {
-	int on;		    /* sampling this VM */
-	int slot;	    /* index in the handler's VM table */
-	int host;	    /* capture host (C) stacks */
-	global_State *g;    /* the VM (read by the handler) */
-	struct mapper *map; /* the VM's mapper (handed in at start) */
-	timer_t timer;	    /* CLOCK_THREAD_CPUTIME_ID of the VM thread */
-	pid_t tid;	    /* the sampled thread */
-	uintptr_t stack_lo; /* its stack, [lo, hi) */
+	int on;		      /* sampling this VM */
+	int slot;	      /* index in the handler's VM table */
+	int host;	      /* capture host (C) stacks */
+	global_State *g;      /* the VM (read by the handler) */
+	struct mapper *map;   /* the VM's mapper (handed in at start) */
+	timer_t timer;	      /* CLOCK_THREAD_CPUTIME_ID of the VM thread */
+	pid_t tid;	      /* the sampled thread */
+	uint64_t interval_ns; /* its timer's interval */
+	uintptr_t stack_lo;   /* its stack, [lo, hi) */
 	uintptr_t stack_hi;
 	/* -- Signal buffer: the handler produces, one drainer consumes -- */
 	uint8_t *ring; /* cap entries of entry_size bytes */

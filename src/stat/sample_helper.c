@@ -285,9 +285,9 @@ static int drain_due(struct sample_vm *s, uint64_t now, uint64_t batch)
 	return 0;
 }
 
-/* Helper thread. Every SAMPLE_PERIOD_NS: pin the sampled VMs (under smtx),
-** drain each that is due outside smtx, unpin; leave when nothing was
-** sampled for a while (a later start makes a new thread). */
+/* Helper thread. Every few intervals (SAMPLE_WAKE_MIN_NS): pin the sampled
+** VMs (under smtx), drain each that is due outside smtx, unpin; leave when
+** nothing was sampled for a while (a later start makes a new thread). */
 void *sample_helper_main(void *arg)
 {
 	struct sample_vm *vms[SAMPLE_SLOTS];
@@ -296,10 +296,12 @@ void *sample_helper_main(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all,
 			NULL); /* never takes the timer signal */
+	uint64_t wake = SAMPLE_WAKE_MIN_NS;
 	for (;;) {
-		struct timespec ts = {0, SAMPLE_PERIOD_NS};
+		struct timespec ts = {(time_t)(wake / 1000000000u),
+				      (long)(wake % 1000000000u)};
 		nanosleep(&ts, NULL);
-		int n = sample_pin_all(vms, SAMPLE_SLOTS);
+		int n = sample_pin_all(vms, SAMPLE_SLOTS, &wake);
 		if (n < 0)
 			return NULL;
 		uint64_t now = clock_now(),

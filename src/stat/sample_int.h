@@ -7,14 +7,19 @@
 
 #include "stat/sample.h"
 
-#define SAMPLE_SLOTS	 256	    /* VMs sampled at once */
-#define SAMPLE_LUA_MAX	 96	    /* Lua frames kept per sample */
-#define SAMPLE_HOST_MAX	 96	    /* host frames kept per sample */
-#define SAMPLE_RING	 128	    /* entries per VM */
-#define SAMPLE_STACK	 (8u << 10) /* bytes of host stack copied per sample */
-#define SAMPLE_PERIOD_NS 4000000    /* helper thread wake-up */
-#define SAMPLE_BATCH	 (SAMPLE_RING / 4) /* entries worth a drain */
-#define SAMPLE_BATCH_NS	 100000000	   /* else drain at least this often */
+#define SAMPLE_SLOTS	256	   /* VMs sampled at once */
+#define SAMPLE_LUA_MAX	96	   /* Lua frames kept per sample */
+#define SAMPLE_HOST_MAX 96	   /* host frames kept per sample */
+#define SAMPLE_RING	128	   /* entries per VM */
+#define SAMPLE_STACK	(8u << 10) /* bytes of host stack copied per sample */
+/* The helper wakes every SAMPLE_BATCH / 2 intervals of the fastest sampled
+** VM (a wall-clock timer may fire that often), within these bounds: each
+** wake-up costs a context switch, and at sample=1ms, the 4 ms of old cost
+** more than the samples (bench/paired.py). */
+#define SAMPLE_WAKE_MIN_NS 1000000
+#define SAMPLE_WAKE_MAX_NS 50000000
+#define SAMPLE_BATCH	   (SAMPLE_RING / 4) /* entries worth a drain */
+#define SAMPLE_BATCH_NS	   100000000 /* else drain at least this often */
 
 /* One Lua frame as read in the handler: a raw key, mapped later. */
 struct sample_frame {
@@ -69,8 +74,9 @@ void sample_drain(struct sample_vm *s);
 
 /* Helper thread (sample.c). Pin up to max sampled VMs into vms (stop waits
 ** for their pins); their count, or -1 when the helper should leave (nothing
-** sampled for a while; it is marked gone then). */
-int sample_pin_all(struct sample_vm **vms, int max);
+** sampled for a while; it is marked gone then). *wake_ns: when to look
+** again (see SAMPLE_WAKE_MIN_NS). */
+int sample_pin_all(struct sample_vm **vms, int max, uint64_t *wake_ns);
 
 /* Helper thread (sample.c). Unpin what sample_pin_all pinned; say once when
 ** another SIGPROF handler replaced ljlog's. */
