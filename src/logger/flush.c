@@ -31,13 +31,22 @@ static uint8_t *put_slot(uint8_t *p, unsigned op, int64_t delta)
 	return blocks_uleb_put(p, z);
 }
 
-/* The last two sites an encoding pass mapped: allocation-heavy code
-** allocates from a few sites in a row (often two traces in turn), and an
-** ID found once in a pass stays valid for the rest of it (nothing is
-** forgotten while m's lock is held). Entry 0 is the newer. */
+/* Sites an encoding pass mapped, direct-mapped by key and tag: allocation-
+** heavy code allocates from a few sites over and over (binary-trees: from
+** several traces in turn, which a memo of the last two missed 85% of the
+** time), and an ID found once in a pass stays valid for the rest of it
+** (nothing is forgotten while m's lock is held). id 0: an empty entry. */
+#define SITE_MEMO 256
 struct site_memo {
-	uint64_t key[2], tag[2], id[2]; /* tag: key kind and traceno */
+	uint64_t key[SITE_MEMO], tag[SITE_MEMO], id[SITE_MEMO];
 };
+
+/* Any thread. The memo entry of (key, tag). */
+static inline unsigned memo_slot(uint64_t key, uint64_t tag)
+{
+	uint64_t h = (key ^ tag << 3) * 0x9e3779b97f4a7c15u;
+	return (unsigned)(h >> 56) & (SITE_MEMO - 1);
+}
 
 /* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte,
 ** then ID and line. */
@@ -49,19 +58,14 @@ static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
 	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
 	uint64_t tag = (uint64_t)keykind << 32 | traceno, id = 0;
 	if (keykind != MAPPER_NONE) {
-		if (key == sm->key[0] && tag == sm->tag[0] && sm->id[0]) {
-			id = sm->id[0];
-		} else if (key == sm->key[1] && tag == sm->tag[1] &&
-			   sm->id[1]) {
-			id = sm->id[1];
-			sm->key[1] = sm->key[0], sm->key[0] = key;
-			sm->tag[1] = sm->tag[0], sm->tag[0] = tag;
-			sm->id[1] = sm->id[0], sm->id[0] = id;
+		unsigned i = memo_slot(key, tag);
+		if (sm->id[i] && key == sm->key[i] && tag == sm->tag[i]) {
+			id = sm->id[i];
 		} else {
 			id = mapper_ref(m, keykind, (uintptr_t)key, traceno);
-			sm->key[1] = sm->key[0], sm->key[0] = key;
-			sm->tag[1] = sm->tag[0], sm->tag[0] = tag;
-			sm->id[1] = sm->id[0], sm->id[0] = id;
+			sm->key[i] = key;
+			sm->tag[i] = tag;
+			sm->id[i] = id;
 		}
 	}
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
@@ -92,12 +96,13 @@ static uint8_t *put_abort(struct mapper *m, uint8_t *p, const uint64_t *w)
 ** which has room for ENC_PER_WORD bytes a word left (plus slack): their
 ** count in *count, the first timestamp in *base; 0 or -ENOMEM. */
 static int encode_events(struct flush_enc *fe, struct mapper *m,
-			 const uint64_t *w, const uint64_t *end,
-			 uint64_t *base, uint8_t *p, uint64_t *countp)
+			 const uint64_t *w, const uint64_t *end, uint64_t *base,
+			 uint8_t *p, uint64_t *countp)
 {
 	uint64_t count = 0, prev_t, addr = 0, id;
 	int64_t slot = 0;
-	struct site_memo sm = {{0, 0}, {0, 0}, {0, 0}};
+	struct site_memo sm;
+	memset(sm.id, 0, sizeof sm.id);
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)

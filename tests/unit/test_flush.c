@@ -20,7 +20,7 @@
 #include "maps/tsnap.h"
 #include "stat/clock.h"
 
-#define MAXEV 64
+#define MAXEV 640
 
 /* What the sink saw (objects copied: the decoder owns the originals). */
 struct seen {
@@ -87,7 +87,7 @@ struct rig {
 	struct mapper m;
 	struct flush_enc fe;
 	struct lblog log;
-	uint64_t w[256];
+	uint64_t w[4096];
 	size_t n;
 	uint64_t t;
 };
@@ -298,6 +298,44 @@ Test(flush, ids_are_defined_once_across_flushes)
 	cr_assert_eq(s.nev, 3);
 	cr_assert_eq(s.ev[0].id, s.ev[2].id);
 	cr_assert(s.ev[1].ts > s.ev[0].ts, "time goes on across flushes");
+	rig_free(&r);
+}
+
+Test(flush, many_sites_in_one_pass_keep_their_ids)
+{
+	/* More sites than the encoder's memo has entries, in turn, twice:
+	** entries collide and are replaced, and every ALLOC must still name
+	** its own PROTO and line. */
+	enum { NSITE = 300 };
+	static GCproto *pt[NSITE];
+	struct rig r;
+	static struct seen s;
+	char code[64], name[32];
+	rig_init(&r);
+	for (int i = 0; i < NSITE; i++) {
+		snprintf(name, sizeof name, "@s%d.lua", i);
+		snprintf(code, sizeof code, "return function() end");
+		pt[i] = proto_of(r.L, code, name);
+	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < NSITE; i++)
+			rec(&r, BUF_ALLOC,
+			    FORMAT_SITE_LUA | MAPPER_PROTO << 4 |
+				(uint64_t)(i + 1) << 8,
+			    (uintptr_t)pt[i], 0x10000 + 64u * (unsigned)i, 32,
+			    0, 0);
+	rig_flush(&r);
+	rig_decode(&r, &s);
+	cr_assert_eq(s.nev, 2 * NSITE);
+	for (int j = 0; j < s.nev; j++) {
+		int i = j % NSITE;
+		snprintf(name, sizeof name, "@s%d.lua", i);
+		cr_assert_eq(s.ev[j].op, FORMAT_OP_ALLOC);
+		cr_assert_eq(s.kind[j], FORMAT_REC_PROTO, "event %d", j);
+		cr_assert_str_eq(s.chunk[j], name, "event %d", j);
+		cr_assert_eq(s.ev[j].line, (uint64_t)i + 1, "event %d", j);
+		cr_assert_eq(s.ev[j].id, s.ev[i].id, "event %d", j);
+	}
 	rig_free(&r);
 }
 
