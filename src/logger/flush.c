@@ -119,14 +119,16 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			p = blocks_sleb_put(p, (int64_t)(w[2] - addr));
 			p = blocks_uleb_put(p, x);
 			addr = w[2];
-			goto next;
+			w += 3; /* buf_words[BUF_FREE] */
+			goto next_sized;
 		}
 		if (kind == BUF_ALLOC) {
 			p = put_site(m, &sm, p, FORMAT_OP_ALLOC, x, w[2]);
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			addr = w[3];
-			goto next;
+			w += 5; /* buf_words[BUF_ALLOC] */
+			goto next_sized;
 		}
 		switch (kind) {
 		case BUF_ENTER_LUA:
@@ -221,9 +223,9 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		}
-	next:
-		p = blocks_uleb_put(p, dt);
 		w += buf_rec_words(w);
+	next_sized:
+		p = blocks_uleb_put(p, dt);
 		count++;
 	}
 	fe->t_prev = prev_t;
