@@ -76,8 +76,8 @@ static const struct format formats[] = {
     {"speedscope",
      "speedscope's JSON (speedscope.app): an evented profile per\n"
      "                  coroutine from the calls, a sampled profile per VM\n"
-     "                  (merged Lua and host stacks, weighed by the time\n"
-     "                  between samples), allocated bytes per site",
+     "                  (merged Lua and host stacks, weighed by the timer\n"
+     "                  intervals each stands for), allocated bytes per site",
      "GC phases, the heap over time, frees and JIT trace events are not "
      "in it (try --format chrome); a coroutine's frames close when it "
      "yields and open again when it is resumed",
