@@ -102,6 +102,11 @@ int dec_events(struct decode *d, const struct reader_block *b,
 	const char *why = NULL;
 	uint64_t t = h.base_ts, addr = 0, i, n = h.count, v, dt;
 	int64_t slot = 0, delta;
+	/* Version 12: ALLOC and FREE may leave dt out; their addresses are
+	** from anext and fprev (doc/format.txt). */
+	const int v12 = d->intro.version >= 12;
+	uint64_t anext = 0, fprev = 0;
+	int nodt;
 	/* Version 6: a trace site names the TRACE; before, its first PROTO. */
 	const unsigned trace_kind =
 	    d->intro.version >= 6 ? FORMAT_REC_TRACE : FORMAT_REC_PROTO;
@@ -123,6 +128,7 @@ int dec_events(struct decode *d, const struct reader_block *b,
 		ev.op = op;
 		ev.lo = lo;
 		ev.index = i;
+		nodt = 0;
 		switch (op) {
 		case FORMAT_OP_ENTER:
 		case FORMAT_OP_EXIT:
@@ -156,6 +162,12 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			break;
 		case FORMAT_OP_ALLOC:
 		case FORMAT_OP_REALLOC:
+			if (op == FORMAT_OP_ALLOC && v12 &&
+			    (lo & FORMAT_ALLOC_NODT)) {
+				nodt = 1;
+				lo &= ~FORMAT_ALLOC_NODT;
+				ev.lo = lo;
+			}
 			ULEB(v, "site");
 			o = v && v < DECODE_MAX_ID ? dec_lookup(d, v) : NULL;
 			ev.id = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
@@ -167,9 +179,9 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			case FORMAT_SITE_LUA:
 				/* 0: not a Lua function (a trace aborted
 				** in a fast function or C function). */
-				if (UTIL_UNLIKELY(v != 0 &&
-						  (!o || o->kind !=
-							     FORMAT_REC_PROTO))) {
+				if (UTIL_UNLIKELY(
+					v != 0 &&
+					(!o || o->kind != FORMAT_REC_PROTO))) {
 					why = "lua site is not a PROTO";
 					goto bad_id;
 				}
@@ -211,7 +223,8 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			if (op == FORMAT_OP_ALLOC) {
 				ULEB(ev.size, "size");
 				SLEB(delta, "addr delta");
-				addr += (uint64_t)delta;
+				addr = (v12 ? anext : addr) + (uint64_t)delta;
+				anext = addr + format_chunk(ev.size);
 				ev.addr = addr;
 			} else {
 				SLEB(delta, "old addr delta");
@@ -224,6 +237,20 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			}
 			break;
 		case FORMAT_OP_FREE:
+			if (v12) {
+				if (UTIL_UNLIKELY(lo > FORMAT_FREE_NODT)) {
+					why = "FREE with lo not 0 or 1";
+					goto bad;
+				}
+				nodt = lo == FORMAT_FREE_NODT;
+				ULEB(ev.size, "size");
+				SLEB(delta, "addr delta");
+				addr = fprev - format_chunk(ev.size) +
+				       (uint64_t)delta;
+				fprev = addr;
+				ev.addr = addr;
+				break;
+			}
 			if (UTIL_UNLIKELY(lo)) {
 				why = "FREE with lo not 0";
 				goto bad;
@@ -273,9 +300,9 @@ int dec_events(struct decode *d, const struct reader_block *b,
 				    v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 				/* 0: not a Lua function (a trace aborted
 				** in a fast function or C function). */
-				if (UTIL_UNLIKELY(v != 0 &&
-						  (!o || o->kind !=
-							     FORMAT_REC_PROTO))) {
+				if (UTIL_UNLIKELY(
+					v != 0 &&
+					(!o || o->kind != FORMAT_REC_PROTO))) {
 					why = o ? "proto is not a PROTO"
 						: "proto ID used before "
 						  "definition";
@@ -345,7 +372,10 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			}
 			break;
 		}
-		ULEB(dt, "dt");
+		if (nodt)
+			dt = 0;
+		else
+			ULEB(dt, "dt");
 		if (UTIL_UNLIKELY(t + dt < t)) {
 			why = "time overflows 64 bits";
 			goto bad;

@@ -5,6 +5,8 @@
 #ifndef LJLOG_BLOCKS_FORMAT_H
 #define LJLOG_BLOCKS_FORMAT_H
 
+#include <stdint.h>
+
 /* -- Version changelog ---------------------------------------------------- */
 /* 1: INTRO, END, MAPPING, EVENTS; calls, alloc, gc, coroutine, VM events.
 ** 2: SAMPLES blocks, TRACE and HOSTSYM records, trace events.
@@ -19,8 +21,11 @@
 ** 9: zones and marks: STRING records, VM events ZONE_PUSH, ZONE_POP, MARK.
 ** 10: OBJECT records give their block's address (allocation sites).
 ** 11: a sample's state may carry FORMAT_STATE_MISSED and the timer
-**     intervals merged into it. */
-#define FORMAT_VERSION 11
+**     intervals merged into it.
+** 12: ALLOC and FREE without dt when it is 0 (FORMAT_ALLOC_NODT,
+**     FORMAT_FREE_NODT); their addresses from a guess (format_chunk);
+**     FREE's size before its address. */
+#define FORMAT_VERSION 12
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -70,6 +75,20 @@ enum format_rec {
 #define FORMAT_OP_SHIFT	   5
 #define FORMAT_LO_MASK	   31u
 #define FORMAT_SLOT_ESCAPE 31u /* lo value: an sleb slot delta follows */
+
+/* Version 12: an ALLOC whose lo has this bit (above its site kind), or a
+** FREE whose lo is FORMAT_FREE_NODT, has no dt (it is 0). */
+#define FORMAT_ALLOC_NODT 16u
+#define FORMAT_FREE_NODT  1u
+
+/* Version 12: the bytes LuaJIT's allocator takes for a block of size bytes
+** (its chunk: 8 bytes of header, 8-byte aligned, 32 at least), from which
+** ALLOC and FREE addresses are guessed. A guess only: any address still
+** encodes, a wrong guess costs bytes. */
+static inline uint64_t format_chunk(uint64_t size)
+{
+	return size < 23 ? 32 : (size + 15) & ~(uint64_t)7;
+}
 
 enum format_op {
 	FORMAT_OP_ENTER = 0,

@@ -48,11 +48,12 @@ static inline unsigned memo_slot(uint64_t key, uint64_t tag)
 	return (unsigned)(h >> 56) & (SITE_MEMO - 1);
 }
 
-/* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte,
-** then ID and line. */
+/* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte
+** (with flag: FORMAT_ALLOC_NODT for an ALLOC without dt, else 0), then ID
+** and line. */
 static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
-				uint8_t *p, unsigned op, uint64_t x,
-				uint64_t key)
+				uint8_t *p, unsigned op, unsigned flag,
+				uint64_t x, uint64_t key)
 {
 	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
 	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
@@ -68,7 +69,7 @@ static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
 			sm->id[i] = id;
 		}
 	}
-	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site);
+	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site | flag);
 	p = blocks_uleb_put(p, id);
 	return blocks_uleb_put(p, BUF_SITE_LINE(x));
 }
@@ -100,6 +101,10 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			 uint8_t *p, uint64_t *countp)
 {
 	uint64_t count = 0, prev_t, addr = 0, id;
+	/* Version 12 guesses: where the next ALLOC's block starts (just past
+	** the last one's chunk), and the last FREE's address (the sweep frees
+	** blocks from the newest down). */
+	uint64_t anext = 0, fprev = 0;
 	int64_t slot = 0;
 	struct site_memo sm;
 	memset(sm.id, 0, sizeof sm.id);
@@ -115,18 +120,22 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			dt = t - prev_t, prev_t = t;
 		/* The commonest records first, then the rest. */
 		if (kind == BUF_FREE) {
-			*p++ = FORMAT_OP_FREE << FORMAT_OP_SHIFT;
-			p = blocks_sleb_put(p, (int64_t)(w[2] - addr));
+			*p++ = (uint8_t)(FORMAT_OP_FREE << FORMAT_OP_SHIFT |
+					 (dt ? 0 : FORMAT_FREE_NODT));
 			p = blocks_uleb_put(p, x);
-			addr = w[2];
+			p = blocks_sleb_put(
+			    p, (int64_t)(w[2] - (fprev - format_chunk(x))));
+			addr = fprev = w[2];
 			w += 3; /* buf_words[BUF_FREE] */
 			goto next_sized;
 		}
 		if (kind == BUF_ALLOC) {
-			p = put_site(m, &sm, p, FORMAT_OP_ALLOC, x, w[2]);
+			p = put_site(m, &sm, p, FORMAT_OP_ALLOC,
+				     dt ? 0 : FORMAT_ALLOC_NODT, x, w[2]);
 			p = blocks_uleb_put(p, w[4]);
-			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
+			p = blocks_sleb_put(p, (int64_t)(w[3] - anext));
 			addr = w[3];
+			anext = addr + format_chunk(w[4]);
 			w += 5; /* buf_words[BUF_ALLOC] */
 			goto next_sized;
 		}
@@ -148,7 +157,7 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			slot = (int64_t)x;
 			break;
 		case BUF_REALLOC:
-			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, x, w[2]);
+			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, 0, x, w[2]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[5] - w[3]));
@@ -224,8 +233,12 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			break;
 		}
 		w += buf_rec_words(w);
-	next_sized:
 		p = blocks_uleb_put(p, dt);
+		count++;
+		continue;
+	next_sized: /* ALLOC and FREE: dt only when not 0 */
+		if (dt)
+			p = blocks_uleb_put(p, dt);
 		count++;
 	}
 	fe->t_prev = prev_t;

@@ -359,23 +359,47 @@ void ev_exit(struct lbev *e, int64_t slot, uint64_t dt)
 	e->count++;
 }
 
-/* Test thread. ALLOC. */
+/* Test thread. Version 12 ALLOC and FREE (the default). */
+static int ev_v12(const struct lbev *e)
+{
+	return !e->version || e->version >= 12;
+}
+
+/* Test thread. ALLOC (version 12: no dt when it is 0). */
 void ev_alloc(struct lbev *e, unsigned site_kind, uint64_t site, uint64_t line,
 	      uint64_t size, uint64_t addr, uint64_t dt)
 {
-	lb_u8(&e->p, FORMAT_OP_ALLOC << FORMAT_OP_SHIFT | site_kind);
+	int v12 = ev_v12(e);
+	lb_u8(&e->p, FORMAT_OP_ALLOC << FORMAT_OP_SHIFT | site_kind |
+			 (v12 && !dt ? FORMAT_ALLOC_NODT : 0));
 	lb_uleb(&e->p, site);
 	lb_uleb(&e->p, line);
 	lb_uleb(&e->p, size);
-	lb_sleb(&e->p, (int64_t)(addr - e->addr));
+	lb_sleb(&e->p, (int64_t)(addr - (v12 ? e->anext : e->addr)));
 	e->addr = addr;
-	lb_uleb(&e->p, dt);
+	e->anext = addr + format_chunk(size);
+	if (!v12 || dt)
+		lb_uleb(&e->p, dt);
 	e->count++;
+	e->allocs = 1;
 }
 
-/* Test thread. FREE. */
+/* Test thread. FREE (version 12: size first, no dt when it is 0). */
 void ev_free(struct lbev *e, uint64_t addr, uint64_t size, uint64_t dt)
 {
+	e->allocs = 1;
+	if (ev_v12(e)) {
+		lb_u8(&e->p, FORMAT_OP_FREE << FORMAT_OP_SHIFT |
+				 (dt ? 0 : FORMAT_FREE_NODT));
+		lb_uleb(&e->p, size);
+		lb_sleb(&e->p,
+			(int64_t)(addr - (e->fprev - format_chunk(size))));
+		e->addr = e->fprev = addr;
+		if (dt)
+			lb_uleb(&e->p, dt);
+		e->count++;
+		return;
+	}
 	lb_u8(&e->p, FORMAT_OP_FREE << FORMAT_OP_SHIFT);
 	lb_sleb(&e->p, (int64_t)(addr - e->addr));
 	e->addr = addr;
@@ -477,6 +501,13 @@ void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 		  struct lbev *e)
 {
 	struct lb p = {0};
+	if (e->allocs && ev_v12(e) != (!l->version || l->version >= 12)) {
+		fprintf(stderr,
+			"logbuild: ALLOC/FREE events written as version %d "
+			"in a log of version %d: set the lbev's version\n",
+			ev_v12(e) ? 12 : 11, (int)l->version);
+		abort();
+	}
 	lb_uleb(&p, vm);
 	lb_uleb(&p, e->count);
 	lb_uleb(&p, base_ts);
@@ -490,6 +521,9 @@ void lblog_events(struct lblog *l, uint64_t vm, uint64_t base_ts,
 	e->count = 0;
 	e->slot = 0;
 	e->addr = 0;
+	e->anext = 0;
+	e->fprev = 0;
+	e->allocs = 0;
 }
 
 /* -- SAMPLES ------------------------------------------------------------------------ */

@@ -58,6 +58,11 @@ struct lbev {
 	uint64_t count;
 	int64_t slot; /* encoder state: reset per block */
 	uint64_t addr;
+	uint64_t anext, fprev; /* version 12 guesses (doc/format.txt) */
+	uint64_t version;      /* ALLOC and FREE as this version writes them; 0:
+			  ** FORMAT_VERSION (set after ev_begin) */
+	int allocs;	       /* ALLOC or FREE written (lblog_events checks
+			  ** the log says the same version) */
 };
 
 /* Start a log: magic only (INTRO fields set to counter in ns, shift 0). */

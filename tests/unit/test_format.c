@@ -548,3 +548,23 @@ Test(format, heap_records)
 	free(sec);
 	free(doc);
 }
+
+Test(format, chunk_guess_follows_the_document)
+{
+	/* Version 12's address guesses: LuaJIT's allocator's chunk for a
+	** block of s bytes, as the EVENTS section says. */
+	char *doc = slurp("doc/format.txt");
+	cr_assert_not_null(strstr(doc, "32 when s < 23, else\n  s + 15 rounded "
+				       "down to a multiple of 8"));
+	for (uint64_t s = 0; s < 23; s++)
+		cr_assert_eq(format_chunk(s), 32, "size %llu",
+			     (unsigned long long)s);
+	cr_assert_eq(format_chunk(25), 40);
+	cr_assert_eq(format_chunk(64), 72); /* what binary-trees shows */
+	cr_assert_eq(format_chunk(88), 96);
+	for (uint64_t s = 23; s < 4096; s++) {
+		cr_assert_eq(format_chunk(s) % 8, 0);
+		cr_assert(format_chunk(s) >= s + 8 && format_chunk(s) < s + 16);
+	}
+	free(doc);
+}

@@ -144,6 +144,130 @@ static void standard_log(struct lblog *l, int with_end)
 
 /* -- Decoding ------------------------------------------------------------------------- */
 
+/* Test thread. A log of version version with one VM (ID 1), a PROTO (3),
+** and the events of e in one block from base_ts 1000. */
+static void alloc_log(struct lblog *l, uint64_t version, struct lbev *e)
+{
+	struct lbmap m;
+	lblog_init(l);
+	lblog_intro_version(l, 4242, version);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 777, 50000, 0);
+	map_proto(&m, 3, "@app.lua", 10, 5);
+	lblog_mapping(l, &m);
+	lblog_events(l, 1, 1000, e);
+	lblog_end(l);
+}
+
+Test(reader, version_12_alloc_and_free_decode_field_by_field)
+{
+	/* Blocks where the guesses hold (5 and 3 bytes an event without
+	** dt), blocks elsewhere, a dt after a run of none, a REALLOC
+	** between them (from addr, changing neither guess). */
+	static const uint64_t a[] = {0x10000, 0x10048, 0x10090, 0x50000};
+	static const uint64_t sz[] = {64, 64, 20, 100};
+	struct lblog l;
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	ev_begin(&e);
+	for (int i = 0; i < 4; i++)
+		ev_alloc(&e, FORMAT_SITE_LUA, 3, 11 + (uint64_t)i, sz[i], a[i],
+			 i == 3 ? 7 : 0);
+	ev_realloc(&e, FORMAT_SITE_LUA, 3, 20, 0x50000, 100, 0x60000, 200, 0);
+	ev_free(&e, 0x10090, 20, 0);
+	ev_free(&e, 0x10048, 64, 0); /* 0x10090 - chunk(64): the guess */
+	ev_free(&e, 0x10000, 64, 3);
+	ev_alloc(&e, FORMAT_SITE_LUA, 3, 30, 64, 0x100d8,
+		 0); /* off the guess */
+	cr_assert_eq(e.p.buf[0], FORMAT_OP_ALLOC << FORMAT_OP_SHIFT |
+				     FORMAT_SITE_LUA | FORMAT_ALLOC_NODT);
+	alloc_log(&l, FORMAT_VERSION, &e);
+	int rc = run(lblog_write(&l), &s, err, sizeof err);
+	lblog_free(&l);
+	cr_assert_eq(rc, 0, "%s", err);
+	cr_assert_eq(s.nev, 9);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(s.ev[i].op, FORMAT_OP_ALLOC);
+		cr_assert_eq(s.ev[i].lo, FORMAT_SITE_LUA,
+			     "the flag is no kind");
+		cr_assert_eq(s.ev[i].id, 3);
+		cr_assert_eq(s.ev[i].line, 11 + (uint64_t)i);
+		cr_assert_eq(s.ev[i].size, sz[i]);
+		cr_assert_eq(s.ev[i].addr, a[i], "alloc %d", i);
+		cr_assert_eq(s.ev[i].ts, i == 3 ? 1007 : 1000);
+	}
+	cr_assert_eq(s.ev[4].op, FORMAT_OP_REALLOC);
+	cr_assert_eq(s.ev[4].old_addr, 0x50000);
+	cr_assert_eq(s.ev[4].addr, 0x60000);
+	cr_assert_eq(s.ev[4].size, 200);
+	const uint64_t fa[] = {0x10090, 0x10048, 0x10000}, fs[] = {20, 64, 64};
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(s.ev[5 + i].op, FORMAT_OP_FREE);
+		cr_assert_eq(s.ev[5 + i].addr, fa[i], "free %d", i);
+		cr_assert_eq(s.ev[5 + i].size, fs[i]);
+	}
+	cr_assert_eq(s.ev[7].ts, 1010);
+	cr_assert_eq(s.ev[8].addr, 0x100d8);
+	cr_assert_eq(s.ev[8].ts, 1010);
+}
+
+Test(reader, version_12_flags_are_checked_by_version)
+{
+	struct lblog l;
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	/* FREE's lo is 0 or 1 in version 12... */
+	ev_begin(&e);
+	lb_u8(&e.p, FORMAT_OP_FREE << FORMAT_OP_SHIFT | 2);
+	lb_uleb(&e.p, 64);
+	lb_sleb(&e.p, 0);
+	lb_uleb(&e.p, 0);
+	e.count++;
+	alloc_log(&l, 12, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	lblog_free(&l);
+	cr_assert_not_null(strstr(err, "FREE with lo not 0 or 1"), "%s", err);
+	/* ... and 0 before; nor has an ALLOC a flag there. */
+	ev_begin(&e);
+	e.version = 11;
+	lb_u8(&e.p, FORMAT_OP_FREE << FORMAT_OP_SHIFT | FORMAT_FREE_NODT);
+	lb_sleb(&e.p, 0x1000);
+	lb_uleb(&e.p, 64);
+	e.count++;
+	alloc_log(&l, 11, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	lblog_free(&l);
+	cr_assert_not_null(strstr(err, "FREE with lo not 0"), "%s", err);
+	ev_begin(&e);
+	e.version = 11;
+	lb_u8(&e.p, FORMAT_OP_ALLOC << FORMAT_OP_SHIFT | FORMAT_SITE_LUA |
+			FORMAT_ALLOC_NODT);
+	lb_uleb(&e.p, 3);
+	lb_uleb(&e.p, 1);
+	lb_uleb(&e.p, 64);
+	lb_sleb(&e.p, 0x1000);
+	lb_uleb(&e.p, 0);
+	e.count++;
+	alloc_log(&l, 11, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), -EBADMSG);
+	lblog_free(&l);
+	cr_assert_not_null(strstr(err, "unknown site kind"), "%s", err);
+	/* A version 11 log of the same events reads as version 11 wrote it. */
+	ev_begin(&e);
+	e.version = 11;
+	ev_alloc(&e, FORMAT_SITE_LUA, 3, 1, 64, 0x10000, 0);
+	ev_free(&e, 0x10000, 64, 2);
+	alloc_log(&l, 11, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	lblog_free(&l);
+	cr_assert_eq(s.nev, 2);
+	cr_assert_eq(s.ev[0].addr, 0x10000);
+	cr_assert_eq(s.ev[1].addr, 0x10000);
+	cr_assert_eq(s.ev[1].ts, 1002);
+}
+
 Test(reader, valid_log_decodes_field_by_field)
 {
 	struct lblog l;

@@ -609,6 +609,7 @@ static const char *site_log(uint64_t version)
 	map_co(&m, 3, FORMAT_CO_MAIN);
 	lblog_mapping(&l, &m);
 	ev_begin(&e);
+	e.version = version;
 	ev_alloc(&e, FORMAT_SITE_LUA, 2, 3, 64, 0x1000, 1);
 	ev_alloc(&e, FORMAT_SITE_LUA, 2, 3, 64, 0x2000, 1);
 	ev_free(&e, 0x2000, 64, 1);

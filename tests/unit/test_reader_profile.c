@@ -615,6 +615,7 @@ Test(profile, free_attributed_to_allocating_site)
 	struct lbev e;
 	begin_version(&l, 5); /* a trace site names a PROTO before version 6 */
 	ev_begin(&e);
+	e.version = 5;
 	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
 	ev_alloc(&e, FORMAT_SITE_LUA, A, 5, 100, 0x1000, 1);
 	ev_alloc(&e, FORMAT_SITE_C, X, 0, 50, 0x2000, 1);
