@@ -9,9 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "logger/jitpatch.h"
 #include "logger/logger.h"
-#include "stat/sample.h"
 
 /* LuaJIT's trace error messages, by TraceError number. */
 static const char *const trerr[] = {
@@ -75,8 +73,7 @@ static void chain(lua_State *L)
 	lua_settop(L, n);
 }
 
-/* VM thread only, inside LuaJIT's trace vmevent: patch a new trace's
-** line checks out (line snapshots on), record the event (jit on). */
+/* VM thread only, inside LuaJIT's trace vmevent: record the event. */
 static int on_trace(lua_State *L)
 {
 	struct logger_vm *vm = logger_vm_of(G(L));
@@ -87,17 +84,7 @@ static int on_trace(lua_State *L)
 	unsigned traceno = (unsigned)lua_tointeger(L, 2);
 	uint32_t line;
 	GCproto *pt;
-	if (vm->jitlines && strcmp(what, "stop") == 0 &&
-	    sample_sigprof_free()) {
-		jit_State *J = G2J(vm->g);
-		GCtrace *T =
-		    traceno < J->sizetrace ? traceref(J, traceno) : NULL;
-		if (T)
-			(void)jitpatch_trace(J, T); /* checks stay on failure */
-	}
-	if (!(vm->events & OPTS_JIT)) {
-		/* attached for the line checks only */
-	} else if (strcmp(what, "start") == 0) {
+	if (strcmp(what, "start") == 0) {
 		pt = where(L, 3, 4, &line);
 		p = logger_reserve(vm, NULL, ts);
 		p[0] = BUF_W0(BUF_TRACE_START, traceno);
@@ -235,9 +222,8 @@ int jitev_start(lua_State *L, char *err, size_t errlen)
 }
 
 /* VM thread only, Lua API context. Detach: put the previous handler back,
-** or say that another one replaced ljlog's meanwhile (when it recorded
-** trace events: for the line checks alone, only the checks came back). */
-void jitev_stop(lua_State *L, int recording)
+** or say that another one replaced ljlog's meanwhile. */
+void jitev_stop(lua_State *L)
 {
 	int top = lua_gettop(L);
 	if (!lua_checkstack(L, 8))
@@ -253,7 +239,7 @@ void jitev_stop(lua_State *L, int recording)
 			lua_rawset(L, -3);
 			G(L)->vmevmask =
 			    VMEVENT_NOCACHE; /* as jit.attach does */
-		} else if (recording) {
+		} else {
 			fprintf(stderr,
 				"ljlog: jit: another jit.attach(f, "
 				"\"trace\") replaced ljlog's handler: "
@@ -271,11 +257,9 @@ void jitev_stop(lua_State *L, int recording)
 ** (lj_record.c, rec_profile_ins). The snapshot is what lets a sample in
 ** compiled code name its line and inlined functions; the check tests a
 ** hook bit only LuaJIT's own profiler sets, so it never exits the trace
-** for ljlog, and the trace event callback patches it out of each new trace
-** (jitpatch.h) unless another SIGPROF handler, maybe jit.p's, is set.
-** Traces already compiled are flushed to be recorded again. 1 when set
-** here (jitev_lines_off undoes it); 0 when a mode was set already (jit.p
-** running) or this LuaJIT has no profiler. */
+** for ljlog. Traces already compiled are flushed to be recorded again. 1
+** when set here (jitev_lines_off undoes it); 0 when a mode was set
+** already (jit.p running) or this LuaJIT has no profiler. */
 int jitev_lines_on(lua_State *L)
 {
 #if LJ_HASJIT && LJ_HASPROFILE
@@ -293,8 +277,8 @@ int jitev_lines_on(lua_State *L)
 }
 
 /* VM thread only. Undo jitev_lines_on, unless LuaJIT's own profiler has
-** set its mode since (it owns it then). Compiled traces keep their line
-** snapshots, without the checks. */
+** set its mode since (it owns it then). Compiled traces keep their checks,
+** which never fire for ljlog. */
 void jitev_lines_off(lua_State *L)
 {
 #if LJ_HASJIT && LJ_HASPROFILE

@@ -9,18 +9,14 @@
 #include "maps/ljwin.h"
 
 /* VM thread only, Lua API context. Attach the trace event callback to L's
-** VM: it records trace events (the jit family) and patches the line checks
-** out of new traces (jitev_lines_on); 0 or -errno with a message in err. */
+** VM; 0 or -errno with a message in err. */
 int jitev_start(lua_State *L, char *err, size_t errlen);
 
-/* VM thread only, Lua API context. Detach it again; recording: whether it
-** recorded events (to say so if another handler replaced it). */
-void jitev_stop(lua_State *L, int recording);
+/* VM thread only, Lua API context. Detach it again. */
+void jitev_stop(lua_State *L);
 
 /* VM thread only, Lua API context. A snapshot per line in the traces
-** recorded from now on (LuaJIT's -jp=l recording); 1 when set here. The
-** checks that come with them are patched out while the callback of
-** jitev_start is attached (jitpatch.h). */
+** recorded from now on (LuaJIT's -jp=l recording); 1 when set here. */
 int jitev_lines_on(lua_State *L);
 
 /* VM thread only. Undo jitev_lines_on (if still ljlog's). */

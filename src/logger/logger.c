@@ -615,13 +615,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		    BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
 		lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
 	}
-	/* jit: trace events; line snapshots: their checks patched out. */
-	if ((o.events & OPTS_JIT) || vm->jitlines) {
+	if (o.events & OPTS_JIT) {
 		char jerr[256];
-		if (jitev_start(L, jerr, sizeof jerr) < 0) {
-			if (o.events & OPTS_JIT)
-				fprintf(stderr, "ljlog: %s\n", jerr);
-		} else
+		if (jitev_start(L, jerr, sizeof jerr) < 0)
+			fprintf(stderr, "ljlog: %s\n", jerr);
+		else
 			vm->jitev = 1;
 	}
 	sentinel_set(L);
@@ -655,7 +653,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		g->bc_cfunc_int = vm->orig_bc_int;
 	}
 	if (vm->jitev)
-		jitev_stop(L, (vm->events & OPTS_JIT) != 0);
+		jitev_stop(L);
 	sample_stop(&vm->s);
 	if (vm->jitlines)
 		jitev_lines_off(L);

@@ -189,16 +189,6 @@ static int helper_start(char *err, size_t errlen)
 	return 0;
 }
 
-int sample_sigprof_free(void)
-{
-	struct sigaction old;
-	if (sigaction(SIGPROF, NULL, &old) < 0)
-		return 0;
-	if (old.sa_flags & SA_SIGINFO)
-		return old.sa_sigaction == sample_on_signal;
-	return old.sa_handler == SIG_DFL || old.sa_handler == SIG_IGN;
-}
-
 /* VM thread only. Free what sample_start allocated. */
 static void release(struct sample_vm *s)
 {

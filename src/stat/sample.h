@@ -105,10 +105,6 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 ** handler and the helper to let go, drain what is left, free the buffer. */
 void sample_stop(struct sample_vm *s);
 
-/* Any thread. 1 unless another SIGPROF handler than ljlog's is set (jit.p,
-** another profiler): then LuaJIT's own profiler may be running. */
-int sample_sigprof_free(void);
-
 /* Any thread, in fork()'s prepare handler. Hold the helper out of its
 ** work until the fork is done: take smtx, then every sampled VM's
 ** hostlock, under which alone the helper drains (and allocates). A child
