@@ -31,11 +31,33 @@ static int clash_said;		   /* (atomic) */
 
 /* -- The helper's list ------------------------------------------------------------ */
 
+/* Any thread. Monotonic nanoseconds. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t sample_wake_after(struct sample_vm *s, uint64_t now)
+{
+	uint64_t sig = __atomic_load_n(&s->signals, __ATOMIC_RELAXED);
+	uint64_t lo = s->interval_ns * SAMPLE_WAKE_FEW,
+		 hi = s->interval_ns * SAMPLE_WAKE_MANY, w = lo;
+	if (s->seen_ns && now > s->seen_ns) {
+		uint64_t got = sig - s->seen_signals;
+		w = got ? (now - s->seen_ns) / got * SAMPLE_BATCH : hi;
+	}
+	s->seen_signals = sig;
+	s->seen_ns = now;
+	return w < lo ? lo : w > hi ? hi : w;
+}
+
 /* Helper thread. Pin the sampled VMs; -1: leave. */
 int sample_pin_all(struct sample_vm **vms, int max, uint64_t *wake_ns)
 {
 	int n = 0;
-	uint64_t wake = SAMPLE_WAKE_MAX_NS;
+	uint64_t wake = SAMPLE_WAKE_MAX_NS, now = mono_ns();
 	pthread_mutex_lock(&smtx);
 	if (!sampling && ++helper_idle > 2) {
 		helper_started = 0;
@@ -47,8 +69,9 @@ int sample_pin_all(struct sample_vm **vms, int max, uint64_t *wake_ns)
 	for (struct sample_vm *s = sampling; s && n < max; s = s->next) {
 		s->pins++;
 		vms[n++] = s;
-		if (s->interval_ns * (SAMPLE_BATCH / 2) < wake)
-			wake = s->interval_ns * (SAMPLE_BATCH / 2);
+		uint64_t w = sample_wake_after(s, now);
+		if (w < wake)
+			wake = w;
 	}
 	pthread_mutex_unlock(&smtx);
 	*wake_ns = wake < SAMPLE_WAKE_MIN_NS ? SAMPLE_WAKE_MIN_NS : wake;

@@ -89,6 +89,8 @@ struct sample_vm {
 	struct wbuf enc;	  /* encoded samples of a drain */
 	/* -- smtx ---------------------------------------------------------------- */
 	int pins;		/* the helper is draining it outside smtx */
+	uint64_t seen_signals;	/* signals at the helper's last look */
+	uint64_t seen_ns;	/* monotonic ns of that look (0: none) */
 	struct sample_vm *next; /* list of sampling VMs */
 };
 

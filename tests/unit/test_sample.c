@@ -246,3 +246,28 @@ Test(sample, caller_found_past_hostile_candidates)
 	cbase[ra + 1].u64 = (uint64_t)(uintptr_t)(proto_bc(pt) + 1);
 	cr_expect_eq(capture(base, pc), 1);
 }
+
+/* The helper's wake-up: SAMPLE_BATCH signals at the rate seen, within
+** SAMPLE_WAKE_FEW and SAMPLE_WAKE_MANY intervals. */
+Test(sample, helper_wakes_for_a_batch_at_the_rate_seen)
+{
+	struct sample_vm s;
+	const uint64_t ms = 1000000;
+	memset(&s, 0, sizeof s);
+	s.interval_ns = ms;
+	uint64_t t = 1000 * ms;
+	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_WAKE_FEW * ms,
+		     "first look: soon");
+	t += 16 * ms; /* nothing came */
+	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_WAKE_MANY * ms);
+	s.signals += 8; /* a CPU timer at a 250 Hz tick: one per 4 ms */
+	t += 32 * ms;
+	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_WAKE_MANY * ms,
+		     "a batch would take 128 ms: capped");
+	s.signals += 64; /* a wall timer: one per interval */
+	t += 64 * ms;
+	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_BATCH * ms);
+	s.signals += 640; /* faster than the timer can fire */
+	t += 64 * ms;
+	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_WAKE_FEW * ms);
+}
