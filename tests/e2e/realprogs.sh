@@ -229,11 +229,17 @@ if not bad:
           % (test, prog, len(stable), sum(stable.values()), len(varies),
              "".join(" %s:%d" % k for k in varies[:3]) + (" ..." if len(varies) > 3 else "")))
 
-# C and fast functions by name: those the hook runs counted alike.
+# C and fast functions by name: those the hook runs counted alike, but
+# for a count known to follow pairs() order over string keys (LuaJIT seeds
+# its string hash at random in each process): LDoc's string.match, called
+# by the loop above until its first match. Three hook runs may agree on
+# one count and ljlog's run see another (18,582 against 18,583, in CI).
+by_order = {"ldoc": {"string.match"}}.get(prog, set())
 cgot = collections.Counter()
 for f in d["functions"]:
     cgot[f["name"]] += f["calls"]
-libs = {k: n for k, n in lib1.items() if lib2.get(k) == n == lib3.get(k)}
+libs = {k: n for k, n in lib1.items()
+        if lib2.get(k) == n == lib3.get(k) and not by_order & set(k)}
 unnamed, nlib, ncalls = [], 0, 0
 for names, n in sorted(libs.items()):
     found = [k for k in names if k in cgot]
