@@ -960,19 +960,11 @@ static void emit_obj(struct walk *w, size_t i)
 	block_close(w, 0);
 }
 
-/* VM thread only. Monotonic nanoseconds. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* VM thread only. See snap.h. */
 int snap_take(struct snap_vm *s, lua_State *L, uint64_t vm_id, struct wbuf *out,
 	      char *err, size_t errlen)
 {
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = clock_mono_ns();
 	struct writer_clock c;
 	clock_pair_now(&c);
 	global_State *g = G(L);
@@ -1020,7 +1012,7 @@ int snap_take(struct snap_vm *s, lua_State *L, uint64_t vm_id, struct wbuf *out,
 		put_str(&w, p[i].name, strlen(p[i].name));
 		put_uleb(&w, p[i].bytes);
 	}
-	put_uleb(&w, mono_ns() - t0);
+	put_uleb(&w, clock_mono_ns() - t0);
 	block_close(&w, 1);
 
 	free(w.v);

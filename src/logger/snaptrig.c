@@ -81,21 +81,13 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-/* Any thread. CLOCK_MONOTONIC in ns. */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Timer thread. Arm each VM whose interval passed; sleep until the next
 ** one is due (100 ms at most, to see new VMs). */
 static void *timer_main(void *arg)
 {
 	(void)arg;
 	for (;;) {
-		uint64_t now = now_ns(), next = now + 100000000u;
+		uint64_t now = clock_mono_ns(), next = now + 100000000u;
 		__atomic_add_fetch(&inside, 1, __ATOMIC_ACQ_REL);
 		for (int i = 0; i < SLOTS; i++) {
 			struct logger_vm *vm =
@@ -129,7 +121,7 @@ int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 	if (!o->snap_ns && !o->snap_signal)
 		return 0;
 	vm->snap_ns = o->snap_ns;
-	vm->snap_due = now_ns() + o->snap_ns;
+	vm->snap_due = clock_mono_ns() + o->snap_ns;
 	vm->snap_signal = o->snap_signal;
 	vm->snap_slot = -1;
 	int r = 0;

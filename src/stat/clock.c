@@ -13,6 +13,11 @@ static uint64_t ns_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+uint64_t clock_mono_ns(void)
+{
+	return ns_of(CLOCK_MONOTONIC);
+}
+
 /* Any context. Read a CLOCK triple now. */
 void clock_pair_now(struct writer_clock *p)
 {

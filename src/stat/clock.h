@@ -32,6 +32,9 @@ static inline uint64_t clock_now(void)
 }
 #endif
 
+/* Any context, async-signal-safe. CLOCK_MONOTONIC in nanoseconds. */
+uint64_t clock_mono_ns(void);
+
 /* Any context. Read a CLOCK triple now. */
 void clock_pair_now(struct writer_clock *p);
 

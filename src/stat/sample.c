@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stat/clock.h"
 #include "util/util.h"
 
 /* -- Process-wide state --------------------------------------------------------- */
@@ -31,14 +32,7 @@ static int clash_said;		   /* (atomic) */
 
 /* -- The helper's list ------------------------------------------------------------ */
 
-/* Any thread. Monotonic nanoseconds. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
+/* Helper thread, caller holds smtx. See sample_int.h. */
 uint64_t sample_wake_after(struct sample_vm *s, uint64_t now)
 {
 	uint64_t sig = __atomic_load_n(&s->signals, __ATOMIC_RELAXED);
@@ -57,7 +51,7 @@ uint64_t sample_wake_after(struct sample_vm *s, uint64_t now)
 int sample_pin_all(struct sample_vm **vms, int max, uint64_t *wake_ns)
 {
 	int n = 0;
-	uint64_t wake = SAMPLE_WAKE_MAX_NS, now = mono_ns();
+	uint64_t wake = SAMPLE_WAKE_MAX_NS, now = clock_mono_ns();
 	pthread_mutex_lock(&smtx);
 	if (!sampling && ++helper_idle > 2) {
 		helper_started = 0;
