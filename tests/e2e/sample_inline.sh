@@ -11,8 +11,9 @@
 #     (where the interpreter's stack is exact), and the C function hangs
 #     under spin_a / spin_b, not directly under their caller.
 #  2. lua: lookup and weigh read tables: at least 90% of the samples taken
-#     in a trace carry a real line (not 0), and the top functions are
-#     jit.profile's (LuaJIT's own profiler, mode "fi1"), side by side.
+#     in a trace carry a real line (not 0); side by side with jit.profile
+#     (LuaJIT's own profiler, mode "fi1"), the same top function, and every
+#     function with at least 10% of its samples has at least half that.
 . "$(dirname "$0")/lib.sh"
 
 case $LJLOG_TEST_PRELOAD in
@@ -133,8 +134,18 @@ top = lambda d: [k for k, _ in sorted(d.items(), key=lambda x: -x[1])][:2]
 print("lua (JIT on), top functions: jit.profile %s; ljlog %s" % (
     ", ".join("%s %.0f%%" % (k, 100.0 * jp[k] / jt) for k in top(jp)),
     ", ".join("%s %.0f%%" % (k, lj[k]) for k in top(lj))))
-if top(jp) != top(lj):
-    bad.append("lua: top functions %r, jit.profile's %r" % (top(lj), top(jp)))
+# The same top function; every function with at least 10% of jit.profile's
+# samples keeps at least half that share. Not the order below the top:
+# outer_lua's own loop (its index and sums, 13-17% here) and weigh (14-16%)
+# come out even, and jit.profile, which samples at the next line check,
+# gives outer_lua's part to the function called next.
+if top(jp)[0] != top(lj)[0]:
+    bad.append("lua: top function %s, jit.profile's %s" % (top(lj)[0], top(jp)[0]))
+for k in sorted(jp):
+    pj = 100.0 * jp[k] / jt
+    if pj >= 10 and lj.get(k, 0.0) < pj / 2:
+        bad.append("lua: %s has %.0f%% of jit.profile's samples, %.0f%% of ljlog's"
+                   % (k, pj, lj.get(k, 0.0)))
 if bad:
     sys.exit("\n".join(bad))
 PY
