@@ -366,6 +366,13 @@ nomem:
 /* Caller holds the global lock. Write the blocks in b with one write(2). */
 int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 {
+	return writer_write_bytes(b->p, b->len, nblocks, nevents);
+}
+
+/* Caller holds the global lock. See writer.h. */
+int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
+		       uint64_t nevents)
+{
 	if (out.fd < 0 && out.reopen) {
 		/* A forked child's first write: its own log, its own INTRO. */
 		char path[sizeof out.path], err[512];
@@ -386,9 +393,9 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 		return -EBADF;
 	if (out.err)
 		return out.err;
-	int r = out.bytes > out.limit || b->len > out.limit - out.bytes
+	int r = out.bytes > out.limit || n > out.limit - out.bytes
 		    ? -EFBIG
-		    : write_all(out.fd, b->p, b->len);
+		    : write_all(out.fd, p, n);
 	if (r < 0) {
 		stop(r);
 		return r;
@@ -396,7 +403,7 @@ int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents)
 	out.last_bytes = out.bytes;
 	out.last_blocks = out.blocks;
 	out.last_events = out.events;
-	out.bytes += b->len;
+	out.bytes += n;
 	out.blocks += nblocks;
 	out.events += nevents;
 	return 0;

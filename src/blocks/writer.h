@@ -92,6 +92,10 @@ int writer_open(const char *path, int fd, const struct writer_intro *in,
 ** -errno. */
 int writer_write(const struct wbuf *b, unsigned nblocks, uint64_t nevents);
 
+/* Caller holds the global lock. writer_write of the n bytes at p. */
+int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
+		       uint64_t nevents);
+
 /* Caller holds the global lock. Count n more dropped samples (END). */
 void writer_count_dropped(uint64_t n);
 

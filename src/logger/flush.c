@@ -247,7 +247,13 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 	return 0;
 }
 
-/* Caller holds m's lock. MAPPING (when new IDs were made), then EVENTS. */
+/* Room before the events in fe->scratch for the EVENTS block's header and
+** the six ulebs of its payload's head: the block is framed in place. */
+#define EVENTS_HEAD (FORMAT_HEADER_LEN + 6 * BLOCKS_ULEB_MAX)
+
+/* Caller holds m's lock. MAPPING (when new IDs were made) into out, then
+** EVENTS framed in place in fe->scratch (no copy: an allocation-heavy
+** program's log is hundreds of MB). */
 int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 		 const uint64_t *end, const struct writer_clock *c,
 		 struct wbuf *out, uint64_t *nevents)
@@ -256,42 +262,45 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 	uint64_t base, count, t_prev = fe->t_prev;
 
 	mapper_assert_held(m);
+	fe->block = NULL;
+	fe->block_len = 0;
 	if (words == 0)
 		return -EINVAL;
 	fe->scratch.len = 0;
-	uint8_t *p = wbuf_room(&fe->scratch, words * ENC_PER_WORD + 64);
+	uint8_t *p =
+	    wbuf_room(&fe->scratch, EVENTS_HEAD + words * ENC_PER_WORD + 64);
 	if (!p)
 		return -ENOMEM;
+	fe->scratch.len = EVENTS_HEAD;
 	mapper_begin(m, out);
-	int r = encode_events(fe, m, w, end, &base, p, &count);
+	int r = encode_events(fe, m, w, end, &base, p + EVENTS_HEAD, &count);
 	int nmap = mapper_end(m);
-	if (r < 0 || nmap < 0)
-		goto fail;
+	if (r < 0 || nmap < 0) {
+		/* IDs made in this pass stay in the map with no record
+		** written: forget the whole pass's work by dropping the
+		** events (as before). */
+		out->len = out0;
+		fe->t_prev = t_prev;
+		return -ENOMEM;
+	}
 
-	size_t eoff = writer_block_begin(out);
-	uint8_t *q =
-	    eoff == (size_t)-1
-		? NULL
-		: wbuf_room(out, 6 * BLOCKS_ULEB_MAX + fe->scratch.len);
-	if (!q)
-		goto fail;
+	uint8_t head[6 * BLOCKS_ULEB_MAX], *q = head;
 	q = blocks_uleb_put(q, m->vm_id);
 	q = blocks_uleb_put(q, count);
 	q = blocks_uleb_put(q, base);
 	q = blocks_uleb_put(q, c->counter);
 	q = blocks_uleb_put(q, c->mono_ns);
 	q = blocks_uleb_put(q, c->real_ns);
-	memcpy(q, fe->scratch.p, fe->scratch.len);
-	out->len = (size_t)(q - out->p) + fe->scratch.len;
-	writer_block_end(out, eoff, FORMAT_KIND_EVENTS);
+	size_t hl = (size_t)(q - head);
+	uint8_t *blk = fe->scratch.p + EVENTS_HEAD - hl - FORMAT_HEADER_LEN;
+	memcpy(blk + FORMAT_HEADER_LEN, head, hl);
+	size_t len = (size_t)(fe->scratch.p + fe->scratch.len - blk);
+	blocks_header_pack(blk, FORMAT_KIND_EVENTS, blk + FORMAT_HEADER_LEN,
+			   (uint32_t)(len - FORMAT_HEADER_LEN));
+	fe->block = blk;
+	fe->block_len = len;
 	*nevents = count;
-	return 1 + nmap;
-fail:
-	/* IDs made in this pass stay in the map with no record written:
-	** forget the whole pass's work by dropping the events (as before). */
-	out->len = out0;
-	fe->t_prev = t_prev;
-	return -ENOMEM;
+	return nmap;
 }
 
 /* Owner only. Free the encoder's memory. */

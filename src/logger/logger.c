@@ -180,12 +180,17 @@ void logger_flush(struct logger_vm *vm)
 	clock_pair_now(&c);
 	vm->out.len = 0;
 	mapper_lock(&vm->map);
-	int nblocks = flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
-				   &vm->out, &nevents);
-	if (nblocks > 0) {
+	int nmap = flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
+				&vm->out, &nevents);
+	if (nmap >= 0) {
+		/* The MAPPING first (the ID rule), then the EVENTS block
+		** where the encoder framed it: a failed write is sticky, so
+		** no EVENTS goes out without its MAPPING. */
 		writer_lock();
-		if (writer_is_open())
-			writer_write(&vm->out, (unsigned)nblocks, nevents);
+		if (writer_is_open() &&
+		    (!nmap || writer_write(&vm->out, (unsigned)nmap, 0) == 0))
+			writer_write_bytes(vm->fe.block, vm->fe.block_len, 1,
+					   nevents);
 		writer_unlock();
 		vm->nevents += nevents;
 	}
