@@ -13,9 +13,9 @@
 /* Parsed block header. */
 struct blocks_header {
 	unsigned kind;	   /* FORMAT_KIND_* or unknown */
-	unsigned flags;	   /* reserved */
+	unsigned flags;	   /* FORMAT_FLAG_*; unknown bits ignored */
 	uint32_t length;   /* payload bytes */
-	uint32_t checksum; /* XXH32 of the payload */
+	uint32_t checksum; /* of the payload: XXH3 or XXH32 (flags) */
 };
 
 /* -- Integers (hot: inline) ------------------------------------------------ */
@@ -67,9 +67,15 @@ uint8_t *blocks_str_put(uint8_t *p, const char *s, size_t len);
 
 /* -- Block headers ------------------------------------------------------------ */
 
-/* Any context. Fill hdr[FORMAT_HEADER_LEN] for a payload of len bytes. */
+/* Any context. Fill hdr[FORMAT_HEADER_LEN] for a payload of len bytes, as
+** this version writes it (FORMAT_FLAG_XXH3). */
 void blocks_header_pack(uint8_t *hdr, unsigned kind, const void *payload,
 			uint32_t len);
+
+/* Any context. The same with the given flags (0: as versions 1 to 12,
+** XXH32). */
+void blocks_header_pack_flags(uint8_t *hdr, unsigned kind, unsigned flags,
+			      const void *payload, uint32_t len);
 
 /* Any context. Parse and verify sync and header checksum; 0 or -EBADMSG
 ** (bad sync or checksum) or -EFBIG (length over FORMAT_MAX_PAYLOAD). */

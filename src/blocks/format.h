@@ -24,8 +24,10 @@
 **     intervals merged into it.
 ** 12: ALLOC and FREE without dt when it is 0 (FORMAT_ALLOC_NODT,
 **     FORMAT_FREE_NODT); their addresses from a guess (format_chunk);
-**     FREE's size before its address. */
-#define FORMAT_VERSION 12
+**     FREE's size before its address.
+** 13: block header flag FORMAT_FLAG_XXH3: the payload checksum is XXH3's
+**     (low 32 bits), set by the writer on every block. */
+#define FORMAT_VERSION 13
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -33,6 +35,9 @@
 #define FORMAT_SYNC	   0xB10Cu
 #define FORMAT_HEADER_LEN  16
 #define FORMAT_MAX_PAYLOAD (64u << 20)
+
+/* Block header flags (version 13; other bits: a reader ignores them). */
+#define FORMAT_FLAG_XXH3 1u /* payload checksum: XXH3-64, low 32 bits */
 
 /* Block kinds. */
 enum format_kind {

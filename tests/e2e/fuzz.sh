@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ljlog e2e: the reader never crashes on a damaged log.
-# From one complete log, checked block by block with our own XXH32 (the
-# checksums the format names), make damaged copies: cut at random offsets,
+# From one complete log, checked block by block (the checksums the format
+# names: XXH32 of each header, our own; XXH3 of each payload, version 13's
+# flag, from the system's libxxhash), make damaged copies: cut at random offsets,
 # and random bytes changed inside a payload *with both checksums fixed up*,
 # so that the decoder (not just the checksum) meets bad varints, lengths
 # and IDs. `ljlog check`, `ljlog dump -v` and `ljlog report --json` must
@@ -18,7 +19,7 @@ profile "file=$good,buffer=4k" "$E2E/calls.lua" >/dev/null 2>"$T/err" ||
 check_complete "$good"
 
 python3 - "$good" "$LJLOG" "$T" "${FUZZ_N:-60}" <<'EOF' || fail "the reader mishandled damaged logs (see above)"
-import os, random, re, struct, subprocess, sys
+import ctypes, ctypes.util, os, random, re, struct, subprocess, sys
 
 good, ljlog, tmp, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 M = 0xFFFFFFFF
@@ -57,25 +58,37 @@ def xxh32(data, seed=0):
 
 assert xxh32(b"") == 0x02CC5D05 and xxh32(b"a") == 0x550D7456, "our XXH32 is wrong"
 
+# Payloads (version 13, header flag bit 0): XXH3-64's low 32 bits, from
+# libxxhash (installed with libxxhash-dev), not from ljlog.
+_lib = ctypes.CDLL(ctypes.util.find_library("xxhash") or "libxxhash.so.0")
+_lib.XXH3_64bits.restype = ctypes.c_uint64
+_lib.XXH3_64bits.argtypes = (ctypes.c_char_p, ctypes.c_size_t)
+def xxh3_32(data):
+    return _lib.XXH3_64bits(bytes(data), len(data)) & M
+
+assert _lib.XXH3_64bits(b"", 0) == 0x2D06800538D394C2, "libxxhash's XXH3 is not XXH3"
+
 data = open(good, "rb").read()
 blocks, off = [], 8
 while off < len(data):
     sync, kind, flags, length, pck, hck = struct.unpack_from("<HBBIII", data, off)
     payload = data[off + 16: off + 16 + length]
-    if sync != 0xB10C or hck != xxh32(data[off:off + 12]) or pck != xxh32(payload):
-        print("block at offset %d: sync/checksums do not match XXH32 of the bytes" % off, file=sys.stderr)
+    if sync != 0xB10C or not flags & 1 or hck != xxh32(data[off:off + 12]) or pck != xxh3_32(payload):
+        print("block at offset %d: no XXH3 flag, or sync/checksums do not match XXH32 "
+              "(header) and XXH3 (payload) of the bytes" % off, file=sys.stderr)
         sys.exit(1)
     blocks.append((off, kind, length))
     off += 16 + length
 if off != len(data) or blocks[-1][1] != 2:
     print("the intact log does not end with its END block", file=sys.stderr)
     sys.exit(1)
-print("ok: fuzz: %d blocks, every header and payload checksum is the XXH32 of its bytes" % len(blocks))
+print("ok: fuzz: %d blocks, every header checksum is the XXH32 of its bytes, every "
+      "payload checksum (flag XXH3) the XXH3 of its bytes" % len(blocks))
 
 def refix(buf, boff):
     """Recompute both checksums of the block at boff."""
     length = struct.unpack_from("<I", buf, boff + 4)[0]
-    struct.pack_into("<I", buf, boff + 8, xxh32(bytes(buf[boff + 16: boff + 16 + length])))
+    struct.pack_into("<I", buf, boff + 8, xxh3_32(bytes(buf[boff + 16: boff + 16 + length])))
     struct.pack_into("<I", buf, boff + 12, xxh32(bytes(buf[boff: boff + 12])))
 
 def run(path, *args):

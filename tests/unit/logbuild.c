@@ -87,7 +87,9 @@ void lblog_block(struct lblog *l, unsigned kind, const void *payload,
 		 size_t len)
 {
 	uint8_t hdr[FORMAT_HEADER_LEN];
-	blocks_header_pack(hdr, kind, payload, (uint32_t)len);
+	/* Versions before 13 check payloads with XXH32 (no flag). */
+	unsigned flags = l->version && l->version < 13 ? 0 : FORMAT_FLAG_XXH3;
+	blocks_header_pack_flags(hdr, kind, flags, payload, (uint32_t)len);
 	lb_bytes(&l->file, hdr, sizeof hdr);
 	lb_bytes(&l->file, payload, len);
 	l->blocks++;

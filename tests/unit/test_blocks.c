@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "blocks/blocks.h"
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 /* -- Varints ------------------------------------------------------------------- */
 
@@ -148,10 +150,10 @@ Test(blocks, header_pack_parse)
 	cr_assert_eq(hdr[0], 0x0C);
 	cr_assert_eq(hdr[1], 0xB1);
 	cr_assert_eq(hdr[2], FORMAT_KIND_EVENTS);
-	cr_assert_eq(hdr[3], 0);
+	cr_assert_eq(hdr[3], FORMAT_FLAG_XXH3);
 	cr_assert_eq(blocks_header_parse(hdr, &h), 0);
 	cr_assert_eq(h.kind, FORMAT_KIND_EVENTS);
-	cr_assert_eq(h.flags, 0);
+	cr_assert_eq(h.flags, FORMAT_FLAG_XXH3);
 	cr_assert_eq(h.length, sizeof payload);
 	cr_assert(blocks_payload_ok(&h, payload));
 	cr_assert_str_eq(format_kind_name(FORMAT_KIND_MAPPING), "MAPPING");
@@ -201,5 +203,46 @@ Test(blocks, payload_checksum)
 	payload[57] ^= 0x10;
 	cr_assert_not(blocks_payload_ok(&h, payload));
 	payload[57] ^= 0x10;
+	cr_assert(blocks_payload_ok(&h, payload));
+}
+
+/* Version 13 checks a payload with XXH3 (flag bit 0), versions 1 to 12
+** with XXH32: each header's checksum is the one its flag names, computed
+** here with libxxhash directly, and the other one is refused. */
+Test(blocks, payload_checksum_by_flag)
+{
+	uint8_t payload[1000];
+	uint8_t hdr[FORMAT_HEADER_LEN];
+	struct blocks_header h;
+	for (int i = 0; i < (int)sizeof payload; i++)
+		payload[i] = (uint8_t)(i * 31 + 5);
+	uint32_t x3 = (uint32_t)XXH3_64bits(payload, sizeof payload);
+	uint32_t x32 = XXH32(payload, sizeof payload, 0);
+	cr_assert_neq(x3, x32);
+
+	blocks_header_pack(hdr, FORMAT_KIND_EVENTS, payload, sizeof payload);
+	cr_assert_eq(blocks_header_parse(hdr, &h), 0);
+	cr_assert_eq(h.checksum, x3);
+	cr_assert(blocks_payload_ok(&h, payload));
+
+	blocks_header_pack_flags(hdr, FORMAT_KIND_EVENTS, 0, payload,
+				 sizeof payload);
+	cr_assert_eq(hdr[3], 0);
+	cr_assert_eq(blocks_header_parse(hdr, &h), 0);
+	cr_assert_eq(h.checksum, x32);
+	cr_assert(blocks_payload_ok(&h, payload));
+	/* The XXH32 sum under the XXH3 flag (and the reverse) is refused. */
+	h.flags = FORMAT_FLAG_XXH3;
+	cr_assert_not(blocks_payload_ok(&h, payload));
+	h.flags = 0;
+	h.checksum = x3;
+	cr_assert_not(blocks_payload_ok(&h, payload));
+
+	/* Reserved bits are ignored. */
+	blocks_header_pack_flags(hdr, FORMAT_KIND_EVENTS,
+				 0x80u | FORMAT_FLAG_XXH3, payload,
+				 sizeof payload);
+	cr_assert_eq(blocks_header_parse(hdr, &h), 0);
+	cr_assert_eq(h.checksum, x3);
 	cr_assert(blocks_payload_ok(&h, payload));
 }
