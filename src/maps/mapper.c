@@ -46,7 +46,7 @@ void mapper_fork_child(struct mapper *m)
 	m->out = NULL;
 	m->bad = 0;
 #ifndef NDEBUG
-	m->owner = 0;
+	m->held = 0;
 #endif
 }
 
@@ -64,7 +64,8 @@ void mapper_lock(struct mapper *m)
 {
 	pthread_mutex_lock(&m->lock);
 #ifndef NDEBUG
-	m->owner = util_tid();
+	m->owner = pthread_self();
+	m->held = 1;
 #endif
 }
 
@@ -73,7 +74,7 @@ void mapper_unlock(struct mapper *m)
 {
 	mapper_assert_held(m);
 #ifndef NDEBUG
-	m->owner = 0;
+	m->held = 0;
 #endif
 	pthread_mutex_unlock(&m->lock);
 }
@@ -82,7 +83,7 @@ void mapper_unlock(struct mapper *m)
 void mapper_assert_held(const struct mapper *m)
 {
 #ifndef NDEBUG
-	assert(m->owner == util_tid());
+	assert(m->held && pthread_equal(m->owner, pthread_self()));
 #else
 	(void)m;
 #endif

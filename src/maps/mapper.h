@@ -50,7 +50,10 @@ struct mapper {
 	uint64_t cid[MAPPER_CACHE];
 	const char *pname; /* name for the PROTO being mapped, or NULL */
 #ifndef NDEBUG
-	pid_t owner; /* thread holding lock, 0 when free */
+	/* Debug builds: the thread holding lock (pthread_self, a TLS read:
+	** gettid is a system call, several per flush). */
+	pthread_t owner;
+	int held;
 #endif
 };
 
