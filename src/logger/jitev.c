@@ -252,39 +252,42 @@ void jitev_stop(lua_State *L)
 }
 
 /* VM thread only, Lua API context. Have LuaJIT's recorder mark each new
-** line in the traces it records from now on, as it does for its own
-** profiler's line mode (-jp=l): an IR_PROF check and a snapshot per line
-** (lj_record.c, rec_profile_ins). The snapshot is what lets a sample in
-** compiled code name its line and inlined functions; the check tests a
-** hook bit only LuaJIT's own profiler sets, so it never exits the trace
-** for ljlog. Traces already compiled are flushed to be recorded again. 1
-** when set here (jitev_lines_off undoes it); 0 when a mode was set
-** already (jit.p running) or this LuaJIT has no profiler. */
-int jitev_lines_on(lua_State *L)
+** function (JITEV_FUNCS) or each new line (JITEV_LINES) in the traces it
+** records from now on, as it does for its own profiler's modes (-jp=f,
+** -jp=l): an IR_PROF check and a snapshot there (lj_record.c,
+** rec_profile_ins). The snapshot is what lets a sample or an allocation in
+** compiled code name its inlined functions (and, per line, its line); the
+** check tests a hook bit only LuaJIT's own profiler sets, so it never exits
+** the trace for ljlog. Traces already compiled are flushed to be recorded
+** again. mode when set here (jitev_lines_off undoes it); 0 when a mode was
+** set already (jit.p running) or this LuaJIT has no profiler. */
+int jitev_lines_on(lua_State *L, int mode)
 {
 #if LJ_HASJIT && LJ_HASPROFILE
 	jit_State *J = L2J(L);
 	if (J->prof_mode)
 		return 0;
-	J->prof_mode = 'l';
+	J->prof_mode = (char)mode;
 	if (!(G(L)->hookmask & HOOK_GC))
 		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
-	return 1;
+	return mode;
 #else
 	(void)L;
+	(void)mode;
 	return 0;
 #endif
 }
 
-/* VM thread only. Undo jitev_lines_on, unless LuaJIT's own profiler has
-** set its mode since (it owns it then). Compiled traces keep their checks,
-** which never fire for ljlog. */
-void jitev_lines_off(lua_State *L)
+/* VM thread only. Undo jitev_lines_on of mode, unless LuaJIT's own
+** profiler has set its mode since (it owns it then). Compiled traces keep
+** their checks, which never fire for ljlog. */
+void jitev_lines_off(lua_State *L, int mode)
 {
 #if LJ_HASJIT && LJ_HASPROFILE
-	if (L2J(L)->prof_mode == 'l')
+	if (L2J(L)->prof_mode == mode)
 		L2J(L)->prof_mode = 0;
 #else
 	(void)L;
+	(void)mode;
 #endif
 }

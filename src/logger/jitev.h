@@ -15,12 +15,17 @@ int jitev_start(lua_State *L, char *err, size_t errlen);
 /* VM thread only, Lua API context. Detach it again. */
 void jitev_stop(lua_State *L);
 
-/* VM thread only, Lua API context. A snapshot per line in the traces
-** recorded from now on (LuaJIT's -jp=l recording); 1 when set here. */
-int jitev_lines_on(lua_State *L);
+/* Snapshot modes of LuaJIT's recorder (its profiler's, jit.p -jp=f / l). */
+#define JITEV_FUNCS 'f' /* a check and snapshot where the function changes */
+#define JITEV_LINES 'l' /* ... where the line changes */
 
-/* VM thread only. Undo jitev_lines_on (if still ljlog's). */
-void jitev_lines_off(lua_State *L);
+/* VM thread only, Lua API context. Have the traces recorded from now on
+** carry a snapshot in mode (JITEV_FUNCS or JITEV_LINES); the mode when set
+** here, 0 when not. */
+int jitev_lines_on(lua_State *L, int mode);
+
+/* VM thread only. Undo jitev_lines_on of mode (if still ljlog's). */
+void jitev_lines_off(lua_State *L, int mode);
 
 /* Any thread. The message of LuaJIT trace error number reason (TraceError)
 ** with its info (a number, or -1), into buf. */

@@ -581,6 +581,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->vm_flags = flags;
 	write_vm_record(vm, g->gc.total, flags);
 	premap_stack(vm, L);
+	int mode = 0; /* the snapshots compiled code gets (jitev.h) */
 	if (o.events & OPTS_SAMPLE) {
 		char serr[512];
 		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
@@ -590,14 +591,20 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 			vm->sample_ns = o.sample_ns;
 			vm->sample_host = !o.nohost;
 			vm->sample_wall = o.wall;
-			if (!o.nolines)
-				vm->jitlines = jitev_lines_on(L);
+			/* A sample in compiled code is charged to the
+			** snapshot before it: one where the function changes
+			** names the inlined functions, as jit.p does by
+			** default; one per line (lines) also the line, at
+			** more checks in the loops. */
+			mode = o.lines ? JITEV_LINES : JITEV_FUNCS;
 		}
 	}
 	/* An allocation in compiled code is charged to the snapshot before
 	** its call: with a snapshot per line, that is its own line. */
-	if ((o.events & OPTS_ALLOC) && !vm->jitlines && !o.nolines)
-		vm->jitlines = jitev_lines_on(L);
+	if (o.events & OPTS_ALLOC)
+		mode = JITEV_LINES;
+	if (mode && !o.nolines)
+		vm->jitlines = jitev_lines_on(L, mode);
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
 	if (!o.vmtrim) {
 		vm->heap = vmheap_find(L, vm->orig_alloc, vm->orig_ud);
@@ -661,7 +668,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		jitev_stop(L);
 	sample_stop(&vm->s);
 	if (vm->jitlines)
-		jitev_lines_off(L);
+		jitev_lines_off(L, vm->jitlines);
 	record_vm_event(vm, BUF_DETACH);
 	logger_flush(vm);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */

@@ -52,7 +52,7 @@ struct logger_vm {
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
-	int jitlines;		  /* per-line snapshots (sample, alloc) */
+	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */

@@ -11,7 +11,7 @@
 
 static const char valid_list[] =
     "calls, alloc[=RATE], gc, sample[=INTERVAL], host, nohost, wall, jit, "
-    "nodefaults, keepjit, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, "
+    "nodefaults, keepjit, lines, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, "
     "buffer=SIZE, flush=INTERVAL, snapshot=exit+INTERVAL+SIGUSR1|SIGUSR2";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -176,7 +176,9 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 		else if (word_is(s, len, "keepjit"))
 			o->keepjit = 1;
 		else if (word_is(s, len, "nolines"))
-			o->nolines = 1;
+			o->nolines = 1, o->lines = 0;
+		else if (word_is(s, len, "lines"))
+			o->lines = 1, o->nolines = 0;
 		else if (word_is(s, len, "vmtrim"))
 			o->vmtrim = 1;
 		else if (word_is(s, len, "sample"))

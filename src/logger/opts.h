@@ -33,7 +33,8 @@
 struct opts {
 	unsigned events;     /* OPTS_* families */
 	int keepjit;	     /* calls: leave the JIT on */
-	int nolines;	     /* sample, alloc: no per-line snapshots */
+	int lines;	     /* sample: a snapshot per line, not per function */
+	int nolines;	     /* sample, alloc: no snapshots of ours */
 	int vmtrim;	     /* let LuaJIT's allocator trim its heap */
 	int nohost;	     /* sample: no host (C) stacks */
 	int wall;	     /* sample: wall-clock time, not CPU time */

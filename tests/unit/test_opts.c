@@ -56,6 +56,13 @@ Test(opts, families)
 	cr_assert_eq(ok("log:vmtrim").vmtrim, 1);
 	cr_assert_eq(ok("log:sample,nolines").nolines, 1);
 	cr_assert_eq(ok("log:sample").nolines, 0);
+	cr_assert_eq(ok("log:sample").lines, 0);
+	cr_assert_eq(ok("log:sample,lines").lines, 1);
+	/* The last of lines and nolines wins. */
+	cr_assert_eq(ok("log:sample,lines,nolines").lines, 0);
+	cr_assert_eq(ok("log:sample,lines,nolines").nolines, 1);
+	cr_assert_eq(ok("log:sample,nolines,lines").lines, 1);
+	cr_assert_eq(ok("log:sample,nolines,lines").nolines, 0);
 	cr_assert_eq(ok("log:vmtrim").events, OPTS_DEFAULTS);
 	cr_assert_eq(ok("log:calls").vmtrim, 0);
 	cr_assert_eq(ok("log:keepjit").events, OPTS_DEFAULTS);
