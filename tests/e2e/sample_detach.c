@@ -5,7 +5,7 @@
 ** sample_detach --log FILE [--rounds R]
 ** The main thread keeps an unsampled VM attached (the log stays open).
 ** Per round, thread A makes a VM, attaches it with sample=100us,wall and
-** host stacks, runs Lua for a while, hands the VM to thread B and spins in
+** host stacks, runs Lua for 1 ms, hands the VM to thread B and spins in
 ** C (signals keep coming to A); B detaches the VM and closes it while A
 ** spins; then A stops spinning. Prints "rounds R samples-attached R".
 */
@@ -86,16 +86,23 @@ static void *thread_a(void *arg)
 			lua_close(L);
 			break;
 		}
-		if (luaL_loadstring(L, work) != 0) {
-			failures++;
-			break;
-		}
-		lua_pushinteger(L, 20000);
-		if (lua_pcall(L, 1, 1, 0) != 0) {
-			fprintf(stderr, "lua: %s\n", lua_tostring(L, -1));
-			failures++;
-		}
-		lua_pop(L, 1);
+		/* Lua work for 1 ms at least: ten intervals, so that every
+		** round's VM is sampled even on a loaded machine (20000
+		** iterations alone take about 100 us, one interval). */
+		uint64_t t0 = now_ns();
+		do {
+			if (luaL_loadstring(L, work) != 0) {
+				failures++;
+				break;
+			}
+			lua_pushinteger(L, 20000);
+			if (lua_pcall(L, 1, 1, 0) != 0) {
+				fprintf(stderr, "lua: %s\n",
+					lua_tostring(L, -1));
+				failures++;
+			}
+			lua_pop(L, 1);
+		} while (now_ns() - t0 < 1000000);
 		pthread_mutex_lock(&mtx);
 		detached = 0;
 		handed = L;
