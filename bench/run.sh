@@ -311,6 +311,7 @@ for p in bt str sn; do
 	eval "cfg_${p}_sample() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-sample.ljlog,sample=1ms\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 	eval "cfg_${p}_alloc() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-alloc.ljlog,nodefaults,alloc\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 	eval "cfg_${p}_jitp() { \"\$luajit\" -jp=i1 \$(cost_prog $p); }"
+	eval "cfg_${p}_lines() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-lines.ljlog,sample=1ms,lines\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 	eval "cfg_${p}_a512() { LUAJIT_PROFILE=\"log:file=\$tmp/$p-a512.ljlog,nodefaults,alloc=512k\" \"\$luajit\" -lljlog \$(cost_prog $p); }"
 done
 bench_costs() {
@@ -403,17 +404,20 @@ print(f"  log {size} bytes for {len(s)} snapshots: {size / (objs * len(s)):.1f} 
 }
 
 # -- budgets: the cost budgets of the issues side by side: unprofiled vs
-# nodefaults (attached) vs sample=1ms vs alloc vs alloc=512k, on the three
-# programs of costs (JIT on), paired medians.
+# nodefaults (attached) vs sample=1ms (a snapshot per function) vs
+# sample=1ms,lines vs jit.p (LuaJIT's own, a snapshot per function) vs
+# alloc vs alloc=512k, on the three programs of costs (JIT on), paired
+# medians.
 bench_budgets() {
 	local p name c w r
 	echo "== budgets: binary-trees, strings, spectral-norm; JIT on; $runs rounds"
 	echo "paired: median over the rounds of the ratio to the unprofiled run of the same round (CPU, wall)"
 	for p in bt str sn; do
 		case $p in bt) name=binary-trees ;; str) name=strings ;; sn) name=spectral-norm ;; esac
-		measure_both ${p}_base ${p}_attach ${p}_sample ${p}_alloc ${p}_a512
+		measure_both ${p}_base ${p}_attach ${p}_sample ${p}_lines ${p}_jitp ${p}_alloc ${p}_a512
 		printf '%s (%s): unprofiled %ss CPU, %ss wall\n' "$name" "$(cost_prog $p | sed "s|$src/||")" "${best[${p}_base]}" "${wall[${p}_base]}"
 		for c in "nodefaults (attached):attach:1.01x" "sample=1ms:sample:1.03x bt, 1.02x sn" \
+			"sample=1ms,lines:lines:none; a snapshot per line" "jit.p -jp=i1:jitp:none; LuaJIT's own, mode f" \
 			"nodefaults,alloc:alloc:1.3x bt" "nodefaults,alloc=512k:a512:1.03x bt"; do
 			w=${p}_${c#*:}
 			w=${w%%:*}
