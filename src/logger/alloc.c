@@ -152,7 +152,7 @@ static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
 ** reallocated (or NULL). In compiled code: the running trace, and where in
 ** it from the return address of its call into the allocating C code (the
 ** reader maps it to the snapshot there: with the per-line snapshots that
-** logger.c turns on for alloc, the allocating line). */
+** jitev.c has the traces that may allocate carry, the allocating line). */
 static inline __attribute__((always_inline)) uint64_t
 site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
 {

@@ -52,16 +52,18 @@ static GCproto *where(lua_State *L, int fi, int pi, uint32_t *line)
 	return pt;
 }
 
-#define JITEV_KEY "ljlog.jitev" /* registry: {fn=, prev=, slot=} */
+#define JITEV_KEY     "ljlog.jitev"  /* registry: {fn=, prev=, slot=} */
+#define JITEV_REC_KEY "ljlog.jitrec" /* the same for the record handler */
 
 /* VM thread only, inside the vmevent. Pass the event on to the handler
-** that was attached before ljlog's (-jv, -jdump): LuaJIT keeps one. */
-static void chain(lua_State *L)
+** that was attached before ljlog's (-jv, -jdump): LuaJIT keeps one per
+** event. key: the registry entry of ljlog's handler. */
+static void chain(lua_State *L, const char *key)
 {
 	int n = lua_gettop(L);
 	if (!lua_checkstack(L, n + 3))
 		return;
-	lua_getfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	lua_getfield(L, LUA_REGISTRYINDEX, key);
 	if (lua_istable(L, -1)) {
 		lua_getfield(L, -1, "prev");
 		if (lua_isfunction(L, -1)) {
@@ -120,7 +122,7 @@ static int on_trace(lua_State *L)
 		p[1] = ts;
 		vm->bp = p + 2;
 	}
-	chain(L);
+	chain(L, JITEV_KEY);
 	return 0;
 }
 
@@ -146,9 +148,10 @@ static int push_attach(lua_State *L, char *err, size_t errlen)
 	return 0;
 }
 
-/* VM thread only, Lua API context. The trace handler now in _VMEVENTS and its key (pushed: key, value), or
+/* VM thread only, Lua API context. The handler now in _VMEVENTS under the
+** key of regt.slot (pushed: key, value), or
 ** nothing pushed (returns 0). */
-static int current_trace_handler(lua_State *L, int regt)
+static int current_handler(lua_State *L, int regt)
 {
 	lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
 	if (!lua_istable(L, -1)) {
@@ -162,9 +165,10 @@ static int current_trace_handler(lua_State *L, int regt)
 	return 1;
 }
 
-/* VM thread only, Lua API context. jit.attach(on_trace, "trace"), chained
-** to the handler that was there. */
-int jitev_start(lua_State *L, char *err, size_t errlen)
+/* VM thread only, Lua API context. jit.attach(f, event), chained to the
+** handler that was there; registered under key. 0 or -errno. */
+static int attach(lua_State *L, lua_CFunction f, const char *event,
+		  const char *key, char *err, size_t errlen)
 {
 	int top = lua_gettop(L), r;
 	if (!lua_checkstack(L, 10))
@@ -181,14 +185,14 @@ int jitev_start(lua_State *L, char *err, size_t errlen)
 		}
 	}
 	lua_pop(L, 1);
-	lua_pushcfunction(L, on_trace);
+	lua_pushcfunction(L, f);
 	int fn = lua_gettop(L);
 	if ((r = push_attach(L, err, errlen)) < 0) {
 		lua_settop(L, top);
 		return r;
 	}
 	lua_pushvalue(L, fn);
-	lua_pushliteral(L, "trace");
+	lua_pushstring(L, event);
 	if (lua_pcall(L, 2, 0, 0) != 0) {
 		snprintf(err, errlen, "jit: jit.attach failed: %s",
 			 lua_tostring(L, -1) ? lua_tostring(L, -1) : "?");
@@ -216,21 +220,30 @@ int jitev_start(lua_State *L, char *err, size_t errlen)
 		}
 	}
 	lua_pop(L, 1);
-	lua_setfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	lua_setfield(L, LUA_REGISTRYINDEX, key);
 	lua_settop(L, top);
 	return 0;
 }
 
-/* VM thread only, Lua API context. Detach: put the previous handler back,
-** or say that another one replaced ljlog's meanwhile. */
-void jitev_stop(lua_State *L)
+/* VM thread only, Lua API context. jit.attach(on_trace, "trace"), chained
+** to the handler that was there. */
+int jitev_start(lua_State *L, char *err, size_t errlen)
+{
+	return attach(L, on_trace, "trace", JITEV_KEY, err, errlen);
+}
+
+/* VM thread only, Lua API context. Detach ljlog's handler of event
+** (registered under key): put the previous handler back, or say that
+** another one replaced ljlog's meanwhile, and what was lost (lost). */
+static void detach(lua_State *L, const char *event, const char *key,
+		   const char *lost)
 {
 	int top = lua_gettop(L);
 	if (!lua_checkstack(L, 8))
 		return;
-	lua_getfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	lua_getfield(L, LUA_REGISTRYINDEX, key);
 	int regt = lua_gettop(L);
-	if (lua_istable(L, regt) && current_trace_handler(L, regt)) {
+	if (lua_istable(L, regt) && current_handler(L, regt)) {
 		lua_getfield(L, regt, "fn");
 		if (lua_rawequal(L, -1, -2)) {
 			lua_getfield(L, LUA_REGISTRYINDEX, "_VMEVENTS");
@@ -241,14 +254,20 @@ void jitev_stop(lua_State *L)
 			    VMEVENT_NOCACHE; /* as jit.attach does */
 		} else {
 			fprintf(stderr,
-				"ljlog: jit: another jit.attach(f, "
-				"\"trace\") replaced ljlog's handler: "
-				"trace events were lost from then on\n");
+				"ljlog: jit: another jit.attach(f, \"%s\") "
+				"replaced ljlog's handler: %s from then on\n",
+				event, lost);
 		}
 	}
 	lua_pushnil(L);
-	lua_setfield(L, LUA_REGISTRYINDEX, JITEV_KEY);
+	lua_setfield(L, LUA_REGISTRYINDEX, key);
 	lua_settop(L, top);
+}
+
+/* VM thread only, Lua API context. Detach the trace handler. */
+void jitev_stop(lua_State *L)
+{
+	detach(L, "trace", JITEV_KEY, "trace events were lost");
 }
 
 /* VM thread only, Lua API context. Have LuaJIT's recorder mark each new
@@ -290,4 +309,196 @@ void jitev_lines_off(lua_State *L, int mode)
 	(void)L;
 	(void)mode;
 #endif
+}
+
+/* -- Snapshots per line where the code allocates --------------------------- */
+
+#if LJ_HASJIT && LJ_HASPROFILE
+/* Operand modes of each bytecode, as LuaJIT's lj_bc_mode (not exported). */
+static const uint16_t bc_modes[] = {BCDEF(BCMODE)};
+
+#define MODE_A(op) ((BCMode)(bc_modes[op] & 7))
+#define MODE_B(op) ((BCMode)((bc_modes[op] >> 3) & 15))
+#define MODE_C(op) ((BCMode)((bc_modes[op] >> 7) & 15))
+
+/* VM thread only, inside the record vmevent. The base of the function
+** being recorded: the interpreter's (which the recorder reads), saved in
+** the frame link of the protected call that runs the event's handler; NULL
+** when the frames are not as expected. */
+static TValue *recorded_base(lua_State *L, jit_State *J)
+{
+	TValue *fr = L->base - 1;
+	if (frame_typep(fr) != FRAME_CP)
+		return NULL;
+	TValue *b = frame_prevd(fr) + 1;
+	if (b <= tvref(L->stack) + 1 + LJ_FR2 || b >= fr)
+		return NULL;
+	return ljwin_frame_func(b - 1) == J->fn ? b : NULL;
+}
+
+/* VM thread only, inside the record vmevent. Whether the slot of base b
+** (below the event's frame) holds a Lua function (whose instructions are
+** recorded, and decided, one by one). */
+static int lua_callee(lua_State *L, TValue *b, int32_t slot)
+{
+	if (!b || slot < 0 || b + slot >= L->base - 1 - LJ_FR2)
+		return 0;
+	return tvisfunc(b + slot) && isluafunc(funcV(b + slot));
+}
+
+/* VM thread only, inside the record vmevent. Whether a var operand of ins
+** (mode m, slot n) holds a cdata: arithmetic, indexing and comparing
+** cdata may box a result. */
+static int cdata_in(lua_State *L, TValue *b, unsigned m, uint32_t n)
+{
+	return b && m == BCMvar && b + n < L->base - 1 - LJ_FR2 &&
+	       tviscdata(b + n);
+}
+
+/* VM thread only, inside the record vmevent. Whether the instruction
+** about to be recorded (at J->pc) may allocate: a new table, string or
+** closure, a store that may grow a table, a call of anything but a Lua
+** function (a fast function, C, a metamethod), an operand that is a
+** cdata. A Lua function's own instructions are decided as they come. */
+static int bc_allocates(lua_State *L, jit_State *J)
+{
+	BCIns ins = *J->pc;
+	BCOp op = bc_op(ins);
+	TValue *b = recorded_base(L, J);
+	switch (op) {
+	case BC_TNEW:
+	case BC_TDUP:
+	case BC_CAT:
+	case BC_FNEW:
+	case BC_TSETV:
+	case BC_TSETS:
+	case BC_TSETB:
+	case BC_TSETM:
+	case BC_GSET: return 1;
+	case BC_CALL:
+	case BC_CALLM:
+	case BC_CALLT:
+	case BC_CALLMT: return !lua_callee(L, b, (int32_t)bc_a(ins));
+	case BC_ITERC: return !lua_callee(L, b, (int32_t)bc_a(ins) - 3);
+	default: break;
+	}
+	if ((size_t)op >= sizeof bc_modes / sizeof *bc_modes)
+		return 1;
+	if (MODE_B(op) == BCMnone) /* A and D */
+		return cdata_in(L, b, MODE_A(op), bc_a(ins)) ||
+		       cdata_in(L, b, MODE_C(op), bc_d(ins));
+	return cdata_in(L, b, MODE_A(op), bc_a(ins)) ||
+	       cdata_in(L, b, MODE_B(op), bc_b(ins)) ||
+	       cdata_in(L, b, MODE_C(op), bc_c(ins));
+}
+
+/* VM thread only, inside the record vmevent. Whether the IR [from, to) of
+** the trace being recorded calls anything that may allocate (what
+** bc_allocates did not foresee). */
+static int ir_allocates(const GCtrace *T, IRRef from, IRRef to)
+{
+	for (IRRef ref = from; ref < to; ref++) {
+		switch (T->ir[ref].o) {
+		case IR_SNEW:
+		case IR_XSNEW:
+		case IR_TNEW:
+		case IR_TDUP:
+		case IR_CNEW:
+		case IR_CNEWI:
+		case IR_TOSTR:
+		case IR_BUFPUT:
+		case IR_BUFSTR:
+		case IR_NEWREF:
+		case IR_CALLN:
+		case IR_CALLA:
+		case IR_CALLL:
+		case IR_CALLS:
+		case IR_CALLXS: return 1;
+		default: break;
+		}
+	}
+	return 0;
+}
+
+/* VM thread only, inside the record vmevent, before LuaJIT records the
+** instruction at J->pc. A new recording starts in r->base; one goes to a
+** snapshot per line (from this instruction on, as LuaJIT's mode l) before
+** its first instruction that may allocate, or after one that did. */
+static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
+{
+	GCtrace *T = &J->cur;
+	/* lj_record_setup clears prev_pt; in mode l only it stays set. */
+	if (!J->prev_pt && (T->traceno != r->traceno || T->nsnap < r->nsnap)) {
+		if (r->switched && J->prof_mode == JITEV_LINES)
+			J->prof_mode = r->base;
+		r->switched = 0;
+		r->traceno = T->traceno;
+		r->scan = REF_FIRST;
+	}
+	r->nsnap = T->nsnap;
+	if (r->scan < REF_FIRST || r->scan > T->nins)
+		r->scan = T->nins < REF_FIRST ? REF_FIRST : T->nins;
+	if (J->prof_mode == r->base && J->pt &&
+	    (ir_allocates(T, r->scan, T->nins) || bc_allocates(L, J))) {
+		J->prof_mode = JITEV_LINES;
+		J->prev_line = -1; /* a check and snapshot here */
+		r->switched = 1;
+	}
+	r->scan = T->nins;
+}
+
+/* VM thread only, inside LuaJIT's record vmevent. */
+static int on_record(lua_State *L)
+{
+	struct logger_vm *vm = logger_vm_of(G(L));
+	if (vm && vm->jrec.on)
+		rec_decide(L, L2J(L), &vm->jrec);
+	chain(L, JITEV_REC_KEY);
+	return 0;
+}
+#endif
+
+/* VM thread only, Lua API context. See jitev.h. */
+int jitev_alloc_lines_on(lua_State *L, struct jitev_rec *r, int base, char *err,
+			 size_t errlen)
+{
+	memset(r, 0, sizeof *r);
+#if LJ_HASJIT && LJ_HASPROFILE
+	jit_State *J = L2J(L);
+	if (J->prof_mode)
+		return 0;
+	int e = attach(L, on_record, "record", JITEV_REC_KEY, err, errlen);
+	if (e < 0)
+		return e;
+	r->on = 1;
+	r->base = base;
+	J->prof_mode = base;
+	if (!(G(L)->hookmask & HOOK_GC))
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+	return 1;
+#else
+	(void)L;
+	(void)base;
+	(void)err;
+	(void)errlen;
+	return 0;
+#endif
+}
+
+/* VM thread only, Lua API context. See jitev.h. */
+void jitev_alloc_lines_off(lua_State *L, struct jitev_rec *r)
+{
+#if LJ_HASJIT && LJ_HASPROFILE
+	if (!r->on)
+		return;
+	detach(L, "record", JITEV_REC_KEY,
+	       "allocation lines in compiled code may be coarse");
+	jit_State *J = L2J(L);
+	if (J->prof_mode == r->base ||
+	    (r->switched && J->prof_mode == JITEV_LINES))
+		J->prof_mode = 0;
+#else
+	(void)L;
+#endif
+	r->on = 0;
 }

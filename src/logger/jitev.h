@@ -5,6 +5,7 @@
 #define LJLOG_LOGGER_JITEV_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "maps/ljwin.h"
 
@@ -26,6 +27,30 @@ int jitev_lines_on(lua_State *L, int mode);
 
 /* VM thread only. Undo jitev_lines_on of mode (if still ljlog's). */
 void jitev_lines_off(lua_State *L, int mode);
+
+/* A VM's snapshots per line where it allocates (jitev_alloc_lines_on),
+** read and kept by its record events. */
+struct jitev_rec {
+	int on;		  /* the record handler decides the mode */
+	int base;	  /* the mode elsewhere: 0 or JITEV_FUNCS */
+	int switched;	  /* this recording went to JITEV_LINES */
+	uint32_t traceno; /* the recording last seen: its number, */
+	uint32_t nsnap;	  /* its snapshots */
+	uint32_t scan;	  /* and the IR instructions looked at */
+};
+
+/* VM thread only, Lua API context. With alloc: a snapshot per line only in
+** the traces that may allocate. Traces are recorded in mode base (0, or
+** JITEV_FUNCS with sample), and a record handler (chained like the trace
+** handler) switches a recording to JITEV_LINES before its first
+** instruction that may allocate. 1 when on; 0 when a mode was set already
+** (jit.p running) or this LuaJIT has no profiler; -errno with a message in
+** err. */
+int jitev_alloc_lines_on(lua_State *L, struct jitev_rec *r, int base, char *err,
+			 size_t errlen);
+
+/* VM thread only, Lua API context. Undo jitev_alloc_lines_on. */
+void jitev_alloc_lines_off(lua_State *L, struct jitev_rec *r);
 
 /* Any thread. The message of LuaJIT trace error number reason (TraceError)
 ** with its info (a number, or -1), into buf. */

@@ -600,9 +600,20 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		}
 	}
 	/* An allocation in compiled code is charged to the snapshot before
-	** its call: with a snapshot per line, that is its own line. */
-	if (o.events & OPTS_ALLOC)
+	** its call: with a snapshot per line, that is its own line. Only the
+	** traces that may allocate get them (the rest keep mode). */
+	if ((o.events & OPTS_ALLOC) && !o.lines && !o.nolines) {
+		char jerr[256];
+		if (jitev_alloc_lines_on(L, &vm->jrec, mode, jerr,
+					 sizeof jerr) < 0) {
+			fprintf(stderr, "ljlog: %s\n", jerr);
+			mode = JITEV_LINES; /* everywhere, then */
+		} else {
+			mode = 0;
+		}
+	} else if (o.events & OPTS_ALLOC) {
 		mode = JITEV_LINES;
+	}
 	if (mode && !o.nolines)
 		vm->jitlines = jitev_lines_on(L, mode);
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
@@ -669,6 +680,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	sample_stop(&vm->s);
 	if (vm->jitlines)
 		jitev_lines_off(L, vm->jitlines);
+	jitev_alloc_lines_off(L, &vm->jrec);
 	record_vm_event(vm, BUF_DETACH);
 	logger_flush(vm);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */

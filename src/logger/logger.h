@@ -15,6 +15,7 @@
 #include "logger/alloc.h"
 #include "logger/buf.h"
 #include "logger/flush.h"
+#include "logger/jitev.h"
 #include "logger/opts.h"
 #include "logger/vmheap.h"
 #include "maps/ljwin.h"
@@ -53,6 +54,7 @@ struct logger_vm {
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
 	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
+	struct jitev_rec jrec; /* alloc: snapshots per line where it allocates */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */

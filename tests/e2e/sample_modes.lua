@@ -1,9 +1,12 @@
 -- ljlog e2e: the snapshots ljlog has LuaJIT's recorder put into compiled
--- code. A loop calls a small function of several lines, which the JIT
--- inlines into the loop's trace. Prints the number of traces and of IR
--- PROF instructions over them (each a check with its snapshot: one where
--- the function changes in LuaJIT's profiler mode f, one where the line
--- changes in mode l), as LuaJIT itself lists them (jit.util, jit.vmdef).
+-- code. One loop makes a table per iteration (its first instruction
+-- allocates); another calls a small function of several lines, which the
+-- JIT inlines into the loop's trace, and allocates nothing. Prints, for the
+-- traces that allocate (TNEW, TDUP) and for the others, the number of
+-- traces and of IR PROF instructions (each a check with its snapshot: one
+-- where the function changes in LuaJIT's profiler mode f, one where the
+-- line changes in mode l), as LuaJIT itself lists them (jit.util,
+-- jit.vmdef). The compiler is off while counting: no trace is added.
 local jutil = require("jit.util")
 local irnames = require("jit.vmdef").irnames
 
@@ -23,19 +26,25 @@ for i = 1, 200000 do
 	s = s + weigh(recs[i % 64 + 1])
 end
 
-local traces, prof = 0, 0
+jit.off()
+local ntr, nprof = { [true] = 0, [false] = 0 }, { [true] = 0, [false] = 0 }
 for tr = 1, 1000 do
 	local info = jutil.traceinfo(tr)
 	if not info then
 		break
 	end
-	traces = traces + 1
+	local allocates, prof = false, 0
 	for ref = 1, info.nins do
 		local _, ot = jutil.traceir(tr, ref)
 		local op = math.floor(ot / 256)
-		if irnames:sub(op * 6 + 1, op * 6 + 6) == "PROF  " then
+		local name = irnames:sub(op * 6 + 1, op * 6 + 6)
+		if name == "PROF  " then
 			prof = prof + 1
+		elseif name == "TNEW  " or name == "TDUP  " then
+			allocates = true
 		end
 	end
+	ntr[allocates] = ntr[allocates] + 1
+	nprof[allocates] = nprof[allocates] + prof
 end
-print(traces, prof, s > 0)
+print(ntr[true], nprof[true], ntr[false], nprof[false], s > 0)
