@@ -5,7 +5,10 @@
 # (within 3 percentage points), on binary-trees (bench/binarytrees.lua:
 # its two table constructors allocate half the tables each) and on a
 # loop whose trace inlines the functions that allocate
-# (alloc_trace_inline.lua); the JIT-on runs must really have allocated in
+# (alloc_trace_inline.lua) and on a loop whose trace starts with numeric
+# lines and then concatenates, makes a table and grows one
+# (alloc_trace_kinds.lua: with no snapshot per line there, its strings and
+# tables go to the numeric line); the JIT-on runs must really have allocated in
 # traces. Without the return address into the trace (the stack search
 # turned off), a site is the trace itself: "trace N (started at line L)".
 . "$(dirname "$0")/lib.sh"
@@ -48,7 +51,8 @@ trace_allocs() {
 	ljlog dump -v "$1" | grep -c ' ALLOC site trace .* at +[0-9]* ->' || true
 }
 
-for prog in "$top_srcdir/bench/binarytrees.lua 10" "$E2E/alloc_trace_inline.lua"; do
+for prog in "$top_srcdir/bench/binarytrees.lua 10" "$E2E/alloc_trace_inline.lua" \
+	"$E2E/alloc_trace_kinds.lua"; do
 	set -- $prog
 	name=${1##*/}
 	for jit in on off; do
