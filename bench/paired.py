@@ -8,7 +8,9 @@ order, and takes each child's CPU time (user + sys, all its threads, from
 wait4). For each NAME but the base it prints the median over the rounds of
 the ratio to the base run of the same round, with a 90% bootstrap interval
 of that median: on a shared, noisy machine the interval says how far the
-figure can be trusted. Never used as a test threshold.
+figure can be trusted. It also prints the ratio of the two configurations'
+best (least) times, the figure bench/run.sh gives. Never used as a test
+threshold.
 """
 import os, random, statistics, subprocess, sys
 
@@ -48,6 +50,7 @@ def main(argv):
         med = statistics.median(q)
         boot = sorted(statistics.median(rng.choices(q, k=len(q))) for _ in range(2000))
         lo, hi = boot[int(0.05 * len(boot))], boot[int(0.95 * len(boot)) - 1]
-        print("  %-12s %.3fx  (90%% interval %.3f-%.3f)" % (n, med, lo, hi))
+        print("  %-12s %.3fx  (90%% interval %.3f-%.3f)  best/best %.3fx" %
+              (n, med, lo, hi, min(t[n]) / min(t[base])))
 
 main(sys.argv[1:])
