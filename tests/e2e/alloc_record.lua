@@ -6,8 +6,6 @@
 -- LuaJIT's registry after ljlog.stop(), and the IR PROF checks in the
 -- traces that allocate (TNEW, TDUP) and in the others.
 -- Usage: luajit alloc_record.lua LOG   (LOG "-": ljlog not started)
-local jutil = require("jit.util")
-local irnames = require("jit.vmdef").irnames
 local ljlog = require("ljlog")
 
 local seen = 0
@@ -38,23 +36,5 @@ for _, v in pairs(debug.getregistry()._VMEVENTS) do
 		back = true
 	end
 end
-jit.off()
-local prof = { [true] = 0, [false] = 0 }
-for tr = 1, 1000 do
-	local info = jutil.traceinfo(tr)
-	if not info then
-		break
-	end
-	local allocates, n = false, 0
-	for ref = 1, info.nins do
-		local _, ot = jutil.traceir(tr, ref)
-		local name = irnames:sub(math.floor(ot / 256) * 6 + 1, math.floor(ot / 256) * 6 + 6)
-		if name == "PROF  " then
-			n = n + 1
-		elseif name == "TNEW  " or name == "TDUP  " then
-			allocates = true
-		end
-	end
-	prof[allocates] = prof[allocates] + n
-end
+local _, prof = dofile((arg[0]:match("^(.*/)") or "./") .. "jit_prof.lua")
 print(while_on, back, prof[true], prof[false], acc > 0)

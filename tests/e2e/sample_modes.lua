@@ -7,9 +7,6 @@
 -- where the function changes in LuaJIT's profiler mode f, one where the
 -- line changes in mode l), as LuaJIT itself lists them (jit.util,
 -- jit.vmdef). The compiler is off while counting: no trace is added.
-local jutil = require("jit.util")
-local irnames = require("jit.vmdef").irnames
-
 local function weigh(rec)
 	local x = rec.value
 	local y = rec.weight
@@ -26,25 +23,5 @@ for i = 1, 200000 do
 	s = s + weigh(recs[i % 64 + 1])
 end
 
-jit.off()
-local ntr, nprof = { [true] = 0, [false] = 0 }, { [true] = 0, [false] = 0 }
-for tr = 1, 1000 do
-	local info = jutil.traceinfo(tr)
-	if not info then
-		break
-	end
-	local allocates, prof = false, 0
-	for ref = 1, info.nins do
-		local _, ot = jutil.traceir(tr, ref)
-		local op = math.floor(ot / 256)
-		local name = irnames:sub(op * 6 + 1, op * 6 + 6)
-		if name == "PROF  " then
-			prof = prof + 1
-		elseif name == "TNEW  " or name == "TDUP  " then
-			allocates = true
-		end
-	end
-	ntr[allocates] = ntr[allocates] + 1
-	nprof[allocates] = nprof[allocates] + prof
-end
+local ntr, nprof = dofile((arg[0]:match("^(.*/)") or "./") .. "jit_prof.lua")
 print(ntr[true], nprof[true], ntr[false], nprof[false], s > 0)
