@@ -270,6 +270,17 @@ void jitev_stop(lua_State *L)
 	detach(L, "trace", JITEV_KEY, "trace events were lost");
 }
 
+#if LJ_HASJIT && LJ_HASPROFILE
+/* VM thread only, Lua API context. Record traces in mode from now on (0:
+** LuaJIT's own recording): those already compiled are flushed. */
+static void record_in(lua_State *L, int mode)
+{
+	L2J(L)->prof_mode = (char)mode;
+	if (!(G(L)->hookmask & HOOK_GC))
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+}
+#endif
+
 /* VM thread only, Lua API context. Have LuaJIT's recorder mark each new
 ** function (JITEV_FUNCS) or each new line (JITEV_LINES) in the traces it
 ** records from now on, as it does for its own profiler's modes (-jp=f,
@@ -283,12 +294,9 @@ void jitev_stop(lua_State *L)
 int jitev_lines_on(lua_State *L, int mode)
 {
 #if LJ_HASJIT && LJ_HASPROFILE
-	jit_State *J = L2J(L);
-	if (J->prof_mode)
+	if (L2J(L)->prof_mode)
 		return 0;
-	J->prof_mode = (char)mode;
-	if (!(G(L)->hookmask & HOOK_GC))
-		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+	record_in(L, mode);
 	return mode;
 #else
 	(void)L;
@@ -464,17 +472,14 @@ int jitev_alloc_lines_on(lua_State *L, struct jitev_rec *r, int base, char *err,
 {
 	memset(r, 0, sizeof *r);
 #if LJ_HASJIT && LJ_HASPROFILE
-	jit_State *J = L2J(L);
-	if (J->prof_mode)
+	if (L2J(L)->prof_mode)
 		return 0;
 	int e = attach(L, on_record, "record", JITEV_REC_KEY, err, errlen);
 	if (e < 0)
 		return e;
 	r->on = 1;
 	r->base = base;
-	J->prof_mode = base;
-	if (!(G(L)->hookmask & HOOK_GC))
-		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_FLUSH);
+	record_in(L, base);
 	return 1;
 #else
 	(void)L;
