@@ -214,9 +214,12 @@ const struct decode_tsnap *decode_trace_snap(const struct decode_obj *t,
 struct decode_sample {
 	uint64_t ts;		  /* absolute: base_ts + the dts so far */
 	unsigned state;		  /* FORMAT_STATE_* */
-	struct decode_obj *trace; /* TRACE (state 7), else NULL */
+	struct decode_obj *trace; /* TRACE (state 7, flag 0x40), else NULL */
 	uint64_t missed;  /* timer intervals merged into it (version 11) */
 	uint64_t pcofs;	  /* state 7: 1 + offset into the trace's code, or 0 */
+	uint64_t chkofs;  /* version 14: 1 + offset of the profile check the
+			  ** code stops at next (jit.p's), or 0: the frames
+			  ** are the snapshot's there (or at pcofs) */
 	uint32_t inlined; /* innermost Lua frames from the trace's snapshot */
 	uint32_t nlua, nhost;
 	const struct decode_lua_frame *lua; /* innermost first */

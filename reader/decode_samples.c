@@ -13,8 +13,10 @@
 
 /* Any thread. A sample in a trace (state 7): compiled code keeps the Lua
 ** functions it inlined, and the line it runs, only in the trace's
-** snapshots; take them from the snapshot at or before the sampled offset
-** (the rightmost one starting there, as LuaJIT's unwinder does). They
+** snapshots; take them from the snapshot LuaJIT's profiler would charge:
+** the one holding the next profile check (version 14, chkofs), else the
+** one at or before the sampled offset (the rightmost one starting there,
+** as LuaJIT's unwinder does). They
 ** replace the innermost frame read from memory, the function the trace
 ** started in, whose line is unknown there (0). Callers below stay; at
 ** DECODE_MAX_FRAMES the outermost go. */
@@ -22,7 +24,8 @@ static void inline_frames(struct decode_sample *sm,
 			  struct decode_lua_frame *lua)
 {
 	const struct decode_obj *t = sm->trace;
-	const struct decode_tsnap *sn = decode_trace_snap(t, sm->pcofs - 1);
+	const struct decode_tsnap *sn =
+	    decode_trace_snap(t, (sm->chkofs ? sm->chkofs : sm->pcofs) - 1);
 	if (!sn)
 		return;
 	uint32_t m = sn->nframes, from = 0;
@@ -90,6 +93,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 	/* Version 6: dt, state, stack; before: dt, state, trace, nlua, nhost. */
 	const int v6 = d->intro.version >= 6;
 	const int v11 = d->intro.version >= 11;
+	const int v14 = d->intro.version >= 14;
 	const unsigned min = v6 ? 3 : 5;
 	if (h.count > (uint64_t)(c->end - c->p) / min)
 		return dec_corrupt(
@@ -162,6 +166,12 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 				goto bad;
 			}
 		}
+		/* Version 14: another state than 7 in a trace. */
+		int traced = sm.state == FORMAT_STATE_TRACE;
+		if ((sm.state & FORMAT_STATE_TRACED) && v14) {
+			sm.state &= ~(unsigned)FORMAT_STATE_TRACED;
+			traced = 1;
+		}
 		if (UTIL_UNLIKELY(sm.state >= FORMAT_STATE__MAX)) {
 			why = "unknown state";
 			goto bad;
@@ -189,7 +199,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 				sm.nhost = o->u.stack.nhost;
 			}
 			v = 0;
-			if (sm.state == FORMAT_STATE_TRACE)
+			if (traced)
 				ULEB(v, "trace");
 		} else {
 			ULEB(v, "trace");
@@ -204,7 +214,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 					: "trace ID used before definition";
 				goto bad_id;
 			}
-			if (UTIL_UNLIKELY(sm.state != FORMAT_STATE_TRACE)) {
+			if (UTIL_UNLIKELY(!traced)) {
 				why = "a trace ID outside state 7 (trace)";
 				goto bad_id;
 			}
@@ -212,8 +222,11 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 		}
 		sm.pcofs = 0;
 		sm.inlined = 0;
-		if (sm.state == FORMAT_STATE_TRACE && d->intro.version >= 3)
+		sm.chkofs = 0;
+		if (traced && d->intro.version >= 3)
 			ULEB(sm.pcofs, "pcofs");
+		if (traced && v14)
+			ULEB(sm.chkofs, "chkofs");
 		if (v6)
 			goto frames_done;
 		ULEB(v, "nlua");
@@ -262,7 +275,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			host[j] = o;
 		}
 	frames_done:
-		if (sm.trace && sm.pcofs)
+		if (sm.trace && (sm.pcofs || sm.chkofs))
 			inline_frames(&sm, lua);
 		if (fn && (rc = fn(ud, &sm)) != 0)
 			return rc;

@@ -26,8 +26,10 @@
 **     FORMAT_FREE_NODT); their addresses from a guess (format_chunk);
 **     FREE's size before its address.
 ** 13: block header flag FORMAT_FLAG_XXH3: the payload checksum is XXH3's
-**     (low 32 bits), set by the writer on every block. */
-#define FORMAT_VERSION 13
+**     (low 32 bits), set by the writer on every block.
+** 14: a sample with a trace carries chkofs (the profile check its code
+**     stops at next); FORMAT_STATE_TRACED: a trace outside state 7. */
+#define FORMAT_VERSION 14
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -135,6 +137,9 @@ enum format_state {
 
 /* Flag of a sample's state byte (version 11): a uleb missed follows it. */
 #define FORMAT_STATE_MISSED 0x80
+/* Version 14: a sample in another state than 7 with a trace and pcofs
+** (the collector called from compiled code). */
+#define FORMAT_STATE_TRACED 0x40
 
 /* Allocation site kinds (lo of ALLOC and REALLOC). */
 enum format_site {

@@ -441,8 +441,7 @@ static void at_fork_child(void)
 			continue;
 		char err[256];
 		if (sample_start(&vm->s, vm->g, &vm->map, vm->sample_ns,
-				 vm->sample_host, vm->sample_wall, err,
-				 sizeof err) < 0)
+				 vm->sample_flags, err, sizeof err) < 0)
 			fprintf(stderr, "ljlog: forked child %ld: %s\n",
 				(long)pid, err);
 	}
@@ -584,18 +583,22 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	int mode = 0; /* the snapshots compiled code gets (jitev.h) */
 	if (o.events & OPTS_SAMPLE) {
 		char serr[512];
-		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, !o.nohost,
-				 o.wall, serr, sizeof serr) < 0) {
+		/* A sample in compiled code is charged as jit.p charges
+		** it, to the snapshot of the profile check the code stops
+		** at next (none with nolines: the snapshot before it). */
+		unsigned sf = (o.nohost ? 0 : SAMPLE_HOST) |
+			      (o.wall ? SAMPLE_WALL : 0) |
+			      (o.nolines ? 0 : SAMPLE_CHECKS);
+		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, sf, serr,
+				 sizeof serr) < 0) {
 			fprintf(stderr, "ljlog: %s\n", serr);
 		} else {
 			vm->sample_ns = o.sample_ns;
-			vm->sample_host = !o.nohost;
-			vm->sample_wall = o.wall;
-			/* A sample in compiled code is charged to the
-			** snapshot before it: one where the function changes
-			** names the inlined functions, as jit.p does by
-			** default; one per line (lines) also the line, at
-			** more checks in the loops. */
+			vm->sample_flags = sf;
+			/* The checks: one where the function changes names
+			** the inlined functions, as jit.p does by default;
+			** one per line (lines) also the line, at more checks
+			** in the loops. */
 			mode = o.lines ? JITEV_LINES : JITEV_FUNCS;
 		}
 	}

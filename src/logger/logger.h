@@ -69,8 +69,7 @@ struct logger_vm {
 	unsigned trace_slot;	/* where the last return address was found */
 	unsigned vm_flags;	/* its VM record's flags (FORMAT_VM_*) */
 	uint64_t sample_ns;	/* sample: interval, 0 when not sampling */
-	int sample_host;	/* sample: host stacks */
-	int sample_wall;	/* sample: wall-clock time */
+	unsigned sample_flags;	/* sample: SAMPLE_HOST, _WALL, _CHECKS */
 	int forked;		/* a forked child's: VM record at next flush */
 	unsigned zone_depth;	/* zones open (ljlog.zone) */
 	lua_State *fork_L;	/* the coroutine running at fork */

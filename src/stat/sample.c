@@ -258,15 +258,16 @@ static int timer_start(struct sample_vm *s, uint64_t interval_ns, int wall)
 
 /* VM thread only. Start sampling g. */
 int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
-		 uint64_t interval_ns, int host, int wall, char *err,
-		 size_t errlen)
+		 uint64_t interval_ns, unsigned flags, char *err, size_t errlen)
 {
-	int r;
+	int r, host = !!(flags & SAMPLE_HOST);
 	memset(s, 0, sizeof *s);
 	s->slot = -1;
 	s->g = g;
 	s->map = map;
 	s->host = host;
+	s->checks = !!(flags & SAMPLE_CHECKS) &&
+		    sample_hook_disp(g, &s->hook_disp) == 0;
 	s->tid = util_tid();
 	s->interval_ns = interval_ns;
 	s->cap = SAMPLE_RING;
@@ -309,7 +310,7 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 	sampling = s;
 	pthread_mutex_unlock(&smtx);
 
-	if ((r = timer_start(s, interval_ns, wall)) < 0) {
+	if ((r = timer_start(s, interval_ns, !!(flags & SAMPLE_WALL))) < 0) {
 		snprintf(err, errlen, "sample: timer: %s", strerror(-r));
 		s->timer = 0;
 		sample_stop(s);

@@ -56,6 +56,8 @@ struct sample_vm {
 	int on;		      /* sampling this VM */
 	int slot;	      /* index in the handler's VM table */
 	int host;	      /* capture host (C) stacks */
+	int checks;	      /* find the profile check a trace stops at */
+	int32_t hook_disp;    /* &g->hookmask - dispatch (the checks' test) */
 	global_State *g;      /* the VM (read by the handler) */
 	struct mapper *map;   /* the VM's mapper (handed in at start) */
 	timer_t timer;	      /* CLOCK_THREAD_CPUTIME_ID of the VM thread */
@@ -94,13 +96,18 @@ struct sample_vm {
 	struct sample_vm *next; /* list of sampling VMs */
 };
 
+/* sample_start's flags. */
+#define SAMPLE_HOST   1u /* record host (C) stacks */
+#define SAMPLE_WALL   2u /* wall-clock time, not the thread's CPU time */
+#define SAMPLE_CHECKS 4u /* in compiled code, the profile check it stops at */
+
 /* VM thread only. Start sampling the VM g (whose IDs map holds) every
-** interval_ns of this thread's CPU time (wall: of wall-clock time); 0 or
-** -errno with a message in err (the VM is then not sampled). CPU-time
-** timers fire at most once per kernel tick (CONFIG_HZ); wall-clock timers
-** are high resolution. */
+** interval_ns of this thread's CPU time (SAMPLE_WALL: of wall-clock time);
+** 0 or -errno with a message in err (the VM is then not sampled).
+** CPU-time timers fire at most once per kernel tick (CONFIG_HZ);
+** wall-clock timers are high resolution. */
 int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
-		 uint64_t interval_ns, int host, int wall, char *err,
+		 uint64_t interval_ns, unsigned flags, char *err,
 		 size_t errlen);
 
 /* Any thread (see "The ring's lifetime"). Stop the timer, wait for the

@@ -133,7 +133,21 @@ static int host_frames(struct sample_vm *s, struct sample_entry *e,
 			continue;
 		hid[nh++] = id;
 	}
+	/* Without host stacks: the call the handler found. */
+	if (!*pcofs && in_trace(e, e->at))
+		*pcofs = e->at - e->mc_lo + 1;
 	return nh;
+}
+
+/* Caller holds s->hostlock. 1 + the offset into e's trace's code of the
+** check its code stops at next (its code's end: it leaves first), or 0
+** (version 14, chkofs). */
+static uint64_t chk_ofs(const struct sample_entry *e)
+{
+	if (!e->chk || !e->mc_len || e->chk < e->mc_lo ||
+	    e->chk - e->mc_lo > e->mc_len)
+		return 0;
+	return e->chk - e->mc_lo + 1;
 }
 
 /* Caller holds s->hostlock. The STACK ID of e's frames (its Lua frames,
@@ -198,19 +212,26 @@ void sample_drain(struct sample_vm *s)
 		t += dt;
 		uint64_t sid = stack_id(s, b, e, hid, nh);
 		if (sid == (uint64_t)-1 ||
-		    !(q = wbuf_room(sb, 6 * BLOCKS_ULEB_MAX)))
+		    !(q = wbuf_room(sb, 7 * BLOCKS_ULEB_MAX)))
 			goto done;
 		q = blocks_uleb_put(q, dt);
+		/* State 7, or another state in a trace (version 14). */
+		int traced = e->state == FORMAT_STATE_TRACE || e->trace;
+		uint8_t st = (uint8_t)(e->state |
+				       (e->state != FORMAT_STATE_TRACE && traced
+					    ? FORMAT_STATE_TRACED
+					    : 0));
 		if (e->missed) {
-			*q++ = (uint8_t)(e->state | FORMAT_STATE_MISSED);
+			*q++ = (uint8_t)(st | FORMAT_STATE_MISSED);
 			q = blocks_uleb_put(q, e->missed);
 		} else {
-			*q++ = e->state;
+			*q++ = st;
 		}
 		q = blocks_uleb_put(q, sid);
-		if (e->state == FORMAT_STATE_TRACE) {
+		if (traced) {
 			q = blocks_uleb_put(q, e->trace);
 			q = blocks_uleb_put(q, pcofs);
+			q = blocks_uleb_put(q, chk_ofs(e));
 		}
 		sb->len = (size_t)(q - sb->p);
 	}

@@ -45,6 +45,12 @@ struct sample_entry {
 	uint32_t mc_len;  /* state TRACE, once mapped: its machine code's */
 	uintptr_t mc_lo;  /* start and length (0: unknown) */
 	uintptr_t pc;	  /* state TRACE: the interrupted instruction */
+	uintptr_t at;	  /* in a trace: where its code is (pc, or the return
+			  ** address into it of the C code it called, minus
+			  ** 1); 0 unknown */
+	uintptr_t chk;	  /* in a trace: the profile check its code stops at
+			  ** next, its code's end when it leaves first, 0
+			  ** unknown (sample_next_check) */
 	struct sample_frame lua[SAMPLE_LUA_MAX];
 	struct unwind_ctx host[]; /* 0 or 1 */
 };
@@ -67,6 +73,20 @@ static inline struct sample_entry *sample_entry_at(struct sample_vm *s,
 ** handler does with one sample; any register value is tolerated. */
 void sample_capture(struct sample_vm *s, struct sample_entry *e,
 		    const void *ucontext);
+
+/* VM thread (start; sample_signal.c). The distance from g's dispatch
+** table to its hook mask, which a profile check tests, into *disp;
+** -ENOTSUP on targets where ljlog cannot tell checks. */
+int sample_hook_disp(global_State *g, int32_t *disp);
+
+/* Async-signal-safe (sample_signal.c); the trace T's code is valid (its
+** VM is interrupted in it, or in code it called). The profile check (IR
+** PROF: the test of the hook mask disp away from the dispatch table that
+** LuaJIT compiles where its profiler stops compiled code) that T's code,
+** at address x, meets next: on from x, then from its loop's start when it
+** goes round; T's code end when it leaves T first (it then checks at once
+** in the interpreter or the next trace); 0 when T has no check. */
+uintptr_t sample_next_check(const GCtrace *T, int32_t disp, uintptr_t x);
 
 /* Async-signal-safe (sample_signal.c). The SIGPROF handler. */
 void sample_on_signal(int sig, siginfo_t *si, void *ucv);

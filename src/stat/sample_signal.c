@@ -212,6 +212,158 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 	return n;
 }
 
+/* -- Compiled code ----------------------------------------------------------- */
+
+/* Stack words searched for a return address into compiled code (C code
+** called from a trace: an FFI call, or the collector, whose frames lie
+** between). */
+#define TRACE_SCAN_WORDS 1024
+/* MCode areas looked at (J->mcarea's chain): a handful in practice. */
+#define TRACE_SCAN_AREAS 64
+
+/* A profile check, x64 (lj_asm_x86.h, asm_prof): `test byte [DISPATCH +
+** disp], HOOK_PROFILE`, then the jnz to its exit. DISPATCH is r14 (REX.B;
+** ModRM reg /0 for TEST, rm 110); disp is 32 bits (ModRM 0x86) as g lies
+** far below the dispatch table in GG_State, or 8 bits (ModRM 0x46). These
+** bytes with that displacement are found in no other code LuaJIT makes
+** (nothing else reads the hook mask) and, as a 32-bit match, not by
+** chance. */
+#define CHECK_LEN 8
+
+/* VM thread (start). See sample_int.h. */
+int sample_hook_disp(global_State *g, int32_t *disp)
+{
+	intptr_t d =
+	    (intptr_t)((char *)&g->hookmask - (char *)G2GG(g)->dispatch);
+	if (d != (intptr_t)(int32_t)d)
+		return -ENOTSUP;
+	*disp = (int32_t)d;
+	return 0;
+}
+
+/* Async-signal-safe. 1 when a profile check starts at p (p + CHECK_LEN in
+** the code). */
+static inline int check_at(const uint8_t *p, int32_t disp)
+{
+	if (p[0] != 0x41 || p[1] != 0xf6)
+		return 0;
+	if (p[2] == 0x86)
+		return p[7] == HOOK_PROFILE &&
+		       (int32_t)((uint32_t)p[3] | (uint32_t)p[4] << 8 |
+				 (uint32_t)p[5] << 16 | (uint32_t)p[6] << 24) ==
+			   disp;
+	return p[2] == 0x46 && p[4] == HOOK_PROFILE && (int8_t)p[3] == disp;
+}
+
+/* Async-signal-safe. The first check starting in [from, to) whose bytes
+** lie below end; 0 when none. */
+static uintptr_t find_check(uintptr_t from, uintptr_t to, uintptr_t end,
+			    int32_t disp)
+{
+	if (end - from < CHECK_LEN || from >= end)
+		return 0;
+	if (to > end - CHECK_LEN + 1)
+		to = end - CHECK_LEN + 1;
+	for (uintptr_t a = from; a < to; a++)
+		if (check_at((const uint8_t *)a, disp))
+			return a;
+	return 0;
+}
+
+/* Async-signal-safe. See sample_int.h. A check that x lies inside of has
+** been passed. The loop goes back to mcloop; a trace that links to itself
+** (tail-, up- or down-recursion) to its start. */
+uintptr_t sample_next_check(const GCtrace *T, int32_t disp, uintptr_t x)
+{
+	uintptr_t lo = (uintptr_t)T->mcode, end = lo + T->szmcode, c;
+	if (!addr_ok(lo, 1) || x < lo || x >= end)
+		return 0;
+	if ((c = find_check(x, end, end, disp)) != 0)
+		return c;
+	if (T->linktype == LJ_TRLINK_LOOP ||
+	    (T->link == T->traceno && T->linktype != LJ_TRLINK_NONE)) {
+		/* Round the loop: its first check (none: the code never
+		** stops there, say unknown). */
+		uintptr_t back =
+		    lo + (T->linktype == LJ_TRLINK_LOOP ? T->mcloop : 0);
+		return back < x ? find_check(back, x, end, disp) : 0;
+	}
+	/* It leaves: its last state, if it has checks at all. */
+	return find_check(lo, x, end, disp) ? end : 0;
+}
+
+/* Async-signal-safe. 1 when a lies in one of J's machine code areas. */
+static int in_mcode(jit_State *J, uintptr_t a)
+{
+	uintptr_t mc = (uintptr_t)J->mcarea;
+	for (int k = 0; k < TRACE_SCAN_AREAS && addr_ok(mc, 8); k++) {
+		const MCLink *l = (const MCLink *)mc;
+		if (a > mc && a - mc < l->size)
+			return 1;
+		mc = (uintptr_t)l->next;
+	}
+	return 0;
+}
+
+/* Async-signal-safe. The nearest word at or above sp (below hi) that is a
+** return address into compiled code: into T's when T is given, else into
+** any of J's machine code areas; 0 when none within TRACE_SCAN_WORDS.
+** Calls from a trace push it in the trace's own frame, above the callee's.
+** The words read belong to other frames: not ours to instrument. */
+__attribute__((no_sanitize("address", "undefined", "thread"))) static uintptr_t
+return_into(jit_State *J, const GCtrace *T, uintptr_t sp, uintptr_t hi)
+{
+	uintptr_t lo = T ? (uintptr_t)T->mcode : 0;
+	uintptr_t len = T ? T->szmcode : 0;
+	if (!addr_ok(sp, sizeof(uintptr_t)) || sp >= hi)
+		return 0;
+	uintptr_t words = (hi - sp) / sizeof(uintptr_t);
+	if (words > TRACE_SCAN_WORDS)
+		words = TRACE_SCAN_WORDS;
+	const uintptr_t *w = (const uintptr_t *)sp;
+	for (uintptr_t i = 0; i < words; i++) {
+		uintptr_t v = w[i];
+		if (T ? v > lo && v - lo <= len : in_mcode(J, v))
+			return v;
+	}
+	return 0;
+}
+
+/* Async-signal-safe. The live trace whose code holds the return address
+** v (a call's last byte is v - 1), or NULL. */
+static GCtrace *trace_of(jit_State *J, uintptr_t v)
+{
+	uintptr_t tr = (uintptr_t)J->trace;
+	MSize n = J->sizetrace;
+	if (!addr_ok(tr, sizeof(GCRef)))
+		return NULL;
+	for (MSize k = 1; k < n; k++) {
+		GCtrace *T = (GCtrace *)gcref(J->trace[k]);
+		if (!T || !addr_ok((uintptr_t)T, 8))
+			continue;
+		uintptr_t lo = (uintptr_t)T->mcode;
+		if (v > lo && v - lo <= T->szmcode)
+			return T;
+	}
+	return NULL;
+}
+
+/* Async-signal-safe. e is a sample in trace T (e->trace set), interrupted
+** at rip with stack pointer sp: where its code is (rip, or the return
+** address into T of the C code it called, minus 1) into e->at, and the
+** check it stops at next into e->chk (when s looks for them). */
+static void trace_where(struct sample_vm *s, struct sample_entry *e,
+			const GCtrace *T, uintptr_t rip, uintptr_t sp)
+{
+	uintptr_t lo = (uintptr_t)T->mcode, x = rip;
+	if (!(rip >= lo && rip - lo < T->szmcode)) {
+		uintptr_t r = return_into(NULL, T, sp, s->stack_hi);
+		x = r ? r - 1 : 0;
+	}
+	e->at = x;
+	e->chk = x && s->checks ? sample_next_check(T, s->hook_disp, x) : 0;
+}
+
 /* Async-signal-safe. Fill entry e for s's VM, interrupted with context uc
 ** (sample_int.h). What it reads from the VM and from registers: g and
 ** g->cur_L (set by LuaJIT, stable while its thread is interrupted); the C
@@ -231,6 +383,8 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	e->state = (uint8_t)state_of(st);
 	e->trace = 0;
 	e->pc = 0;
+	e->at = 0;
+	e->chk = 0;
 	e->nlua = 0;
 	/* The VM runs on this thread only if its C frame is on this thread's
 	** stack: a VM that moved to another thread is not read from here. */
@@ -249,11 +403,32 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 		uintptr_t tr = (uintptr_t)J->trace;
 		if ((MSize)st < J->sizetrace && addr_ok(tr, sizeof(GCRef)) &&
 		    gcref(J->trace[st])) {
-			e->trace = (uintptr_t)gcref(J->trace[st]);
+			GCtrace *T = (GCtrace *)gcref(J->trace[st]);
+			e->trace = (uintptr_t)T;
 			e->traceno = (uint32_t)st;
 			e->pc = rip; /* in its code, or in C it called */
+			trace_where(s, e, T, rip,
+				    (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 		}
 		base = (uintptr_t)mref(g->jit_base, TValue);
+	} else if (e->state == FORMAT_STATE_GC && mref(g->jit_base, TValue)) {
+		/* The collector, called from a trace: vmstate no longer
+		** says which. The sample is the trace's, as jit.p charges
+		** it to the trace's next check. */
+		uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+		uintptr_t r = return_into(G2J(g), NULL, sp, s->stack_hi);
+		GCtrace *T = r ? trace_of(G2J(g), r) : NULL;
+		if (T) {
+			e->trace = (uintptr_t)T;
+			e->traceno = T->traceno;
+			e->pc = rip;
+			trace_where(s, e, T, r - 1, sp);
+		}
+		if (e->trace)
+			base = (uintptr_t)mref(g->jit_base, TValue);
+		else
+			base = (uintptr_t)L->base,
+			pc = cf ? (uintptr_t)cframe_pc((void *)cf) : 0;
 	} else if (e->state == FORMAT_STATE_C && !cf) {
 		e->state = FORMAT_STATE_IDLE; /* in the host, no Lua call */
 	} else if (e->state == FORMAT_STATE_INTERP && rip >= s->vm_lo &&

@@ -549,10 +549,17 @@ void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 		uint64_t pcofs, uint64_t nlua, const uint64_t *lua,
 		uint64_t nhost, const uint64_t *host)
 {
+	/* Version 14: state | FORMAT_STATE_TRACED carries a trace outside
+	** state 7 (versions 2 to 5 write the state alone), and a sample with
+	** a trace its chkofs (of the log's version, from its INTRO). */
+	unsigned st = state & ~(unsigned)FORMAT_STATE_TRACED;
+	int traced = st == FORMAT_STATE_TRACE || st != state;
+	uint64_t chkofs = s->chkofs;
+	s->chkofs = 0;
 	lb_uleb(&s->p, dt);
-	lb_u8(&s->p, state);
+	lb_u8(&s->p, st);
 	lb_uleb(&s->p, trace);
-	if (state == FORMAT_STATE_TRACE)
+	if (st == FORMAT_STATE_TRACE)
 		lb_uleb(&s->p, pcofs);
 	lb_uleb(&s->p, nlua);
 	for (uint64_t i = 0; i < nlua; i++) {
@@ -587,9 +594,11 @@ void sam_add_pc(struct lbsam *s, uint64_t dt, unsigned state, uint64_t trace,
 		lb_u8(&s->p6, state);
 	}
 	lb_uleb(&s->p6, sid);
-	if (state == FORMAT_STATE_TRACE) {
+	if (traced) {
 		lb_uleb(&s->p6, trace);
 		lb_uleb(&s->p6, pcofs);
+		if (lb_intro_version >= 14)
+			lb_uleb(&s->p6, chkofs);
 	}
 	s->v6 = 1;
 }

@@ -85,6 +85,7 @@ struct lbsam {
 	struct lb stacks; /* their STACK records */
 	int v6;		  /* sam_add wrote p6 */
 	uint64_t missed;  /* the next sam_add's missed (version 11 flag) */
+	uint64_t chkofs;  /* the next sam_add's chkofs (version 14) */
 };
 
 /* STACK IDs the builder makes: from here up (a test's own IDs are lower). */

@@ -1306,3 +1306,64 @@ Test(samples, trace_snapshots_give_inlined_frames)
 	cr_assert_eq(s.s[3].line[0], 0);
 	lblog_free(&l);
 }
+
+/* Version 14: a sample in a trace says which profile check its code
+** stops at next (chkofs), and takes its frames from the snapshot holding
+** that check, as LuaJIT's profiler charges it; without one (0), from the
+** snapshot at its offset. inl.lua's shape: F inlines G, and G's snapshot
+** covers F's own code after G returns (no snapshot before the next
+** check): the check's snapshot is F's. The collector called from a trace
+** (flag 0x40) reads the same. */
+Test(samples, trace_samples_go_to_the_next_check)
+{
+	/* Snapshots: 0 at 0 (F:11), 1 at 40 (G:6 in F:12), 2 at 80 (F:13). */
+	static const uint64_t snaps[] = {0,  1, F, 11, 40, 2, F,
+					 12, G, 6, 80, 1,  F, 13};
+	static const uint64_t mem[] = {F, 0, MAINCHUNK, 30};
+	static const struct {
+		unsigned state;
+		uint64_t pcofs, chkofs, fn, line;
+	} want[] = {
+	    {FORMAT_STATE_TRACE, 60, 0, G, 6},	      /* no check: at pcofs */
+	    {FORMAT_STATE_TRACE, 60, 1 + 10, F, 11},  /* check in 0 */
+	    {FORMAT_STATE_TRACE, 10, 1 + 85, F, 13},  /* check in 2 */
+	    {FORMAT_STATE_TRACE, 10, 1 + 200, F, 13}, /* the end: the last */
+	    {FORMAT_STATE_GC | FORMAT_STATE_TRACED, 60, 1 + 10, F, 11},
+	    {FORMAT_STATE_GC | FORMAT_STATE_TRACED, 10, 1 + 45, G, 6},
+	};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	lblog_init(&l);
+	lblog_intro(&l, 7);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 100, 1000, 0);
+	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
+	map_proto(&m, F, "@app.lua", 10, 8);
+	map_proto(&m, G, "@lib.lua", 5, 4);
+	map_trace_snaps(&m, T1, 1, F, 11, 0, 3, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	size_t nw = sizeof want / sizeof want[0];
+	for (size_t i = 0; i < nw; i++) {
+		sm.chkofs = want[i].chkofs;
+		sam_add_pc(&sm, 1, want[i].state, T1, 1 + want[i].pcofs, 2, mem,
+			   0, NULL);
+	}
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, (int)nw);
+	for (size_t i = 0; i < nw; i++) {
+		cr_assert_eq(s.s[i].state,
+			     want[i].state & ~(unsigned)FORMAT_STATE_TRACED,
+			     "sample %zu", i);
+		cr_assert_eq(s.s[i].trace, T1, "sample %zu", i);
+		cr_assert_eq(s.s[i].lua[0], want[i].fn, "sample %zu", i);
+		cr_assert_eq(s.s[i].line[0], want[i].line, "sample %zu", i);
+		cr_assert_eq(s.s[i].lua[s.s[i].nlua - 1], MAINCHUNK);
+	}
+	lblog_free(&l);
+}

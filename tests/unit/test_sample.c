@@ -271,3 +271,72 @@ Test(sample, helper_wakes_for_a_batch_at_the_rate_seen)
 	t += 64 * ms;
 	cr_expect_eq(sample_wake_after(&s, t), SAMPLE_WAKE_FEW * ms);
 }
+
+/* -- The profile check a trace's code stops at ------------------------------- */
+
+/* Test thread. Write the x64 check (test byte [r14+disp32], HOOK_PROFILE;
+** jnz) at code + at. */
+static void put_check(uint8_t *code, size_t at, int32_t disp)
+{
+	const uint8_t head[] = {0x41, 0xf6, 0x86};
+	memcpy(code + at, head, sizeof head);
+	memcpy(code + at + 3, &disp, 4);
+	code[at + 7] = HOOK_PROFILE;
+	code[at + 8] = 0x0f, code[at + 9] = 0x85; /* jnz rel32 */
+}
+
+/* sample_next_check on code made up for it: the check on from an address,
+** round a loop (to mcloop, or to the start when the trace links to
+** itself), the code's end when the trace leaves, 0 without checks. Code
+** that only looks like a check (another displacement, another mask bit,
+** another register) is none. */
+Test(sample, next_check_in_machine_code)
+{
+	const int32_t disp = -0xeef;
+	uint8_t code[400];
+	memset(code, 0x90, sizeof code);
+	put_check(code, 40, disp);
+	put_check(code, 120, disp);
+	put_check(code, 300, disp);
+	put_check(code, 200, disp + 1); /* another displacement */
+	put_check(code, 220, disp);
+	code[227] = 0x40; /* another bit */
+	put_check(code, 240, disp);
+	code[242] = 0x87; /* ModRM: another base register */
+	GCtrace T;
+	memset(&T, 0, sizeof T);
+	T.mcode = code;
+	T.szmcode = sizeof code;
+	T.traceno = 3;
+	T.link = 3;
+	T.linktype = LJ_TRLINK_LOOP;
+	T.mcloop = 100;
+	uintptr_t c = (uintptr_t)code;
+	cr_assert_eq(sample_next_check(&T, disp, c + 0), c + 40);
+	cr_assert_eq(sample_next_check(&T, disp, c + 40), c + 40);
+	cr_assert_eq(sample_next_check(&T, disp, c + 41), c + 120);
+	cr_assert_eq(sample_next_check(&T, disp, c + 130), c + 300);
+	/* Past the last check: round the loop from 100, to 120. */
+	cr_assert_eq(sample_next_check(&T, disp, c + 301), c + 120);
+	cr_assert_eq(sample_next_check(&T, disp, c + 399), c + 120);
+	/* Tail recursion: from the start, to 40. */
+	T.linktype = LJ_TRLINK_TAILREC;
+	cr_assert_eq(sample_next_check(&T, disp, c + 301), c + 40);
+	/* Leaves (to the interpreter, or another trace): its end. */
+	T.linktype = LJ_TRLINK_RETURN;
+	T.link = 0;
+	cr_assert_eq(sample_next_check(&T, disp, c + 301), c + sizeof code);
+	cr_assert_eq(sample_next_check(&T, disp, c + 130), c + 300);
+	/* Outside the code: unknown. */
+	cr_assert_eq(sample_next_check(&T, disp, c + sizeof code), 0);
+	cr_assert_eq(sample_next_check(&T, disp, c - 1), 0);
+	/* No check at all: unknown, wherever. */
+	memset(code, 0x90, sizeof code);
+	cr_assert_eq(sample_next_check(&T, disp, c + 10), 0);
+	T.linktype = LJ_TRLINK_LOOP;
+	cr_assert_eq(sample_next_check(&T, disp, c + 300), 0);
+	/* A loop whose checks are all before it: it never stops again. */
+	put_check(code, 40, disp);
+	cr_assert_eq(sample_next_check(&T, disp, c + 300), 0);
+	cr_assert_eq(sample_next_check(&T, disp, c + 10), c + 40);
+}

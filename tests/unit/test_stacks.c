@@ -132,6 +132,7 @@ static void put_v6(struct lblog *l, struct stacks *t, const struct cap *c,
 		if (c[i].state == FORMAT_STATE_TRACE) {
 			lb_uleb(&s, c[i].trace);
 			lb_uleb(&s, c[i].pcofs);
+			lb_uleb(&s, 0); /* chkofs (version 14): unknown */
 		}
 	}
 	if (b.len) {
