@@ -302,6 +302,10 @@ struct decode_sink {
 	int (*end)(void *ud, const struct decode_end *e);
 	int (*mapping)(void *ud, uint32_t vm, const struct reader_block *b);
 	int (*record)(void *ud, struct decode_obj *obj);
+	/* A NAME record (version 14) named obj, a PROTO or CFUNC defined
+	** before: its u.proto.name or u.cfunc.name is the new name (the
+	** record's, even ""); no new ID. */
+	int (*rename)(void *ud, struct decode_obj *obj);
 	int (*events)(void *ud, const struct decode_events *h);
 	int (*event)(void *ud, const struct decode_event *ev);
 	int (*events_done)(void *ud, const struct decode_events *h);

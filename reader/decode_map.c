@@ -215,6 +215,37 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
+/* Any thread. A NAME record (version 14) at payload offset at, its ID
+** read: the new name of the PROTO or CFUNC id, set on it, then the sink's
+** rename. It defines no ID. */
+static int dec_name(struct decode *d, const struct reader_block *b,
+		    struct decode_cur *c, uint64_t id, size_t at)
+{
+	struct decode_str name;
+	int rc;
+	if ((rc = dec_get_s(d, c, "NAME name", &name)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	struct decode_obj *o = dec_lookup(d, id);
+	if (!o)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "NAME record at payload offset %zu: ID %llu "
+				   "is not defined before use",
+				   at, (unsigned long long)id);
+	if (o->kind == FORMAT_REC_PROTO)
+		o->u.proto.name = name;
+	else if (o->kind == FORMAT_REC_CFUNC)
+		o->u.cfunc.name = name;
+	else
+		return dec_corrupt(d, b, -EBADMSG,
+				   "NAME record at payload offset %zu: ID %llu "
+				   "is a %s, not a PROTO or CFUNC",
+				   at, (unsigned long long)id,
+				   format_rec_name(o->kind));
+	if (d->sink.rename && (rc = d->sink.rename(d->sink.ud, o)))
+		return rc;
+	return 0;
+}
+
 /* Any thread. Decode a MAPPING payload: records up to the end. */
 int dec_mapping(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
@@ -232,9 +263,10 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
 		kind = *c->p++;
-		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_STRING ||
+		if (kind < FORMAT_REC_VM || kind > FORMAT_REC_NAME ||
 		    (kind == FORMAT_REC_STACK && d->intro.version < 6) ||
-		    (kind == FORMAT_REC_STRING && d->intro.version < 9))
+		    (kind == FORMAT_REC_STRING && d->intro.version < 9) ||
+		    (kind == FORMAT_REC_NAME && d->intro.version < 14))
 			return dec_corrupt(
 			    d, b, -EBADMSG,
 			    "unknown record kind %llu at payload "
@@ -249,6 +281,11 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 			    "%llu out of range (1 to %u)",
 			    format_rec_name((unsigned)kind), at,
 			    (unsigned long long)id, DECODE_MAX_ID - 1);
+		if (kind == FORMAT_REC_NAME) {
+			if ((rc = dec_name(d, b, c, id, at)) != 0)
+				return rc;
+			continue;
+		}
 		struct decode_obj *old = dec_lookup(d, id);
 		if (old)
 			return dec_corrupt(d, b, -EBADMSG,

@@ -172,7 +172,8 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			sm.state &= ~(unsigned)FORMAT_STATE_TRACED;
 			traced = 1;
 		}
-		if (UTIL_UNLIKELY(sm.state >= FORMAT_STATE__MAX)) {
+		if (UTIL_UNLIKELY(sm.state >= FORMAT_STATE__MAX ||
+				  (sm.state == FORMAT_STATE_LJLOG && !v14))) {
 			why = "unknown state";
 			goto bad;
 		}

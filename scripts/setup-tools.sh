@@ -7,7 +7,9 @@
 #           linked as third_party/luajit2-src (scripts/test.sh builds
 #           build-lj2/ against it);
 #           curl, nginx-light, wrk; nginx's lua module on luajit2 unpacked
-#           into tests/tools/nginx-lua (tests/e2e/nginx.sh, bench/nginx.sh)
+#           into tests/tools/nginx-lua (tests/e2e/nginx.sh, bench/nginx.sh);
+#           sysbench and knot-resolver, real hosts that link LuaJIT
+#           (tests/e2e/hosts.sh)
 #   npm, pinned in tests/tools/package.json + package-lock.json, installed
 #   into tests/tools/node_modules: speedscope (its importer), playwright-core
 #   (drives Debian's chromium), heap-snapshot-toolkit (DevTools' loader)
@@ -19,7 +21,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 deps=${LJLOG_DEPS_DIR:-$top/third_party}
 . "$top/scripts/aptsrc.sh"
-pkgs="chromium golang-go nodejs npm curl nginx-light wrk"
+pkgs="chromium golang-go nodejs npm curl nginx-light wrk sysbench knot-resolver"
 
 say() { printf 'setup-tools: %s\n' "$*" >&2; }
 die() { printf 'setup-tools: error: %s\n' "$*" >&2; exit 1; }

@@ -250,6 +250,15 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
+/* Main thread. A NAME record: the ID it names and the new name. */
+static int on_rename(void *ud, struct decode_obj *o)
+{
+	printf("  %s %u ", format_rec_name(FORMAT_REC_NAME), o->id);
+	q(o->kind == FORMAT_REC_PROTO ? &o->u.proto.name : &o->u.cfunc.name);
+	putchar('\n');
+	return 0;
+}
+
 /* Main thread. An EVENTS block begins. */
 static int on_events(void *ud, const struct decode_events *h)
 {
@@ -448,6 +457,7 @@ int cli_dump(int argc, char **argv)
 	sink.end = on_end;
 	sink.mapping = on_mapping;
 	sink.record = on_record;
+	sink.rename = on_rename;
 	sink.events = on_events;
 	sink.event = dp.events ? on_event : NULL;
 	sink.samples = on_samples;

@@ -210,6 +210,12 @@ GET(trace_start)
 		c->s = file;
 }
 
+/* Main thread. The VM a trace belongs to (its MAPPING block's). */
+GET(trace_vm)
+{
+	c->u = TRACE->vm;
+}
+
 /* Main thread. An abort's message. */
 GET(abort_message)
 {
@@ -348,6 +354,8 @@ static void cell_get(const struct profile *p, const struct section *sec,
 /* A column family that is not an option: sample columns shown where calls
 ** were not recorded. */
 #define FAM_SAMPLES_ONLY 0x10000u
+/* Columns shown when the log has several VMs. */
+#define FAM_MULTI_VM 0x20000u
 
 static const struct column fn_cols[] = {
     {NULL, 0, 0, "name", COL_STR, fn_name, 0, 0},
@@ -398,11 +406,12 @@ static const struct column line_cols[] = {
 };
 
 static const struct column trace_cols[] = {
-    {"traceno", 8, 1, "traceno", COL_U64, FIELD(struct samples_trace, traceno),
+    {"vm", 4, 1, "vm", COL_U64, trace_vm, 0, FAM_MULTI_VM},
+    {"traceno", 8, 2, "traceno", COL_U64, FIELD(struct samples_trace, traceno),
      0},
-    {"start", 0, 4, "name", COL_STR, trace_start, 0, 0},
-    {"root", 8, 2, "root", COL_U64, FIELD(struct samples_trace, root), 0},
-    {"samples", 10, 3, "samples", COL_U64, FIELD(struct samples_trace, samples),
+    {"start", 0, 5, "name", COL_STR, trace_start, 0, 0},
+    {"root", 8, 3, "root", COL_U64, FIELD(struct samples_trace, root), 0},
+    {"samples", 10, 4, "samples", COL_U64, FIELD(struct samples_trace, samples),
      0},
 };
 
@@ -635,7 +644,9 @@ static void text_samples(const struct profile *p, size_t limit, unsigned fams)
 		       "%.3f ms of %s time\n",
 		       s->intervals, (double)iv / 1e6,
 		       (double)s->intervals * (double)iv / 1e6,
-		       wall ? "wall-clock" : "the thread's CPU");
+		       wall	    ? "wall-clock"
+		       : p->nvm > 1 ? "the threads' CPU"
+				    : "the thread's CPU");
 		/* The kernel checks CPU-time timers at its tick (4 ms at
 		** 250 Hz): one signal then counts the intervals it merged. */
 		if (s->intervals > s->samples + s->samples / 20)
@@ -644,6 +655,13 @@ static void text_samples(const struct profile *p, size_t limit, unsigned fams)
 			       "tick)\n",
 			       (double)s->intervals / (double)s->samples);
 	}
+	uint64_t own = s->state[FORMAT_STATE_LJLOG];
+	if (own && iv)
+		printf("  ljlog's own work: %" PRIu64 " samples, %.3f ms "
+		       "(writing the log, heap snapshots): not the program's\n",
+		       own,
+		       (double)s->state_intervals[FORMAT_STATE_LJLOG] *
+			   (double)iv / 1e6);
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		if (s->state[i])
@@ -693,6 +711,8 @@ void report_text(const struct profile *p, const char *path, int rc,
 	    report_recorded(p, t.calls, t.alloc_count + t.free_count);
 	if ((fams & OPTS_SAMPLE) && !(fams & OPTS_CALLS))
 		fams |= FAM_SAMPLES_ONLY;
+	if (p->nvm > 1)
+		fams |= FAM_MULTI_VM;
 	printf("ljlog report: %s\n", path);
 	if (p->have_intro) {
 		printf("  pid %" PRIu64 ", %s, %s, format version %" PRIu64
@@ -878,6 +898,7 @@ void report_json(const struct profile *p, int rc, const char *err,
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		json_u64(&j, format_state_name(i), s->state[i]);
 	json_close(&j, '}');
+	json_u64(&j, "ljlog_intervals", s->state_intervals[FORMAT_STATE_LJLOG]);
 	json_u64(&j, "trace_flushes", s->trace_flushes);
 	unsigned fams =
 	    report_recorded(p, t.calls, t.alloc_count + t.free_count);

@@ -133,8 +133,10 @@ struct hs {
 	struct edge *se;
 	size_t nse, secap;
 	/* Function names from MAPPING records, by the text a function
-	** object has ("app.lua:12", "C 0xADDR", "builtin #N"). */
+	** object has ("app.lua:12", "C 0xADDR", "builtin #N"): the last
+	** name of each (NAME records), read in the first pass. */
 	struct strtab keys;
+	struct strtab fnames; /* the names (st holds those used) */
 	struct {
 		const char *s;
 		size_t len;
@@ -436,14 +438,16 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return s.intro(s.ud, in);
 }
 
-/* Any thread. A MAPPING record: keep the names of functions. */
+/* Any thread. A MAPPING or NAME record: keep the name of a function (the
+** last one given, but never "" for a name). */
 static int on_record(void *ud, struct decode_obj *r)
 {
 	struct hs *x = ud;
 	char key[256];
 	const struct decode_str *nm;
 	int n;
-	if (!x->want)
+	/* The first pass: a NAME may come after the snapshot kept. */
+	if (x->want)
 		return 0;
 	if (r->kind == FORMAT_REC_PROTO) {
 		const char *c = r->u.proto.chunk.s;
@@ -468,13 +472,13 @@ static int on_record(void *ud, struct decode_obj *r)
 	if (!nm->len || n <= 0 || (size_t)n >= sizeof key)
 		return 0;
 	int64_t k = st_intern(&x->keys, key, (size_t)n);
-	int64_t v = st_intern(&x->st, nm->s, nm->len);
+	int64_t v = st_intern(&x->fnames, nm->s, nm->len);
 	if (k < 0 || v < 0 ||
 	    grow((void **)&x->fname, (size_t)k, &x->fncap, sizeof *x->fname) <
 		0)
 		return x->err = -ENOMEM;
-	x->fname[k].s = x->st.s[v];
-	x->fname[k].len = x->st.len[v];
+	x->fname[k].s = x->fnames.s[v];
+	x->fname[k].len = x->fnames.len[v];
 	return 0;
 }
 
@@ -571,6 +575,7 @@ static int pass(struct hs *x, const char *path, char *err, size_t errlen)
 	sink.intro = on_intro;
 	sink.heap_obj = on_obj;
 	sink.record = on_record;
+	sink.rename = on_record;
 	sink.heap_root = on_root;
 	sink.heap_summary = on_summary;
 	int rc = reader_open(&r, path, 0, err, errlen);
@@ -824,6 +829,7 @@ static void hs_free(struct hs *x)
 	hsnap_free(&x->h);
 	st_free(&x->st);
 	st_free(&x->keys);
+	st_free(&x->fnames);
 	free(x->fname);
 	free(x->o);
 	free(x->e);

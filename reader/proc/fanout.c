@@ -60,6 +60,12 @@ static int on_record(void *ud, struct decode_obj *o)
 	FORWARD(record, o);
 }
 
+/* Any thread. NAME record, forwarded. */
+static int on_rename(void *ud, struct decode_obj *o)
+{
+	FORWARD(rename, o);
+}
+
 /* Any thread. EVENTS block header, forwarded. */
 static int on_events(void *ud, const struct decode_events *h)
 {
@@ -149,6 +155,7 @@ void fanout_sink(struct fanout *f, struct decode_sink *sink)
 	INSTALL(end, on_end);
 	INSTALL(mapping, on_mapping);
 	INSTALL(record, on_record);
+	INSTALL(rename, on_rename);
 	INSTALL(events, on_events);
 	INSTALL(event, on_event);
 	INSTALL(events_done, on_events_done);

@@ -9,6 +9,12 @@
 ** the function's index + 1 (fnid_of), set when the record is decoded. No
 ** other processor writes user or user_idx; fnid's sink goes first in a
 ** fan-out so that the others see the index already set.
+**
+** A NAME record (version 14) names a PROTO or CFUNC later: the function is
+** called so from then on (what it counted before too), or, when another
+** function has that identity already, the object is that function from
+** then on (user_idx changes; what was counted before stays where it was).
+** Names are read from fns at render time, never copied at decode time.
 */
 #ifndef LJLOG_READER_PROC_FNID_H
 #define LJLOG_READER_PROC_FNID_H
@@ -48,13 +54,16 @@ struct fnid_fn {
 	unsigned kind; /* FNID_* */
 	int noexit;    /* an assembler fast function: never an EXIT */
 	int callback;  /* noexit, and may call Lua in its frame (version 4) */
+	uint32_t vm;   /* Lua: the VM whose record made it */
 };
 
 struct fnid {
-	struct fnid_fn *fns; /* by index: the identity key's index in keys */
+	struct fnid_fn *fns; /* by index */
 	size_t n, cap;
-	struct intern keys; /* identity key -> index */
-	struct hmap addr;   /* CFUNC address -> index + 1 (the first one) */
+	struct intern keys; /* identity keys; a function may have several */
+	uint32_t *keyfn;    /* by key index: the function's index */
+	size_t keycap;
+	struct hmap addr; /* CFUNC address -> index + 1 (the first one) */
 	int64_t pseudo[FNID_PS__MAX]; /* index of each, or -1 */
 };
 
@@ -65,7 +74,7 @@ void fnid_init(struct fnid *f);
 void fnid_free(struct fnid *f);
 
 /* Any thread. Fill sink so that a decoder's PROTO, CFUNC and FFUNC records
-** get their functions (and user_idx). */
+** get their functions (and user_idx), and NAME records rename them. */
 void fnid_sink(struct fnid *f, struct decode_sink *sink);
 
 /* Any thread. The function of a PROTO, CFUNC or FFUNC object decoded

@@ -288,6 +288,7 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	s->intervals += 1 + sm->missed;
 	s->samples++;
 	s->state[sm->state]++;
+	s->state_intervals[sm->state] += 1 + sm->missed;
 	/* The outermost interpreter frame (host frames are innermost first):
 	** the host frames outside it go before the Lua frames, the rest after,
 	** so that samples share their outer frames whatever runs inside. */

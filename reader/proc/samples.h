@@ -97,8 +97,9 @@ struct samples {
 	uint64_t signals;	  /* samples + samples_dropped */
 	uint64_t intervals; /* timer intervals the samples stand for: each 1
 			    ** + the intervals merged into it (version 11) */
-	uint64_t state[FORMAT_STATE__MAX]; /* samples per state */
-	struct samples_node *nodes;	   /* the sample tree */
+	uint64_t state[FORMAT_STATE__MAX];	     /* samples per state */
+	uint64_t state_intervals[FORMAT_STATE__MAX]; /* their intervals */
+	struct samples_node *nodes;		     /* the sample tree */
 	size_t nnode, nodecap;
 	struct samples_fn *fns; /* by function index (after samples_finish) */
 	size_t nfn;

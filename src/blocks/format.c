@@ -29,6 +29,7 @@ static const char *const rec_names[] = {
     [FORMAT_REC_HOSTSYM] = "HOSTSYM",
     [FORMAT_REC_STACK] = "STACK",
     [FORMAT_REC_STRING] = "STRING",
+    [FORMAT_REC_NAME] = "NAME",
 };
 
 static const char *const op_names[] = {
@@ -55,7 +56,7 @@ static const char *const state_names[FORMAT_STATE__MAX] = {
     [FORMAT_STATE_GC] = "gc",	      [FORMAT_STATE_EXIT] = "exit",
     [FORMAT_STATE_RECORD] = "record", [FORMAT_STATE_OPT] = "opt",
     [FORMAT_STATE_ASM] = "asm",	      [FORMAT_STATE_TRACE] = "trace",
-    [FORMAT_STATE_IDLE] = "idle",
+    [FORMAT_STATE_IDLE] = "idle",     [FORMAT_STATE_LJLOG] = "ljlog",
 };
 
 static const char *const site_names[FORMAT_SITE__MAX] = {

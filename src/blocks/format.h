@@ -28,7 +28,9 @@
 ** 13: block header flag FORMAT_FLAG_XXH3: the payload checksum is XXH3's
 **     (low 32 bits), set by the writer on every block.
 ** 14: a sample with a trace carries chkofs (the profile check its code
-**     stops at next); FORMAT_STATE_TRACED: a trace outside state 7. */
+**     stops at next); FORMAT_STATE_TRACED: a trace outside state 7;
+**     NAME records (a name found after the function's record); sample
+**     state FORMAT_STATE_LJLOG (ljlog's own work on the VM's thread). */
 #define FORMAT_VERSION 14
 
 /* -- File and block header ------------------------------------------------- */
@@ -68,6 +70,7 @@ enum format_rec {
 	FORMAT_REC_HOSTSYM = 7,
 	FORMAT_REC_STACK = 8,
 	FORMAT_REC_STRING = 9,
+	FORMAT_REC_NAME = 10,
 };
 
 #define FORMAT_VM_JIT_OFF  1u	/* VM record flags, bit 0 */
@@ -132,6 +135,7 @@ enum format_state {
 	FORMAT_STATE_ASM = 6,
 	FORMAT_STATE_TRACE = 7,
 	FORMAT_STATE_IDLE = 8,
+	FORMAT_STATE_LJLOG = 9,
 	FORMAT_STATE__MAX
 };
 

@@ -202,15 +202,57 @@ static UTIL_NOINLINE void gc_changed(struct logger_vm *vm)
 		logger_before_sweep(vm);
 }
 
+/* VM thread only (allocator), in the sweep. 1 when the block ptr of osize
+** bytes being freed is a prototype: its header says so, and its own size
+** is osize (lj_func_freeproto frees pt->sizept bytes), its bytecode and
+** constants inside it. Another block (a table's array, a buffer) would
+** have to hold all of that by chance. */
+static int is_proto(void *ptr, size_t osize)
+{
+	GCproto *pt = ptr;
+	if (osize < sizeof(GCproto) || pt->gct != (uint8_t)~LJ_TPROTO ||
+	    pt->sizept != osize || pt->sizebc == 0 ||
+	    pt->sizebc > (osize - sizeof(GCproto)) / sizeof(BCIns))
+		return 0;
+	uintptr_t k = (uintptr_t)mref(pt->k, void), p = (uintptr_t)ptr;
+	return k > p && k <= p + osize &&
+	       (size_t)pt->sizekgc * sizeof(GCRef) <= k - p;
+}
+
+/* VM thread only (allocator), before the block ptr of osize bytes is
+** freed. 1 when it may be an object the mapper maps by address: a
+** prototype, coroutine or trace, as its GC header says (any other block,
+** a table's array or a string, cannot be; its bytes may say so by chance,
+** which costs a lookup only). A prototype the sweep frees names its
+** children (sample-only logs meet them after their chunk is gone:
+** mapper_proto_freed). */
+static inline int freeing(struct logger_vm *vm, void *ptr, size_t osize)
+{
+	if (osize < MIN_MAPPED)
+		return 0;
+	uint8_t gct = ((GCobj *)ptr)->gch.gct;
+	if (gct == (uint8_t)~LJ_TPROTO) {
+		if (UTIL_UNLIKELY(vm->g->gc.state == GCSsweep) &&
+		    is_proto(ptr, osize)) {
+			mapper_proto_freed(&vm->map, (GCproto *)ptr);
+			return 0; /* forgotten there */
+		}
+		return 1;
+	}
+	return gct == (uint8_t)~LJ_TTHREAD || gct == (uint8_t)~LJ_TTRACE;
+}
+
 /* VM thread only. ptr was freed: an object born at the same address is
-** another object (new ID, and a SWITCH even if it is a coroutine). */
-static inline void forget(struct logger_vm *vm, void *ptr, size_t osize)
+** another object (new ID, and a SWITCH even if it is a coroutine). mapped:
+** what freeing() said of it (the mapper's lock is taken only then). */
+static inline void forget(struct logger_vm *vm, void *ptr, size_t osize,
+			  int mapped)
 {
 	if (UTIL_UNLIKELY(vm->snap.on))
 		snap_forget(&vm->snap, ptr);
-	/* Only prototypes (>= sizeof(GCproto)) and coroutines (exactly
-	** sizeof(lua_State)) are mapped by address: smaller blocks can't be. */
-	if (osize < MIN_MAPPED)
+	/* Only prototypes (>= sizeof(GCproto)), coroutines (exactly
+	** sizeof(lua_State)) and traces are mapped by address. */
+	if (osize < MIN_MAPPED || !mapped)
 		return;
 	mapper_forget(&vm->map, (uintptr_t)ptr);
 	if (UTIL_UNLIKELY(ptr == (void *)vm->last_L))
@@ -248,11 +290,12 @@ static void *alloc_sampled(struct logger_vm *vm, void *ptr, size_t osize,
 		vm->alloc_left = (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
 		x = site_of(vm, ptr, &key, &co); /* before the stack moves */
 	}
+	int mapped = nsize == 0 && ptr ? freeing(vm, ptr, osize) : 0;
 	void *np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 	if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
 		sample_stack_moving(&vm->s, 0);
 	if (nsize == 0 && ptr)
-		forget(vm, ptr, osize);
+		forget(vm, ptr, osize, mapped);
 	if (nsize && !np)
 		return np; /* failed: the old block is still there */
 	if (was) {
@@ -286,12 +329,13 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 	** until LuaJIT has stored the new one (seen by the handler). */
 	if (UTIL_UNLIKELY(vm->s.on))
 		mark_stack_move(vm, ptr, nsize);
+	int mapped = nsize == 0 && ptr ? freeing(vm, ptr, osize) : 0;
 	if (!(vm->events & OPTS_ALLOC)) {
 		np = vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		if (UTIL_UNLIKELY(vm->s.on) && np == ptr)
 			sample_stack_moving(&vm->s, 0);
 		if (nsize == 0 && ptr)
-			forget(vm, ptr, osize);
+			forget(vm, ptr, osize, mapped);
 		return np;
 	}
 	if (vm->alloc_rate)
@@ -306,7 +350,7 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 	if (nsize == 0) {
 		if (!ptr)
 			return np;
-		forget(vm, ptr, osize);
+		forget(vm, ptr, osize, mapped);
 		p = logger_reserve(vm, NULL, ts);
 		put_free(vm, p, ts, ptr, osize);
 	} else if (!np) {
@@ -396,7 +440,8 @@ static UTIL_NOINLINE void *exact_free(struct logger_vm *vm, void *ptr,
 	uint64_t ts = logger_alloc_clock(vm);
 	uint64_t *p = logger_reserve(vm, NULL, ts);
 	put_free(vm, p, ts, ptr, osize);
-	forget(vm, ptr, osize);
+	int mapped = freeing(vm, ptr, osize);
+	forget(vm, ptr, osize, mapped);
 	return vm->orig_alloc(vm->orig_ud, ptr, osize, 0);
 }
 

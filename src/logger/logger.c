@@ -177,6 +177,7 @@ void logger_flush(struct logger_vm *vm)
 		premap_stack(vm, vm->fork_L);
 	}
 	vm->in_flush = 1;
+	sample_busy(&vm->s, 1);
 	clock_pair_now(&c);
 	vm->out.len = 0;
 	mapper_lock(&vm->map);
@@ -196,7 +197,34 @@ void logger_flush(struct logger_vm *vm)
 	}
 	mapper_unlock(&vm->map);
 	vm->bp = vm->buf;
+	sample_busy(&vm->s, -1);
 	vm->in_flush = 0;
+}
+
+/* VM thread only. See logger.h. The lock is held across the write, as in
+** logger_flush: the IDs the NAMEs name are out before them. */
+void logger_write_names(struct logger_vm *vm)
+{
+	struct wbuf b = {0};
+	mapper_lock(&vm->map);
+	mapper_begin(&vm->map, &b);
+	if (mapper_end(&vm->map) > 0) {
+		writer_lock();
+		if (writer_is_open())
+			writer_write(&b, 1, 0);
+		writer_unlock();
+	}
+	mapper_unlock(&vm->map);
+	free(b.p);
+}
+
+/* VM thread only, the VM stopped (the armed hook). See logger.h. */
+void logger_look_names(struct logger_vm *vm, lua_State *L)
+{
+	sample_busy(&vm->s, 1);
+	if (mapper_look(&vm->map, L))
+		logger_write_names(vm);
+	sample_busy(&vm->s, -1);
 }
 
 /* VM thread only. Buffer full or flush interval passed (cold path). */
@@ -241,13 +269,17 @@ int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
 	}
 	logger_flush(vm); /* the events before it come first in the log */
 	vm->out.len = 0;
-	int n = snap_take(&vm->snap, L, vm->id, &vm->out, err, errlen);
+	sample_busy(&vm->s, 1);
+	int n = snap_take(&vm->snap, L, vm->id, &vm->out, err, errlen), r = n;
+	if (n >= 0) {
+		writer_lock();
+		r = writer_is_open() ? writer_write(&vm->out, (unsigned)n, 0)
+				     : -EBADF;
+		writer_unlock();
+	}
+	sample_busy(&vm->s, -1);
 	if (n < 0)
 		return n;
-	writer_lock();
-	int r =
-	    writer_is_open() ? writer_write(&vm->out, (unsigned)n, 0) : -EBADF;
-	writer_unlock();
 	if (vm->out.cap > (4u << 20))
 		wbuf_free(&vm->out); /* a large heap's blocks: give it back */
 	vm->out.len = 0;
@@ -368,6 +400,7 @@ static void at_exit(void)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
+		sample_busy(&mine[i]->s, 1); /* for good: the program ends */
 		if (mine[i]->snap_exit) {
 			char serr[256];
 			if (logger_snapshot(mine[i], mainthread(mine[i]->g),
@@ -378,6 +411,9 @@ static void at_exit(void)
 		sample_flush_now(&mine[i]->s);
 		record_vm_event(mine[i], BUF_DETACH);
 		logger_flush(mine[i]);
+		/* Names still unknown: a last look (compiled code may never
+		** have stopped at the armed hook). */
+		logger_look_names(mine[i], mainthread(mine[i]->g));
 	}
 	close_log();
 }
@@ -652,6 +688,12 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	char terr[256];
 	if (snaptrig_start(vm, &o, terr, sizeof terr) < 0)
 		fprintf(stderr, "ljlog: %s\n", terr);
+	/* From here on, a mapping pass that wrote a function without its
+	** name has the hook look for it (the hooks above are in place). */
+	mapper_lock(&vm->map);
+	vm->map.want = snaptrig_names;
+	vm->map.want_ud = vm;
+	mapper_unlock(&vm->map);
 	return 0;
 }
 
@@ -665,6 +707,10 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		snprintf(err, errlen, "not profiling this Lua VM");
 		return -ENOENT;
 	}
+	sample_busy(&vm->s, 1); /* the rest is ljlog's (sampling ends) */
+	mapper_lock(&vm->map);
+	vm->map.want = NULL; /* no hook is armed for names from now on */
+	mapper_unlock(&vm->map);
 	snaptrig_stop(vm);
 	if (vm->snap_exit) {
 		char serr[256];
@@ -686,6 +732,9 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	jitev_alloc_lines_off(L, &vm->jrec);
 	record_vm_event(vm, BUF_DETACH);
 	logger_flush(vm);
+	/* Names still unknown (the flush just mapped the last functions): a
+	** last look, as compiled code may never have stopped at the hook. */
+	logger_look_names(vm, L);
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */
 	/* luaJIT_setmode raises an error inside __gc (lua_close's finalizers),
 	** where the JIT is being turned off for good anyway. */

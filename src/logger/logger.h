@@ -83,6 +83,9 @@ struct logger_vm {
 	int snap_signal;    /* snapshot=SIGNAL, 0 none */
 	int snap_slot;	    /* its slot in snaptrig.c's table, -1 none */
 	int snap_armed;	    /* the hook is armed (atomic) */
+	unsigned snap_work; /* what it does: SNAPTRIG_* (atomic) */
+	uint64_t names_next; /* no look for names before (monotonic ns;
+			     ** mapper lock) */
 	lua_Hook snap_oldf; /* the hook it replaced */
 	int snap_oldmask, snap_oldcount;
 	/* The three above are written (arming thread), then published:
@@ -121,6 +124,15 @@ int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
 
 /* VM thread only: the count hook a snapshot trigger arms (snaptrig.c). */
 void logger_snap_hook(lua_State *L, lua_Debug *ar);
+
+/* VM thread only, the VM stopped between two instructions (a hook). Look
+** for the names of the functions written without one and write what is
+** found (NAME records). */
+void logger_look_names(struct logger_vm *vm, lua_State *L);
+
+/* VM thread only. Write the NAME records found since the last mapping
+** pass (one that found nothing else to write). */
+void logger_write_names(struct logger_vm *vm);
 
 /* VM thread only. Map, encode and write vm's buffered events (MAPPING,
 ** then EVENTS, one write); empty the buffer. Must run before the GC frees

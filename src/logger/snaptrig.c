@@ -27,10 +27,16 @@ static struct sigaction old_act[2];			  /* USR1, USR2 */
 static int sig_users[2];				  /* VMs using each */
 static int timer_started;
 
-/* Any context (a signal handler too). Arm vm's snapshot hook: the next
-** instruction the VM runs calls it. */
-static void arm(struct logger_vm *vm)
+/* A look for names costs the VM's whole memory: the next one waits this
+** many times as long as the last one took, and at least NAMES_GAP_NS. */
+#define NAMES_COST_FACTOR 50
+#define NAMES_GAP_NS	  250000000u
+
+/* Any context (a signal handler too). Arm vm's hook to do work (SNAPTRIG_*):
+** the next instruction the VM runs calls it. */
+static void arm(struct logger_vm *vm, unsigned work)
 {
+	__atomic_fetch_or(&vm->snap_work, work, __ATOMIC_ACQ_REL);
 	if (__atomic_exchange_n(&vm->snap_armed, 1, __ATOMIC_ACQ_REL))
 		return; /* armed already: its saved hook is the program's */
 	global_State *g = vm->g;
@@ -44,8 +50,16 @@ static void arm(struct logger_vm *vm)
 	lua_sethook(mainthread(g), logger_snap_hook, mask | LUA_MASKCOUNT, 1);
 }
 
+/* Any thread, the mapper lock held. See snaptrig.h. */
+void snaptrig_names(void *ud)
+{
+	struct logger_vm *vm = ud;
+	if (clock_mono_ns() >= vm->names_next)
+		arm(vm, SNAPTRIG_NAMES);
+}
+
 /* VM thread only (the hook armed above). Put the previous hook back, pass
-** it its event, take the snapshot. */
+** it its event, do the work. */
 void logger_snap_hook(lua_State *L, lua_Debug *ar)
 {
 	struct logger_vm *vm = logger_vm_of(G(L));
@@ -57,12 +71,24 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 	lua_Hook f = __atomic_load_n(&vm->snap_oldf, __ATOMIC_RELAXED);
 	lua_sethook(L, f, __atomic_load_n(&vm->snap_oldmask, __ATOMIC_RELAXED),
 		    __atomic_load_n(&vm->snap_oldcount, __ATOMIC_RELAXED));
+	unsigned work =
+	    __atomic_exchange_n(&vm->snap_work, 0, __ATOMIC_ACQ_REL);
 	__atomic_store_n(&vm->snap_ready, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&vm->snap_armed, 0, __ATOMIC_RELEASE);
 	if (ar->event != LUA_HOOKCOUNT && f)
 		f(L, ar);
+	if (work & SNAPTRIG_NAMES) {
+		uint64_t t0 = clock_mono_ns();
+		logger_look_names(vm, L);
+		uint64_t t1 = clock_mono_ns(),
+			 gap = (t1 - t0) * NAMES_COST_FACTOR;
+		mapper_lock(&vm->map);
+		vm->names_next = t1 + (gap > NAMES_GAP_NS ? gap : NAMES_GAP_NS);
+		mapper_unlock(&vm->map);
+	}
 	char err[256];
-	if (logger_snapshot(vm, L, err, sizeof err) < 0)
+	if ((work & SNAPTRIG_SNAPSHOT) &&
+	    logger_snapshot(vm, L, err, sizeof err) < 0)
 		fprintf(stderr, "ljlog: snapshot: %s\n", err);
 }
 
@@ -75,7 +101,7 @@ static void on_signal(int sig)
 		struct logger_vm *vm =
 		    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
 		if (vm && vm->snap_signal == sig)
-			arm(vm);
+			arm(vm, SNAPTRIG_SNAPSHOT);
 	}
 	__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
 	errno = saved;
@@ -95,7 +121,7 @@ static void *timer_main(void *arg)
 			if (!vm || !vm->snap_ns)
 				continue;
 			if (now >= vm->snap_due) {
-				arm(vm);
+				arm(vm, SNAPTRIG_SNAPSHOT);
 				vm->snap_due += vm->snap_ns;
 				if (vm->snap_due <= now)
 					vm->snap_due = now + vm->snap_ns;
@@ -190,6 +216,7 @@ void snaptrig_stop(struct logger_vm *vm)
 		vm->snap_slot = -1;
 	}
 	/* Armed but not fired: the program's hook back. */
+	__atomic_store_n(&vm->snap_work, 0, __ATOMIC_RELEASE);
 	if (__atomic_exchange_n(&vm->snap_armed, 0, __ATOMIC_ACQ_REL) &&
 	    vm->g->hookf == logger_snap_hook)
 		lua_sethook(mainthread(vm->g), vm->snap_oldf, vm->snap_oldmask,

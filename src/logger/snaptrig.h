@@ -13,6 +13,15 @@
 struct logger_vm;
 struct opts;
 
+/* What the armed hook does (logger_vm.snap_work). */
+#define SNAPTRIG_SNAPSHOT 1u /* take a heap snapshot */
+#define SNAPTRIG_NAMES	  2u /* look for functions' names */
+
+/* Any thread, vm's mapper lock held (its want callback: mapper.h). Some
+** functions were written without their names: arm the hook to look for
+** them, at most every so often (a look reads the whole VM). */
+void snaptrig_names(void *vm);
+
 /* VM thread only (attach, after the VM is live). Start vm's triggers;
 ** 0 or -errno with a message in err (the VM stays attached). */
 int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,

@@ -4,6 +4,7 @@
 ** sampler's drainer on the helper thread.
 */
 #include "maps/mapper.h"
+#include "maps/namewalk.h"
 #include "maps/protoname.h"
 #include "maps/tsnap.h"
 
@@ -36,13 +37,28 @@ int mapper_init(struct mapper *m, global_State *g, uint64_t vm_id)
 	return 0;
 }
 
-/* Child side of fork(), single-threaded. See mapper.h. */
+/* Owner (or lock holder). Free the names found before their functions
+** were mapped. */
+static void pending_free(struct mapper *m)
+{
+	for (size_t i = 0; i < hmap_capacity(&m->pending); i++)
+		if (m->pending.keys[i])
+			free((char *)(uintptr_t)m->pending.vals[i]);
+	hmap_free(&m->pending);
+}
+
+/* Child side of fork(), single-threaded. See mapper.h. The names found
+** early stay: they name the same objects in the child. */
 void mapper_fork_child(struct mapper *m)
 {
 	pthread_mutex_init(&m->lock, NULL);
 	hmap_free(&m->map);
 	memset(&m->map, 0, sizeof m->map);
 	hmap_free(&m->strs);
+	hmap_free(&m->unnamed);
+	hmap_free(&m->walked);
+	m->late.len = 0;
+	m->unnamed_new = 0;
 	m->out = NULL;
 	m->bad = 0;
 #ifndef NDEBUG
@@ -55,6 +71,10 @@ void mapper_free(struct mapper *m)
 {
 	hmap_free(&m->map);
 	hmap_free(&m->strs);
+	hmap_free(&m->unnamed);
+	hmap_free(&m->walked);
+	pending_free(m);
+	free(m->late.p);
 	names_free(&m->names);
 	pthread_mutex_destroy(&m->lock);
 }
@@ -189,16 +209,34 @@ static int map_child(void *ud, GCproto *child, const char *name)
 	return id ? 0 : -ENOMEM;
 }
 
+/* Caller holds m's lock. key (mapped as id) was written without its name:
+** look for it. */
+static void note_unnamed(struct mapper *m, uintptr_t key, uint64_t id)
+{
+	if (hmap_put(&m->unnamed, key, id) == 0)
+		m->unnamed_new++;
+}
+
 /* Caller holds m's lock, in a pass; pt alive. A PROTO record named as its
-** parent's bytecode said (m->pname), then its children's, while pt keeps
-** them alive: a prototype has no pointer to its parent. */
+** parent's bytecode said (m->pname), or as a freed parent's said before
+** (m->pending), then its children's, while pt keeps them alive: a
+** prototype has no pointer to its parent. */
 static int put_proto(struct mapper *m, uint64_t id, GCproto *pt)
 {
 	const char *name = m->pname ? m->pname : "";
+	char *found = NULL;
+	uint64_t *v;
 	m->pname = NULL;
+	if (!name[0] && (v = hmap_get(&m->pending, (uintptr_t)pt))) {
+		name = found = (char *)(uintptr_t)*v;
+		hmap_del(&m->pending, (uintptr_t)pt);
+	}
 	int rc = names_put_proto(m->out, id, pt, name);
+	free(found);
 	if (rc < 0)
 		return rc;
+	if (!name[0] && !protoname_builtin(pt))
+		note_unnamed(m, (uintptr_t)pt, id);
 	return protoname_children(pt, map_child, m);
 }
 
@@ -209,7 +247,12 @@ static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
 	struct wbuf *b = m->out;
 	switch (kind) {
 	case MAPPER_PROTO: return put_proto(m, id, (GCproto *)key);
-	case MAPPER_CFUNC: return names_put_cfunc(b, id, &m->names, key);
+	case MAPPER_CFUNC: {
+		int rc = names_put_cfunc(b, id, &m->names, key);
+		if (rc == 0)
+			note_unnamed(m, key, id);
+		return rc < 0 ? rc : 0;
+	}
 	case MAPPER_FFUNC:
 		return names_put_ffunc(b, id, &m->names, (unsigned)key & 0xff,
 				       key & MAPPER_FF_ASM ? FORMAT_FF_NOEXIT
@@ -308,6 +351,16 @@ int mapper_end(struct mapper *m)
 			out->len = m->moff;
 		return -ENOMEM;
 	}
+	/* The names found since the last pass: their IDs were defined in
+	** blocks written before (under this lock). */
+	uint8_t *p = m->late.len ? wbuf_room(out, m->late.len) : NULL;
+	if (p) {
+		memcpy(p, m->late.p, m->late.len);
+		out->len += m->late.len;
+		m->late.len = 0;
+	}
+	if (m->unnamed_new && m->want)
+		m->want(m->want_ud);
 	if (out->len == m->mstart) {
 		out->len = m->moff;
 		return 0;
@@ -318,12 +371,114 @@ int mapper_end(struct mapper *m)
 
 /* -- Outside a pass ----------------------------------------------------------- */
 
+/* Caller holds m's lock. The object at key is gone: so is what was known
+** of its name. */
+static void forget_names(struct mapper *m, uintptr_t key)
+{
+	uint64_t *v;
+	if (m->unnamed.count)
+		hmap_del(&m->unnamed, key);
+	if (m->walked.count)
+		hmap_del(&m->walked, key);
+	if (m->pending.count && (v = hmap_get(&m->pending, key)) != NULL) {
+		free((char *)(uintptr_t)*v);
+		hmap_del(&m->pending, key);
+	}
+}
+
 /* Any thread but the lock holder. The object at key was freed. */
 void mapper_forget(struct mapper *m, uintptr_t key)
 {
 	mapper_lock(m);
 	hmap_del(&m->map, key);
+	forget_names(m, key);
 	mapper_unlock(m);
+}
+
+/* -- Names found late ------------------------------------------------------ */
+
+/* Names remembered for prototypes not mapped yet, at most. */
+#define PENDING_MAX 65536
+
+/* Caller holds m's lock. See mapper.h. */
+void mapper_name(struct mapper *m, uintptr_t key, const char *name, int sure)
+{
+	uint64_t *v, id;
+	if (!name[0])
+		return;
+	if ((v = hmap_get(&m->unnamed, key)) != NULL) {
+		id = *v;
+		if (names_put_name(&m->late, id, name) == 0) {
+			hmap_del(&m->unnamed, key);
+			if (!sure)
+				hmap_put(&m->walked, key, id);
+		}
+		return;
+	}
+	if (!sure)
+		return;
+	if ((v = hmap_get(&m->walked, key)) != NULL) {
+		if (names_put_name(&m->late, *v, name) == 0)
+			hmap_del(&m->walked, key);
+		return;
+	}
+	if (hmap_get(&m->map, key) || m->pending.count >= PENDING_MAX)
+		return; /* named already (or C: named when mapped) */
+	int added = 0;
+	char *s;
+	if (!(v = hmap_ref(&m->pending, key, &added)) || !added ||
+	    !(s = strdup(name))) {
+		if (v && added)
+			hmap_del(&m->pending, key);
+		return;
+	}
+	*v = (uint64_t)(uintptr_t)s;
+}
+
+/* VM thread only (allocator), in the sweep. protoname_fn: a child of the
+** prototype being freed. */
+static int name_child(void *ud, GCproto *child, const char *name)
+{
+	mapper_name(ud, (uintptr_t)child, name, 1);
+	return 0;
+}
+
+/* VM thread only (allocator), the GC sweeping pt. See mapper.h. */
+void mapper_proto_freed(struct mapper *m, GCproto *pt)
+{
+	mapper_lock(m);
+	if (pt->flags & PROTO_CHILD)
+		protoname_children(pt, name_child, m);
+	hmap_del(&m->map, (uintptr_t)pt);
+	forget_names(m, (uintptr_t)pt);
+	mapper_unlock(m);
+}
+
+/* Caller holds m's lock. namewalk's wanted: written without a name. */
+static int walk_wanted(void *ud, uintptr_t key)
+{
+	struct mapper *m = ud;
+	return hmap_get(&m->unnamed, key) != NULL;
+}
+
+/* Caller holds m's lock. namewalk's found. */
+static void walk_found(void *ud, uintptr_t key, const char *name, int sure)
+{
+	mapper_name(ud, key, name, sure);
+}
+
+/* VM thread only, the VM stopped. See mapper.h. */
+int mapper_look(struct mapper *m, lua_State *L)
+{
+	mapper_lock(m);
+	int any = m->unnamed.count > 0;
+	if (any) {
+		struct namewalk_fns fns = {walk_wanted, walk_found, m, 1};
+		namewalk_run(L, &fns);
+	}
+	m->unnamed_new = 0;
+	mapper_unlock(m);
+	return any;
 }
 
 /* VM thread only. Merge freshly scanned names into m's. */

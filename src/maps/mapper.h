@@ -49,6 +49,18 @@ struct mapper {
 	uintptr_t ckey[MAPPER_CACHE]; /* ID cache: valid during one pass */
 	uint64_t cid[MAPPER_CACHE];
 	const char *pname; /* name for the PROTO being mapped, or NULL */
+	/* -- Names found after the record (NAME, format 14) ------------------- */
+	struct hmap unnamed;  /* key -> ID of a PROTO or CFUNC written
+			       ** without its name */
+	struct hmap pending;  /* GCproto* -> its name (a malloc'd char *),
+			       ** found before it was mapped */
+	struct hmap walked;   /* key -> ID named from a table path, which
+			      ** its chunk's bytecode may name again */
+	struct wbuf late;     /* NAME records for the next pass */
+	unsigned unnamed_new; /* unnamed since the last look */
+	void (*want)(void *); /* told at a pass's end while there are
+			       ** (lock held; quick, takes no lock) */
+	void *want_ud;
 #ifndef NDEBUG
 	/* Debug builds: the thread holding lock (pthread_self, a TLS read:
 	** gettid is a system call, several per flush). */
@@ -106,6 +118,24 @@ int mapper_end(struct mapper *m);
 /* Any thread but the mapper's lock holder. An object at key was freed: a
 ** new object at that address gets a new ID. */
 void mapper_forget(struct mapper *m, uintptr_t key);
+
+/* Caller holds m's lock. The function at key (GCproto* or C function) is
+** called name, sure when the bytecode that made it says so (else a table
+** path): a NAME record for its ID if it was written without one, or if a
+** table path named it and this is sure (in the next pass); else, when
+** sure, remembered for when it is mapped. An empty name is no name. */
+void mapper_name(struct mapper *m, uintptr_t key, const char *name, int sure);
+
+/* VM thread only (allocator), the GC sweeping pt, which is about to be
+** freed; takes m's lock. Its children are named from its bytecode while
+** it is there (their memory is whole: the sweep reaches them after their
+** parent), then pt is forgotten. */
+void mapper_proto_freed(struct mapper *m, GCproto *pt);
+
+/* VM thread only, the VM stopped between two instructions (a hook); takes
+** m's lock. Look through the VM for the names of the functions written
+** without one (namewalk.h). 1 when some were looked for. */
+int mapper_look(struct mapper *m, lua_State *L);
 
 /* VM thread only. Move into m's names those of fresh it lacks (fresh is
 ** left to names_free). */

@@ -251,7 +251,7 @@ int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name)
 }
 
 /* Caller holds the mapper lock. A CFUNC record: package.loaded name, else
-** dladdr's. */
+** dladdr's; 1 when package.loaded named it. */
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f)
 {
@@ -283,6 +283,20 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 	p = blocks_uleb_put(p, f);
 	p = blocks_str_put(p, name, nl);
 	p = blocks_str_put(p, obj, ol);
+	b->len = (size_t)(p - b->p);
+	return c_lookup(n, f) != NULL;
+}
+
+/* Caller owns b. A NAME record (version 14). */
+int names_put_name(struct wbuf *b, uint64_t id, const char *name)
+{
+	size_t nl = strlen(name);
+	uint8_t *p = wbuf_room(b, 1 + 2 * BLOCKS_ULEB_MAX + nl);
+	if (!p)
+		return -ENOMEM;
+	*p++ = FORMAT_REC_NAME;
+	p = blocks_uleb_put(p, id);
+	p = blocks_str_put(p, name, nl);
 	b->len = (size_t)(p - b->p);
 	return 0;
 }

@@ -55,7 +55,8 @@ const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
 ** ("ffi.meta.__call"), or -1 when this LuaJIT has none. */
 int names_ffid(const char *raw);
 
-/* MAPPING records, appended to b; 0 or -ENOMEM. Context: the caller owns
+/* MAPPING records, appended to b; 0 or -ENOMEM (names_put_cfunc: 1 when a
+** table named the function, 0 when only dladdr did). Context: the caller owns
 ** b; for the records that read VM objects or names (PROTO, CFUNC, FFUNC),
 ** the caller holds the VM's mapper lock (VM thread or the sampler's
 ** drainer) and the objects are alive (mapped before the GC sweeps). */
@@ -67,6 +68,8 @@ int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 int names_put_ffunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    unsigned ffid, unsigned flags);
 int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags);
+/* A NAME record: a name found after the function's record. */
+int names_put_name(struct wbuf *b, uint64_t id, const char *name);
 /* A TRACE record's snapshots: for snapshot k, its machine-code offset
 ** mcofs[k] and nfr[k] frames, outermost first, taken in turn from ids (PROTO
 ** IDs, defined before) and lines. */

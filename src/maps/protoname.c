@@ -110,7 +110,7 @@ static int table_name(const GCproto *pt, BCPos pc, BCReg t, char *buf,
 }
 
 /* Any thread, child alive. Its first parameter is `self`. */
-static int is_method(const GCproto *child)
+int protoname_is_method(const GCproto *child)
 {
 	const char *s;
 	return child->numparams >= 1 &&
@@ -141,7 +141,8 @@ static void name_at(const GCproto *pt, BCPos pc, const GCproto *child,
 			if (table_name(pt, pc, bc_b(ins), tn, sizeof tn, 0) ==
 			    0) {
 				snprintf(buf, cap, "%s%c%s", tn,
-					 is_method(child) ? ':' : '.', s);
+					 protoname_is_method(child) ? ':' : '.',
+					 s);
 				return;
 			}
 			break;

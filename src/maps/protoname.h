@@ -24,6 +24,10 @@ int protoname_children(GCproto *pt, protoname_fn fn, void *ud);
 ** pt, or NULL (no debug info, or a temporary). */
 const char *protoname_local(const GCproto *pt, BCPos pc, BCReg slot);
 
+/* Any thread, pt alive. 1 when pt's first parameter is `self` (a method:
+** "M:get"). */
+int protoname_is_method(const GCproto *pt);
+
 /* Any thread, pt alive. The name of pt's upvalue idx, or NULL. */
 const char *protoname_upvalue(const GCproto *pt, uint32_t idx);
 

@@ -76,6 +76,7 @@ struct sample_vm {
 	uint64_t signals;   /* timer signals taken (atomic) */
 	uint64_t dropped;   /* of them, dropped: buffer full (atomic) */
 	uintptr_t stack_moving; /* a Lua stack being reallocated (atomic) */
+	uint32_t busy;		/* ljlog works on the VM thread (atomic) */
 	/* -- Drainer state (hostlock) ---------------------------------------- */
 	pthread_mutex_t hostlock; /* one drainer at a time, in time order */
 	uint64_t signals_done;	  /* signals already in SAMPLES blocks */
@@ -137,6 +138,15 @@ void sample_map_pending(struct sample_vm *s);
 
 /* VM thread only (exit). Map and write every pending sample now. */
 void sample_flush_now(struct sample_vm *s);
+
+/* VM thread only. ljlog starts (+1) or ends (-1) work of its own on the
+** VM's thread (a flush, a heap snapshot): samples meanwhile are its, state
+** FORMAT_STATE_LJLOG, not the program's. Nests. */
+static inline void sample_busy(struct sample_vm *s, int d)
+{
+	__atomic_add_fetch(&s->busy, (uint32_t)d, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
 
 /* VM thread only (allocator). The Lua stack at stack is being reallocated
 ** (0: no longer): the handler must not walk it meanwhile. */

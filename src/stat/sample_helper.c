@@ -117,7 +117,7 @@ static int host_frames(struct sample_vm *s, struct sample_entry *e,
 		*pcofs = e->pc - e->mc_lo + 1;
 		return 0;
 	}
-	if (s->host)
+	if (s->host && e->state != FORMAT_STATE_LJLOG)
 		k = unwind_ips(e->host, ips, SAMPLE_HOST_MAX);
 	for (int j = 0; j < k; j++) {
 		uintptr_t ip = j ? ips[j] - 1 : ips[j];

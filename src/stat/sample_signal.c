@@ -381,6 +381,14 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 
 	e->ts = clock_now();
 	e->state = (uint8_t)state_of(st);
+	if (__atomic_load_n(&s->busy, __ATOMIC_RELAXED)) {
+		/* ljlog's own work: no frames, nothing to unwind. */
+		e->state = FORMAT_STATE_LJLOG;
+		e->trace = 0;
+		e->pc = e->at = e->chk = 0;
+		e->nlua = 0;
+		return;
+	}
 	e->trace = 0;
 	e->pc = 0;
 	e->at = 0;

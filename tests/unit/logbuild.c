@@ -314,6 +314,15 @@ void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 	lb_uleb(&m->p, flags);
 }
 
+/* Test thread. NAME record (version 14): the PROTO or CFUNC id is named
+** name from here on. */
+void map_name(struct lbmap *m, uint64_t id, const char *name)
+{
+	lb_u8(&m->p, FORMAT_REC_NAME);
+	lb_uleb(&m->p, id);
+	lb_str(&m->p, name);
+}
+
 /* Test thread. Append the MAPPING block. */
 void lblog_mapping(struct lblog *l, struct lbmap *m)
 {

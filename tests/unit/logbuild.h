@@ -130,6 +130,8 @@ void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
 		     uint64_t nsnap, const uint64_t *snaps);
 void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 		 const char *object, uint64_t flags);
+/* NAME (version 14): a PROTO or CFUNC defined before gets its name. */
+void map_name(struct lbmap *m, uint64_t id, const char *name);
 void lblog_mapping(struct lblog *l, struct lbmap *m);
 
 /* Events, with absolute slots and addresses (the builder makes deltas). */

@@ -305,6 +305,56 @@ Test(export, heapsnapshot_nodes_edges_strings)
 	unlink(path);
 }
 
+Test(export, heapsnapshot_names_functions_by_their_last_name)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lb p = {0};
+	begin(&l);
+	map_begin(&m, VM);
+	map_cfunc(&m, 9, 0x401234, "host+0x1234", "/usr/bin/host");
+	lblog_mapping(&l, &m);
+	lb_uleb(&p, VM);
+	lb_uleb(&p, 1);
+	hobj(&p, 1, FORMAT_HTYPE_FUNCTION, 40, 0, "t.lua:1");
+	lb_u8(&p, 0);
+	hobj(&p, 2, FORMAT_HTYPE_FUNCTION, 40, 0, "C 0x401234");
+	lb_u8(&p, 0);
+	lb_u8(&p, FORMAT_HEAP_ROOT);
+	lb_str(&p, "registry");
+	lb_uleb(&p, 1);
+	lb_u8(&p, FORMAT_HEAP_ROOT);
+	lb_str(&p, "registry");
+	lb_uleb(&p, 2);
+	lb_u8(&p, FORMAT_HEAP_SUMMARY);
+	lb_uleb(&p, 100); /* CLOCK */
+	lb_uleb(&p, 100);
+	lb_uleb(&p, 100);
+	lb_u8(&p, 0);
+	lb_uleb(&p, 2);	 /* objects */
+	lb_uleb(&p, 80); /* bytes */
+	lb_uleb(&p, 0);	 /* unreachable */
+	lb_uleb(&p, 80); /* gc_total */
+	lb_uleb(&p, 0);	 /* parts */
+	lb_uleb(&p, 5);	 /* pause_ns */
+	lblog_block(&l, FORMAT_KIND_HEAP, p.buf, p.len);
+	lb_free(&p);
+	/* Their names, found after the snapshot. */
+	map_begin(&m, VM);
+	map_name(&m, A, "fib");
+	map_name(&m, 9, "worker.stats");
+	lblog_mapping(&l, &m);
+	lblog_end(&l);
+	const char *path = lblog_write(&l);
+	lblog_free(&l);
+	char *s = export_str(export_heapsnapshot, path, 0);
+	cr_assert(strstr(s, "\"fib (t.lua:1)\""), "%s", s);
+	cr_assert(strstr(s, "\"worker.stats (C 0x401234)\""), "%s", s);
+	cr_assert_null(strstr(s, "host+0x1234"), "%s", s);
+	free(s);
+	unlink(path);
+}
+
 Test(export, missing_file)
 {
 	char err[256];

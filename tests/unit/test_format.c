@@ -326,7 +326,8 @@ Test(format, record_kinds)
 	cr_assert_eq(value_of(&hd, "HOSTSYM"), FORMAT_REC_HOSTSYM);
 	cr_assert_eq(value_of(&hd, "STACK"), FORMAT_REC_STACK);
 	cr_assert_eq(value_of(&hd, "STRING"), FORMAT_REC_STRING);
-	cr_assert_eq(d.n, 9, "9 record kinds in format.txt");
+	cr_assert_eq(value_of(&hd, "NAME"), FORMAT_REC_NAME);
+	cr_assert_eq(d.n, 10, "10 record kinds in format.txt");
 	cr_assert_not_null(strstr(sec, "bit 0: ljlog turned the JIT off"));
 	cr_assert_eq(FORMAT_VM_JIT_OFF, 1u);
 	cr_assert_not_null(strstr(sec, "bit 0: the VM's main thread"));

@@ -26,6 +26,11 @@ struct seen {
 	int nev;
 	struct decode_events hdr[8];
 	int nhdr;
+	/* NAME records: the ID, its kind and its name then. */
+	uint32_t renamed[4];
+	unsigned renamed_kind[4];
+	char renamed_to[4][32];
+	int nrename;
 };
 
 static int s_intro(void *ud, const struct decode_intro *in)
@@ -49,6 +54,21 @@ static int s_record(void *ud, struct decode_obj *o)
 	struct seen *s = ud;
 	if (s->nobj < 32)
 		s->objs[s->nobj++] = o;
+	return 0;
+}
+
+static int s_rename(void *ud, struct decode_obj *o)
+{
+	struct seen *s = ud;
+	if (s->nrename < 4) {
+		s->renamed[s->nrename] = o->id;
+		s->renamed_kind[s->nrename] = o->kind;
+		snprintf(s->renamed_to[s->nrename], sizeof s->renamed_to[0],
+			 "%s",
+			 o->kind == FORMAT_REC_PROTO ? o->u.proto.name.s
+						     : o->u.cfunc.name.s);
+		s->nrename++;
+	}
 	return 0;
 }
 
@@ -89,6 +109,7 @@ static int run(const char *path, struct seen *s, char *err, size_t errlen)
 	    .intro = s_intro,
 	    .end = s_end,
 	    .record = s_record,
+	    .rename = s_rename,
 	    .events = s_events,
 	    .event = s_event,
 	    .unknown = s_unknown,
@@ -691,6 +712,91 @@ Test(reader, absurd_id_is_corrupt)
 	lblog_end(&l);
 	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
 	lblog_free(&l);
+}
+
+/* Test thread. A log of version with VM 1, PROTO 2, CFUNC 3, TRACE 4 (at
+** 2) and STACK 5 (no frames) in block 1, then in block 2 a NAME of ID 2
+** ("fib") and a NAME of id ("stats"); decode it into s (the renames
+** record the object's name as the sink sees it). */
+static int name_log(uint64_t version, uint64_t id, struct seen *s, char *err,
+		    size_t errlen)
+{
+	struct lblog l;
+	struct lbmap m;
+	lblog_init(&l);
+	lblog_intro_version(&l, 1, version);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 1, 0, 0);
+	map_proto(&m, 2, "@app.lua", 4, 3);
+	map_cfunc(&m, 3, 0x401234, "host+0x1234", "/usr/bin/host");
+	map_trace(&m, 4, 1, 2, 5, 0);
+	lb_u8(&m.p, FORMAT_REC_STACK);
+	lb_uleb(&m.p, 5);
+	lb_uleb(&m.p, 0); /* parent */
+	lb_uleb(&m.p, 0); /* nlua */
+	lb_uleb(&m.p, 0); /* nhost */
+	lblog_mapping(&l, &m);
+	map_begin(&m, 1);
+	map_name(&m, 2, "fib");
+	map_name(&m, id, "stats");
+	lblog_mapping(&l, &m);
+	lblog_end(&l);
+	int rc = run(lblog_write(&l), s, err, errlen);
+	lblog_free(&l);
+	return rc;
+}
+
+Test(reader, name_record_renames_proto_and_cfunc)
+{
+	struct seen s;
+	char err[512];
+	cr_assert_eq(name_log(FORMAT_VERSION, 3, &s, err, sizeof err), 0, "%s",
+		     err);
+	/* No new ID: the 5 records of block 1, then two renames. */
+	cr_assert_eq(s.nobj, 5);
+	cr_assert_eq(s.nrename, 2);
+	cr_assert_eq(s.renamed[0], 2);
+	cr_assert_eq(s.renamed_kind[0], FORMAT_REC_PROTO);
+	cr_assert_str_eq(s.renamed_to[0], "fib");
+	cr_assert_eq(s.renamed[1], 3);
+	cr_assert_eq(s.renamed_kind[1], FORMAT_REC_CFUNC);
+	cr_assert_str_eq(s.renamed_to[1], "stats");
+}
+
+Test(reader, name_of_undefined_trace_or_stack_id_is_corrupt)
+{
+	struct seen s;
+	char err[512];
+	cr_assert_eq(name_log(FORMAT_VERSION, 9, &s, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 2 (MAPPING)"), "%s", err);
+	/* The second record: kind, ID 2, "fib" (5 bytes) after the vm. */
+	cr_assert_not_null(strstr(err, "NAME record at payload offset 7: ID 9 "
+				       "is not defined before use"),
+			   "%s", err);
+	cr_assert_eq(name_log(FORMAT_VERSION, 4, &s, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "NAME record at payload offset 7: ID 4 "
+				       "is a TRACE, not a PROTO or CFUNC"),
+			   "%s", err);
+	cr_assert_eq(name_log(FORMAT_VERSION, 5, &s, err, sizeof err),
+		     -EBADMSG);
+	cr_assert_not_null(strstr(err, "NAME record at payload offset 7: ID 5 "
+				       "is a STACK, not a PROTO or CFUNC"),
+			   "%s", err);
+	cr_assert_eq(s.nrename, 1, "the first NAME went through");
+}
+
+Test(reader, name_before_version_14_is_corrupt)
+{
+	struct seen s;
+	char err[512];
+	cr_assert_eq(name_log(13, 3, &s, err, sizeof err), -EBADMSG);
+	cr_assert_not_null(strstr(err, "block 2 (MAPPING)"), "%s", err);
+	cr_assert_not_null(
+	    strstr(err, "unknown record kind 10 at payload offset 1"), "%s",
+	    err);
+	cr_assert_eq(s.nrename, 0);
 }
 
 Test(reader, mapping_for_undefined_vm_is_corrupt)

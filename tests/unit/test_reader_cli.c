@@ -450,7 +450,9 @@ Test(cli, samples_report)
 	    "\"signals\": 8,",
 	    "\"states\": {\n    \"interp\": 2,\n    \"c\": 2,\n    \"gc\": "
 	    "0,\n    \"exit\": 0,\n    \"record\": 0,\n    \"opt\": 0,\n    "
-	    "\"asm\": 0,\n    \"trace\": 1,\n    \"idle\": 1\n  }",
+	    "\"asm\": 0,\n    \"trace\": 1,\n    \"idle\": 1,\n    "
+	    "\"ljlog\": 0\n  }",
+	    "\"ljlog_intervals\": 0,",
 	    "\"trace_flushes\": 1,",
 	    "\"name\": \"app.lua:10\",\n      \"kind\": \"lua\",",
 	    "\"samples\": 4,\n      \"samples_total\": 5\n",
@@ -714,4 +716,121 @@ Test(cli, heap_version_9_has_no_sites)
 	has_line(out, "    object #5 string size 10 \"s5\"");
 	free(out);
 	unlink(p);
+}
+
+/* -- NAME records (version 14) ----------------------------------------------- */
+
+/* Test thread. A log of pid: PROTO 2 @app.lua:4 without a name, a call of
+** it and three samples in it; then (from *cut on) a NAME of it ("fib"),
+** two more samples, END. */
+static void name_log(struct lblog *l, uint64_t pid, size_t *cut)
+{
+	struct lbmap m;
+	struct lbev e;
+	struct lbsam s;
+	const uint64_t lua[] = {2, 5};
+	lblog_init(l);
+	lblog_intro(l, pid);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 77, 1000, 0);
+	map_proto(&m, 2, "@app.lua", 4, 3);
+	lblog_mapping(l, &m);
+	ev_begin(&e);
+	ev_enter(&e, 1, 2, 5);
+	ev_exit(&e, 1, 1000);
+	lblog_events(l, 1, 0, &e);
+	sam_begin(&s);
+	for (int i = 0; i < 3; i++)
+		sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 1, lua, 0, NULL);
+	lblog_samples(l, 1, 2000, 77, 0, &s);
+	*cut = l->file.len;
+	map_begin(&m, 1);
+	map_name(&m, 2, "fib");
+	lblog_mapping(l, &m);
+	sam_begin(&s);
+	for (int i = 0; i < 2; i++)
+		sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 1, lua, 0, NULL);
+	lblog_samples(l, 1, 3000, 77, 0, &s);
+	lblog_end(l);
+}
+
+Test(cli, name_in_dump_and_reports)
+{
+	struct lblog l;
+	size_t cut;
+	name_log(&l, 1, &cut);
+	const char *p = lblog_write(&l);
+	lblog_free(&l);
+	char *out = out_of(LJLOG " dump %s", p);
+	has_line(out, "  PROTO 2 chunk \"@app.lua\" firstline 4 numline 3 name "
+		      "\"\"");
+	has_line(out, "  NAME 2 \"fib\"");
+	free(out);
+	/* Reports are made at the end: the last name. */
+	out = out_of(LJLOG " report --json %s", p);
+	cr_assert_not_null(strstr(out, "\"name\": \"fib (app.lua:4)\",\n      "
+				       "\"kind\": \"lua\""),
+			   "%s", out);
+	cr_assert_null(strstr(out, "\"app.lua:4\""), "%s", out);
+	free(out);
+	out = out_of(LJLOG " folded %s", p);
+	has_line(out, "fib_(app.lua:4) 5");
+	free(out);
+	out = out_of(LJLOG " top --once -n 0 %s", p);
+	cr_assert_not_null(strstr(out, "  fib (app.lua:4)\n"), "%s", out);
+	free(out);
+	unlink(p);
+}
+
+/* Test thread. Wait up to 20 s for path to hold want; its contents. */
+static char *wait_for(const char *path, const char *want)
+{
+	for (int i = 0;; i++) {
+		char *s = slurp(path);
+		if (strstr(s, want) || i == 2000)
+			return s;
+		free(s);
+		usleep(10000);
+	}
+}
+
+Test(cli, top_shows_a_name_that_comes_later)
+{
+	struct lblog l;
+	size_t cut;
+	char log[64], out[80], st[80];
+	snprintf(log, sizeof log, "/tmp/ljlog-cli-top-name-XXXXXX");
+	int fd = mkstemp(log);
+	cr_assert_geq(fd, 0);
+	/* This process writes it: top follows it while we live. */
+	name_log(&l, (uint64_t)getpid(), &cut);
+	cr_assert_eq(write(fd, l.file.buf, cut), (ssize_t)cut);
+	snprintf(out, sizeof out, "%s.out", log);
+	snprintf(st, sizeof st, "%s.st", log);
+	cr_assert_eq(sh("(" LJLOG " top -d 0.05 -n 0 %s >%s 2>&1; "
+			"echo $? >%s.tmp; mv %s.tmp %s) &",
+			log, out, st, st, st),
+		     0);
+	/* A frame before the NAME: the function has no name yet. */
+	char *s = wait_for(out, "  app.lua:4\n");
+	cr_assert_not_null(strstr(s, "  app.lua:4\n"), "%s", s);
+	free(s);
+	cr_assert_eq(write(fd, l.file.buf + cut, l.file.len - cut),
+		     (ssize_t)(l.file.len - cut));
+	close(fd);
+	lblog_free(&l);
+	s = wait_for(st, "\n");
+	cr_assert_str_eq(s, "0\n");
+	free(s);
+	/* The frame at the END block: the name, the samples before it too. */
+	s = slurp(out);
+	const char *last = strstr(s, "(end) ==");
+	cr_assert_not_null(last, "%s", s);
+	cr_assert_not_null(strstr(last, "  fib (app.lua:4)\n"), "%s", s);
+	cr_assert_not_null(strstr(last, "samples 5,"), "%s", s);
+	cr_assert_null(strstr(last, "  app.lua:4\n"), "%s", s);
+	free(s);
+	unlink(log);
+	unlink(out);
+	unlink(st);
 }

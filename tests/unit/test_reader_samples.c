@@ -588,7 +588,7 @@ Test(samples, bad_ids_are_corrupt)
 	one_bad(FORMAT_STATE_INTERP, 0, 0, NULL, 1, proto_as_host,
 		"host frame sym is not a HOSTSYM (ID 3)");
 	one_bad(FORMAT_STATE__MAX, 0, 0, NULL, 0, NULL,
-		"(state 9) at payload offset");
+		"(state 10) at payload offset");
 	one_bad(200, 0, 0, NULL, 0, NULL, "unknown state");
 }
 
@@ -1017,6 +1017,216 @@ Test(samples, cfunc_before_hostsym_also_merges)
 	struct profile *p = load(&l, 0);
 	expect(p, "io.write", FNID_C, 2, 2);
 	cr_assert_eq(p->nfn, 2, "io.write and the interpreter");
+	profile_free(p);
+}
+
+/* -- NAME records (version 14) ----------------------------------------------- */
+
+/* IDs of the NAME logs (VM is the first VM). */
+enum {
+	VM2 = 40,
+	NP = 41,  /* PROTO @app.lua:4 */
+	NX1 = 42, /* CFUNC at 0x401234 of VM, "host+0x1234" */
+	NX2 = 43, /* CFUNC at 0x401234 of VM2, "worker.stats" */
+	NX3 = 44, /* CFUNC at 0x401234 of VM2, "host+0x1234" */
+	NH = 45,  /* HOSTSYM at 0x401234, no symbol */
+};
+
+/* Test thread. n samples of vm with one Lua frame, func (at line). */
+static void name_samples(struct lblog *l, uint64_t vm, uint64_t func,
+			 uint64_t line, int n)
+{
+	const uint64_t lua[] = {func, line};
+	struct lbsam s;
+	sam_begin(&s);
+	for (int i = 0; i < n; i++)
+		sam_add(&s, 1, FORMAT_STATE_INTERP, 0, 1, lua, 0, NULL);
+	lblog_samples(l, vm, 100, 1, 0, &s);
+}
+
+/* Test thread. A NAME of id in a MAPPING block of vm. */
+static void name_block(struct lblog *l, uint64_t vm, uint64_t id,
+		       const char *name)
+{
+	struct lbmap m;
+	map_begin(&m, vm);
+	map_name(&m, id, name);
+	lblog_mapping(l, &m);
+}
+
+/* Test thread. The functions named name. */
+static int named(const struct profile *p, const char *name)
+{
+	int n = 0;
+	for (size_t i = 0; i < p->nfn; i++)
+		n += !strcmp(p->fns[i].name, name);
+	return n;
+}
+
+/* Test thread. A log with VM and PROTO NP @app.lua:4 (named pname), two
+** calls of it (10 ticks each) and three samples in it at line 5. */
+static void proto_log(struct lblog *l, const char *pname)
+{
+	struct lbmap m;
+	struct lbev e;
+	lblog_init(l);
+	lblog_intro(l, 1);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 1, 0, 0);
+	map_proto_named(&m, NP, "@app.lua", 4, 3, pname);
+	lblog_mapping(l, &m);
+	ev_begin(&e);
+	ev_enter(&e, 1, NP, 1);
+	ev_exit(&e, 1, 10);
+	ev_enter(&e, 1, NP, 1);
+	ev_exit(&e, 1, 10);
+	lblog_events(l, VM, 0, &e);
+	name_samples(l, VM, NP, 5, 3);
+}
+
+Test(samples, name_after_proto_renames_it_with_its_counts)
+{
+	struct lblog l;
+	proto_log(&l, "");
+	name_block(&l, VM, NP, "fib");
+	struct profile *p = load(&l, 0);
+	const struct profile_fn *f = fn(p, "fib (app.lua:4)");
+	cr_assert_eq(f->kind, FNID_LUA);
+	cr_assert_str_eq(f->file, "app.lua");
+	cr_assert_eq(f->line, 4);
+	cr_assert_eq(f->calls, 2);
+	cr_assert_eq(f->total, 20);
+	cr_assert_eq(f->self, 20);
+	cr_assert_eq(f->samples, 3);
+	cr_assert_eq(f->samples_total, 3);
+	cr_assert_eq(named(p, "app.lua:4"), 0, "the old name is gone");
+	cr_assert_eq(at_line(p, "app.lua", 5), 3);
+	profile_free(p);
+}
+
+/* sysbench's shape: each thread's VM loads the same script. VM 1 wrote
+** its PROTO before the name was known (a NAME follows), VM 2 after. One
+** function of both VMs' samples, whichever order the records come in. */
+Test(samples, unnamed_and_named_protos_of_two_vms_are_one_function)
+{
+	enum { NP2 = 46 };
+	for (int order = 0; order < 2; order++) {
+		struct lblog l;
+		struct lbmap m;
+		proto_log(&l, "");
+		if (order == 1)
+			name_block(&l, VM, NP, "fib");
+		map_begin(&m, VM2);
+		map_vm(&m, VM2, 2, 0, 0);
+		map_proto_named(&m, NP2, "@app.lua", 4, 3, "fib");
+		lblog_mapping(&l, &m);
+		name_samples(&l, VM2, NP2, 6, 4);
+		if (order == 0)
+			name_block(&l, VM, NP, "fib");
+		name_samples(&l, VM, NP, 5, 2);
+		struct profile *p = load(&l, 0);
+		const struct profile_fn *f = fn(p, "fib (app.lua:4)");
+		cr_assert_eq(named(p, "fib (app.lua:4)"), 1, "order %d", order);
+		cr_assert_eq(named(p, "app.lua:4"), 0, "order %d", order);
+		cr_assert_eq(f->samples, 3 + 4 + 2, "order %d", order);
+		cr_assert_eq(f->calls, 2);
+		profile_free(p);
+	}
+}
+
+Test(samples, empty_name_keeps_the_name_there)
+{
+	struct lblog l;
+	proto_log(&l, "fib");
+	name_block(&l, VM, NP, "");
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(fn(p, "fib (app.lua:4)")->calls, 2);
+	cr_assert_eq(named(p, "app.lua:4"), 0);
+	profile_free(p);
+	/* A later NAME replaces an earlier one. */
+	proto_log(&l, "");
+	name_block(&l, VM, NP, "fib");
+	name_block(&l, VM, NP, "M.fib");
+	p = load(&l, 0);
+	cr_assert_eq(fn(p, "M.fib (app.lua:4)")->samples, 3);
+	cr_assert_eq(named(p, "fib (app.lua:4)"), 0);
+	profile_free(p);
+}
+
+/* Test thread. VM with CFUNC NX1 "host+0x1234" and HOSTSYM NH at its
+** address; VM2. */
+static void cfunc_log(struct lblog *l)
+{
+	struct lbmap m;
+	lblog_init(l);
+	lblog_intro(l, 1);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 1, 0, 0);
+	map_cfunc(&m, NX1, 0x401234, "host+0x1234", "/usr/bin/host");
+	map_hostsym(&m, NH, 0x401234, "", "/usr/bin/host", 0);
+	lblog_mapping(l, &m);
+	map_begin(&m, VM2);
+	map_vm(&m, VM2, 2, 0, 0);
+	lblog_mapping(l, &m);
+}
+
+/* Test thread. A CFUNC record in a MAPPING block of vm. */
+static void cfunc_block(struct lblog *l, uint64_t vm, uint64_t id,
+			const char *name)
+{
+	struct lbmap m;
+	map_begin(&m, vm);
+	map_cfunc(&m, id, 0x401234, name, "/usr/bin/host");
+	lblog_mapping(l, &m);
+}
+
+Test(samples, name_points_cfunc_at_another_vms_named_one)
+{
+	struct lblog l;
+	cfunc_log(&l);
+	name_samples(&l, VM, NX1, 0, 1);
+	/* VM2 knew the name when it met the function. */
+	cfunc_block(&l, VM2, NX2, "worker.stats");
+	name_samples(&l, VM2, NX2, 0, 2);
+	name_block(&l, VM, NX1, "worker.stats");
+	name_samples(&l, VM, NX1, 0, 3);
+	/* A sample in its code without a Lua frame: the HOSTSYM at its
+	** address is the function too. */
+	struct lbsam s;
+	const uint64_t host[] = {NH};
+	sam_begin(&s);
+	sam_add(&s, 1, FORMAT_STATE_C, 0, 0, NULL, 1, host);
+	lblog_samples(&l, VM, 100, 1, 0, &s);
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(named(p, "worker.stats"), 1);
+	const struct profile_fn *f = fn(p, "worker.stats");
+	cr_assert_eq(f->kind, FNID_C);
+	cr_assert_str_eq(f->file, "/usr/bin/host");
+	cr_assert_eq(f->samples, 2 + 3 + 1,
+		     "VM2's, VM's after the NAME, "
+		     "and the host frame's");
+	/* The sample before the NAME stays where it was counted. */
+	cr_assert_eq(fn(p, "host+0x1234")->samples, 1);
+	profile_free(p);
+}
+
+Test(samples, name_renames_cfunc_in_place_and_later_records_join_it)
+{
+	struct lblog l;
+	cfunc_log(&l);
+	name_samples(&l, VM, NX1, 0, 1);
+	name_block(&l, VM, NX1, "worker.stats");
+	name_samples(&l, VM, NX1, 0, 3);
+	/* VM2 met it after the NAME: with the name, and (NX3) before it
+	** knew the name itself. */
+	cfunc_block(&l, VM2, NX2, "worker.stats");
+	cfunc_block(&l, VM2, NX3, "host+0x1234");
+	name_samples(&l, VM2, NX2, 0, 2);
+	name_samples(&l, VM2, NX3, 0, 4);
+	struct profile *p = load(&l, 0);
+	cr_assert_eq(named(p, "worker.stats"), 1);
+	cr_assert_eq(fn(p, "worker.stats")->samples, 1 + 3 + 2 + 4);
+	cr_assert_eq(named(p, "host+0x1234"), 0);
 	profile_free(p);
 }
 
