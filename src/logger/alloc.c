@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "logger/logger.h"
+#include "maps/tsnap.h"
 
 #define MIN_MAPPED                                                             \
 	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto)                 \
@@ -147,6 +148,50 @@ static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
 	return frame_site(vm, ptr, key, co, 1);
 }
 
+/* VM thread only (allocator). The site of a table or cdata that trace T
+** sank and makes now where it escapes: in T's code where the constructor
+** was (tsnap_sunk), so that its line is the constructor's, as with the
+** JIT off (or -O-sink), not the line where it escapes. */
+static uint64_t trace_site(GCtrace *T, uint32_t mcofs, uint64_t *key)
+{
+	*key = (uint64_t)(uintptr_t)T;
+	return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
+	       BUF_SITE_TRACE((uint64_t)mcofs + 1, (uint64_t)T->traceno);
+}
+
+/* VM thread only (allocator), vmstate EXIT, a new block. A trace exit
+** restores its snapshot (lj_snap_restore), making the allocations the
+** trace sank that the snapshot holds: charge them to their constructor.
+** 0 when the exit's snapshot sank none. */
+static UTIL_NOINLINE uint64_t site_unsink(struct logger_vm *vm, uint64_t *key)
+{
+	jit_State *J = G2J(vm->g);
+	GCtrace *T = J->parent && J->parent < J->sizetrace
+			 ? traceref(J, J->parent)
+			 : NULL;
+	uint32_t mcofs;
+	if (!T || !tsnap_sunk(T, (SnapNo)J->exitno, &mcofs))
+		return 0;
+	return trace_site(T, mcofs, key);
+}
+
+/* VM thread only (allocator), in side trace T (number st), at 1 + ofs of
+** its code. Before its first snapshot, a side trace remakes what its
+** parent sank (jitev_replayed): the constructor's site in the parent;
+** else T's own. */
+static UTIL_NOINLINE uint64_t site_replay(struct logger_vm *vm, jit_State *J,
+					  GCtrace *T, uint64_t ofs,
+					  uint64_t *key, uint64_t st)
+{
+	uint32_t mcofs;
+	GCtrace *P;
+	if ((T->nsnap < 2 || ofs - 1 < T->snap[1].mcofs) &&
+	    (P = jitev_replayed(&vm->jrec, J, T, &mcofs)) != NULL)
+		return trace_site(P, mcofs, key);
+	*key = (uint64_t)(uintptr_t)T;
+	return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 | BUF_SITE_TRACE(ofs, st);
+}
+
 /* VM thread only (allocator). Site word (buf.h) of an allocation happening
 ** now; *key gets the site's pointer or ffid. ptr is the block being
 ** reallocated (or NULL). In compiled code: the running trace, and where in
@@ -166,12 +211,21 @@ site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
 			return FORMAT_SITE_TRACE;
 		uint64_t ofs =
 		    trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
+		if (UTIL_UNLIKELY(T->root) && ofs)
+			return site_replay(vm, J, T, ofs, key, (uint64_t)st);
 		*key = (uint64_t)(uintptr_t)T;
 		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
 		       BUF_SITE_TRACE(ofs, (uint64_t)st);
 	}
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;
+	case LJ_VMST_EXIT:
+		if (!ptr) {
+			uint64_t x = site_unsink(vm, key);
+			if (x)
+				return x;
+		}
+		break;
 	case LJ_VMST_RECORD: return site_rec(vm, ptr, key, co);
 	case LJ_VMST_OPT:
 	case LJ_VMST_ASM: return FORMAT_SITE_JIT;

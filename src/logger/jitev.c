@@ -4,6 +4,7 @@
 ** only records into the VM's event buffer.
 */
 #include "logger/jitev.h"
+#include "maps/tsnap.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -428,6 +429,27 @@ static int ir_allocates(const GCtrace *T, IRRef from, IRRef to)
 	return 0;
 }
 
+/* VM thread only, inside the record vmevent, at a new recording's first
+** instruction. A side trace has remade (lj_snap_replay) the allocations
+** its parent's exit snapshot sank: remember where their constructor was
+** in the parent, for the allocations the side trace makes before its
+** first snapshot (jitev_replayed). */
+static void rec_replays(jit_State *J, struct jitev_rec *r)
+{
+	struct jitev_replay *e = &r->replay[J->cur.traceno % JITEV_REPLAYS];
+	GCtrace *P = J->parent && J->parent < J->sizetrace
+			 ? traceref(J, J->parent)
+			 : NULL;
+	uint32_t ofs;
+	e->traceno = 0;
+	if (P && tsnap_sunk(P, (SnapNo)J->exitno, &ofs)) {
+		e->traceno = J->cur.traceno;
+		e->parent = J->parent;
+		e->mcofs = ofs;
+		e->startpc = mref(J->cur.startpc, const BCIns);
+	}
+}
+
 /* VM thread only, inside the record vmevent, before LuaJIT records the
 ** instruction at J->pc. A new recording starts in r->base; one goes to a
 ** snapshot per line (from this instruction on, as LuaJIT's mode l) before
@@ -442,6 +464,7 @@ static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
 		r->switched = 0;
 		r->traceno = T->traceno;
 		r->scan = REF_FIRST;
+		rec_replays(J, r);
 	}
 	r->nsnap = T->nsnap;
 	if (r->scan < REF_FIRST || r->scan > T->nins)
@@ -465,6 +488,19 @@ static int on_record(lua_State *L)
 	return 0;
 }
 #endif
+
+/* VM thread only (allocator). See jitev.h. */
+GCtrace *jitev_replayed(const struct jitev_rec *r, jit_State *J,
+			const GCtrace *T, uint32_t *mcofs)
+{
+	const struct jitev_replay *e = &r->replay[T->traceno % JITEV_REPLAYS];
+	if (!T->root || e->traceno != T->traceno ||
+	    e->startpc != mref(T->startpc, const BCIns) ||
+	    e->parent >= J->sizetrace)
+		return NULL;
+	*mcofs = e->mcofs;
+	return traceref(J, e->parent);
+}
 
 /* VM thread only, Lua API context. See jitev.h. */
 int jitev_alloc_lines_on(lua_State *L, struct jitev_rec *r, int base, char *err,

@@ -28,6 +28,17 @@ int jitev_lines_on(lua_State *L, int mode);
 /* VM thread only. Undo jitev_lines_on of mode (if still ljlog's). */
 void jitev_lines_off(lua_State *L, int mode);
 
+/* A side trace that remakes allocations its parent sank (LuaJIT's
+** allocation sinking: lj_snap_replay makes them at the side trace's start,
+** before its first snapshot): where the constructor was in the parent. */
+struct jitev_replay {
+	uint32_t traceno;     /* the side trace's number, 0: none */
+	uint32_t parent;      /* its parent's number */
+	uint32_t mcofs;	      /* the constructor's code in the parent */
+	const BCIns *startpc; /* the side trace's start (numbers are reused) */
+};
+#define JITEV_REPLAYS 64 /* side traces remembered, by number */
+
 /* A VM's snapshots per line where it allocates (jitev_alloc_lines_on),
 ** read and kept by its record events. */
 struct jitev_rec {
@@ -37,7 +48,14 @@ struct jitev_rec {
 	uint32_t traceno; /* the recording last seen: its number, */
 	uint32_t nsnap;	  /* its snapshots */
 	uint32_t scan;	  /* and the IR instructions looked at */
+	struct jitev_replay replay[JITEV_REPLAYS]; /* by number, & 63 */
 };
+
+/* VM thread only (allocator). Side trace T of r's VM remakes at its start
+** the allocations its parent sank: the parent, with *mcofs where their
+** constructor was in the parent's code; else NULL. */
+GCtrace *jitev_replayed(const struct jitev_rec *r, jit_State *J,
+			const GCtrace *T, uint32_t *mcofs);
 
 /* VM thread only, Lua API context. With alloc: a snapshot per line only in
 ** the traces that may allocate. Traces are recorded in mode base (0, or

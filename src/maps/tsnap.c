@@ -4,6 +4,8 @@
 */
 #include "maps/tsnap.h"
 
+#include "lj_target.h"
+
 #include <string.h>
 
 #if !LJ_FR2
@@ -105,4 +107,31 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs)
 			lo = (SnapNo)(mid + 1);
 	}
 	return lo ? (SnapNo)(lo - 1) : 0;
+}
+
+/* Caller keeps T alive. See tsnap.h. The sunk instruction keeps its place
+** in T's IR (RID_SUNK: LuaJIT's lj_snap.c replays it from there); the
+** snapshot before it is the last with a ref at or below it. */
+int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
+{
+	if (e >= T->nsnap)
+		return 0;
+	const SnapShot *snap = &T->snap[e];
+	const SnapEntry *map = &T->snapmap[snap->mapofs];
+	for (MSize k = 0; k < snap->nent; k++) {
+		IRRef ref = snap_ref(map[k]);
+		if (ref < REF_FIRST || ref >= T->nins)
+			continue;
+		const IRIns *ir = &T->ir[ref];
+		if (regsp_reg(ir->r) != RID_SUNK ||
+		    (ir->o != IR_TNEW && ir->o != IR_TDUP && ir->o != IR_CNEW &&
+		     ir->o != IR_CNEWI))
+			continue;
+		SnapNo s = 0;
+		for (SnapNo i = 0; i < T->nsnap && T->snap[i].ref <= ref; i++)
+			s = i;
+		*mcofs = T->snap[s].mcofs;
+		return 1;
+	}
+	return 0;
 }

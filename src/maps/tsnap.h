@@ -33,4 +33,12 @@ int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max);
 ** ofs of T's code: the last one starting at or before it. */
 SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
 
+/* Caller keeps T alive. Where the first allocation that T sank (LuaJIT's
+** allocation sinking: the table or cdata is made only where it escapes,
+** at an exit or in a side trace) among those snapshot e restores was in
+** T's code: the start of the snapshot's code holding the sunk instruction,
+** whose frames name the constructor's line, into *mcofs. 1 when snapshot
+** e has one, else 0. */
+int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
+
 #endif
