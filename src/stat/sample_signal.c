@@ -24,6 +24,7 @@
 #endif
 #define REG_LJ_BASE	REG_RDX
 #define REG_LJ_PC	REG_RBX
+#define REG_LJ_RB	REG_RBP /* BASE's save across leaf calls */
 #define REG_LJ_DISPATCH REG_R14
 
 /* Lowest and highest user-space addresses a pointer can hold (x64, 47-bit
@@ -364,6 +365,63 @@ static void trace_where(struct sample_vm *s, struct sample_entry *e,
 	e->chk = x && s->checks ? sample_next_check(T, s->hook_disp, x) : 0;
 }
 
+/* Async-signal-safe. The interpreter is between a Lua call's new frame and
+** its first instruction, or between a return's PC and the caller's frame:
+** BASE is the callee's frame and PC its frame link, the return PC into
+** the caller (vm_x64.dasc, BC_CALL: the link is stored before PC moves to
+** the callee; BC_RET: PC is loaded from it before BASE moves). 1 for a
+** call, 2 for a return (rip in the code of the RET instructions, which
+** lies between their static dispatch entries and FORI's, in opcode
+** order); 0 when neither. base and pc are integers: base is checked to
+** lie in L's stack first. */
+static int in_call(global_State *g, lua_State *L, uintptr_t base,
+		   uintptr_t pc, uintptr_t rip)
+{
+	uintptr_t stack = (uintptr_t)tvref(L->stack);
+	uintptr_t size = L->stacksize;
+	if (!addr_ok(stack, sizeof(TValue)) || size == 0 ||
+	    size > (ADDR_MAX - stack) / sizeof(TValue))
+		return 0;
+	uintptr_t lo = stack + (1 + LJ_FR2) * sizeof(TValue);
+	if (!in_stack(base, lo + sizeof(TValue),
+		      stack + size * sizeof(TValue) + sizeof(TValue)))
+		return 0;
+	TValue *frame = (TValue *)(base - sizeof(TValue));
+	if (!frame_islua(frame) || (uintptr_t)frame_pc(frame) != pc)
+		return 0;
+	ASMFunction *sd = G2GG(g)->dispatch + GG_LEN_DDISP;
+	uintptr_t r0 = (uintptr_t)sd[BC_RETM], r1 = (uintptr_t)sd[BC_FORI];
+	return r0 < r1 && rip >= r0 && rip < r1 ? 2 : 1;
+}
+
+/* Async-signal-safe. Drop e's innermost Lua frame (a returning callee). */
+static void drop_innermost(struct sample_entry *e)
+{
+	for (unsigned k = 1; k < e->nlua; k++)
+		e->lua[k - 1] = e->lua[k];
+	e->nlua--;
+}
+
+/* Async-signal-safe. The interpreter called a leaf C function (lj_tab_len
+** for #t, and the like) without saving BASE and PC in L and its C frame
+** (vm_x64.dasc: "mov RB, BASE // Save BASE."): they are still in
+** registers the callee saves (PC in rbx, BASE in rbp, or still in rdx).
+** Only a BASE whose function holds PC is taken (walk's check), as in the
+** interpreter's own code. The frames' count, 0 when neither fits. */
+static unsigned leaf_walk(lua_State *L, const ucontext_t *uc,
+			  struct sample_entry *e)
+{
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_PC];
+	unsigned n = 0;
+	if (!pc)
+		return 0;
+	n = walk(L, (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_RB], pc, e);
+	if (!n)
+		n = walk(L, (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_BASE], pc,
+			 e);
+	return n;
+}
+
 /* Async-signal-safe. Fill entry e for s's VM, interrupted with context uc
 ** (sample_int.h). What it reads from the VM and from registers: g and
 ** g->cur_L (set by LuaJIT, stable while its thread is interrupted); the C
@@ -457,8 +515,20 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	/* Not while L's stack is being reallocated: until LuaJIT has moved
 	** L->stack, the old block may be freed under us. */
 	uintptr_t moving = __atomic_load_n(&s->stack_moving, __ATOMIC_RELAXED);
-	if (L && base && (!moving || moving != (uintptr_t)tvref(L->stack)))
+	if (L && base && (!moving || moving != (uintptr_t)tvref(L->stack))) {
 		e->nlua = (uint16_t)walk(L, base, pc, e);
+		int c = !e->nlua && pc && e->state == FORMAT_STATE_INTERP
+			    ? in_call(g, L, base, pc, rip)
+			    : 0;
+		/* The function jit.p charges: the next to run an instruction,
+		** the callee of a call, the caller of a return. */
+		if (c && (e->nlua = (uint16_t)walk(L, base, 0, e)) > 1 &&
+		    c == 2)
+			drop_innermost(e);
+		if (!e->nlua && e->state == FORMAT_STATE_INTERP &&
+		    !(rip >= s->vm_lo && rip < s->vm_hi))
+			e->nlua = (uint16_t)leaf_walk(L, uc, e);
+	}
 	if (s->host)
 		unwind_capture(e->host, uc, s->stack_lo, s->stack_hi,
 			       SAMPLE_STACK);
