@@ -30,15 +30,25 @@ local chunk = assert(loadfile(prog))
 arg = pargs
 arg[0] = prog
 
+-- Stop and write the counts: after the program, or when it calls
+-- os.exit (luacheck and LDoc end so).
+local function finish()
+	profile.stop()
+	local f = assert(io.open(out, "w"))
+	for k, n in pairs(counts) do
+		f:write(n, "\t", k, "\n")
+	end
+	f:close()
+end
+local exit = os.exit
+os.exit = function(...)
+	finish()
+	return exit(...)
+end
+
 profile.start(mode, function(th, samples)
 	local k = key(th)
 	counts[k] = (counts[k] or 0) + samples
 end)
 chunk(unpack(pargs))
-profile.stop()
-
-local f = assert(io.open(out, "w"))
-for k, n in pairs(counts) do
-	f:write(n, "\t", k, "\n")
-end
-f:close()
+finish()

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# ljlog e2e: ljlog's CPU profile against LuaJIT's own profiler on a corpus
+# (issue 24). Every program of tests/e2e/jitp/ (its README lists the cases:
+# inlined callees followed by the caller's own work, an FFI call in an
+# inlined function, an unrolled loop, side traces, recursion, string
+# builtins in traces, a coroutine resumed in a loop, a trace exit in the
+# middle of a loop, three designed 3:1 splits, and more), and luacheck and
+# LDoc over Penlight (Debian's lua-check, lua-ldoc, lua-penlight), runs
+# under jit.profile (mode f, 1 ms: sample_jitprofile.lua) and under ljlog
+# (sample=1ms), with the JIT on and off. For every Lua function with at
+# least 5% of either's samples (of those charged to a Lua function; a C
+# function's count for its Lua caller, as jit.profile samples at
+# bytecodes), the two shares agree within 5 points: jitp_harness.py, which
+# measures again on longer runs where a difference is within chance, and
+# prints the table (also bench/jitp.sh). The 3:1 programs' shares must
+# also be 75/25 within 5 points in both.
+#
+# Where C code calls Lua back or an error unwinds to a pcall, jit.profile
+# charges the C time to the next Lua function to run and ljlog to the one
+# on the stack: those pairs are compared as one (jitp_harness.py, --group).
+# The plain passes only (luajit and luajit2): sanitizers change what the
+# time goes to.
+. "$(dirname "$0")/lib.sh"
+
+[ -z "$LJLOG_TEST_PRELOAD" ] ||
+	skip "the jit.profile harness runs in the plain passes (a sanitizer changes where the time goes)"
+corpus=$E2E/jitp
+progs=()
+for f in "$corpus"/*.lua; do
+	progs+=("$(basename "$f" .lua)=$f:SCALE")
+done
+[ "${#progs[@]}" -ge 15 ] || fail "the corpus has ${#progs[@]} programs, fewer than 15"
+
+# luacheck and LDoc over Penlight, as realprogs.sh runs them (skipped with
+# a note when the packages are missing: the corpus still runs).
+if [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
+	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
+	command -v ldoc >/dev/null; then
+	realprogs_find
+	lc_args=--no-config:--no-color:-j1
+	for f in List class compat lexer path utils; do
+		lc_args="$lc_args:$pl_dir/$f.lua"
+	done
+	mkdir -p "$T/src/pl" "$T/doc"
+	for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
+		comprehension config data dir file func lapp lexer path pretty; do
+		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua"
+	done
+	progs+=("luacheck=$lc_bin:$lc_args" "ldoc=$ldoc_bin:--testing:-d:$T/doc:$T/src/pl")
+else
+	echo "info: $test_name: luacheck, LDoc or Penlight missing: the corpus only"
+fi
+
+python3 "$E2E/jitp_harness.py" --luajit "$LUAJIT" --ljlog "$LJLOG" \
+	--moddir "$MODDIR" --jitprofile "$E2E/sample_jitprofile.lua" \
+	--tmp "$T" --table "$T/table.txt" \
+	--group pcall_error=18+42 --group gsub_callback=24+37 \
+	--group sort_cmp=18+25 --truth nbody "${progs[@]}" >"$T/out" 2>&1
+rc=$?
+cat "$T/out"
+[ "$rc" -eq 0 ] || fail "ljlog's shares differ from jit.profile's (table above)"
+
+# The designed splits: 75/25 within 5 points, in both profilers.
+python3 - "$T/table.txt" <<'PY' || fail "a 3:1 split is not 75/25 (table above)"
+import sys
+rows = [ln.split() for ln in open(sys.argv[1]).read().splitlines()[1:]]
+bad = 0
+for prog in ("split_jit", "split_table", "split_string"):
+    for mode in ("on", "off"):
+        r = [x for x in rows if x[0] == prog and x[1] == mode]
+        if len(r) != 2:
+            print("FAIL: %s [jit %s]: %d functions over 5%%, expected 2" % (prog, mode, len(r)))
+            bad += 1
+            continue
+        for x in r:
+            jp, lj = float(x[3]), float(x[4])
+            want = 75.0 if max(jp, lj) > 50 else 25.0
+            for who, v in (("jit.p", jp), ("ljlog", lj)):
+                if abs(v - want) > 5:
+                    print("FAIL: %s [jit %s] %s: %s %.1f%%, designed %.0f%%" % (prog, mode, x[2], who, v, want))
+                    bad += 1
+sys.exit(1 if bad else 0)
+PY
+ok "shares agree with jit.profile within 5 points on ${#progs[@]} programs, JIT on and off; the 3:1 splits are 75/25"
