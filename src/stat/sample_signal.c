@@ -374,8 +374,8 @@ static void trace_where(struct sample_vm *s, struct sample_entry *e,
 ** lies between their static dispatch entries and FORI's, in opcode
 ** order); 0 when neither. base and pc are integers: base is checked to
 ** lie in L's stack first. */
-static int in_call(global_State *g, lua_State *L, uintptr_t base,
-		   uintptr_t pc, uintptr_t rip)
+static int in_call(global_State *g, lua_State *L, uintptr_t base, uintptr_t pc,
+		   uintptr_t rip)
 {
 	uintptr_t stack = (uintptr_t)tvref(L->stack);
 	uintptr_t size = L->stacksize;
