@@ -464,7 +464,8 @@ Test(cli, samples_report)
 	    "\"samples\": 4\n    },\n    {\n      \"name\": \"app.lua:10\",\n  "
 	    "    \"file\": \"app.lua\",\n      \"line\": 13,\n      "
 	    "\"samples\": 1\n    }\n  ]",
-	    "\"traces\": [\n    {\n      \"traceno\": 1,\n      \"name\": "
+	    "\"traces\": [\n    {\n      \"vm\": 1,\n      \"traceno\": 1,\n"
+	    "      \"name\": "
 	    "\"app.lua:12\",\n      \"root\": 0,\n      \"samples\": 1\n    "
 	    "}\n  ]",
 	    "\"trace_aborts\": [\n    {\n      \"reason\": 7,\n      "
