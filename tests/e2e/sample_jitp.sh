@@ -9,7 +9,7 @@
 # innermost Lua function (library functions count for their Lua caller);
 # with the JIT on (library calls compiled into the traces) also the
 # report's per-function `samples` over Lua functions. The top three must
-# be the same functions in the same order. JIT on and off.
+# be the same functions, the first the same. JIT on and off.
 . "$(dirname "$0")/lib.sh"
 
 # ThreadSanitizer runs a signal handler late, at the next call it
@@ -76,9 +76,16 @@ bad = []
 checks = [("folded --lua, innermost Lua function", by_leaf)]
 if jit == "on":
     checks.append(("report samples (Lua functions)", by_field))
+# The same top function, and the same three on top. Their order below the
+# top is not compared: with the JIT on, tables' side traces are compiled
+# in another order from run to run and its share moved between 26% and
+# 34% (jit.profile) while strings' moved between 15% and 22%; one run of
+# each profiler may then swap them. tests/e2e/jitp.sh compares shares
+# over several runs.
 for label, counts in checks:
     got = top(counts)
-    if [name for _, name in got] != [name for _, name in want]:
+    if (got[:1] and got[0][1] != want[0][1]) or \
+            sorted(name for _, name in got) != sorted(name for _, name in want):
         bad.append("%s: top %r, jit.profile's %r" % (label, got, want))
 if bad:
     sys.exit("[jit %s] %s" % (jit, "; ".join(bad)))
