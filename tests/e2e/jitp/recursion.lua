@@ -13,7 +13,10 @@ if arg and arg[2] == "off" then jit.off() end
 -- that varies from run to run: fib's share moved between 40% and 60% from
 -- one run to the next (ljlog and jit.p alike). Without recursive traces
 -- (recunroll=0: the recursion runs in the interpreter, mix is compiled)
--- the runs are alike: fib 83-86% in four of five runs of each.
+-- ljlog's runs are alike (fib 84-88%); jit.profile's are not: its own
+-- exits at each sample compile side traces, and in one run of three the
+-- program ran a third faster with mix at 40%. tests/e2e/jitp.sh shows
+-- the JIT-on comparison without judging it.
 if jit and jit.opt then
 	jit.opt.start("recunroll=0")
 end
