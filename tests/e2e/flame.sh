@@ -51,7 +51,11 @@ for ln in open(sys.argv[2], encoding="utf-8", errors="replace"):
     if search.lower() in stack.lower():
         hit += int(w)
 assert tot == n, (tot, n)
-spec["share"] = "%.2f%%" % (100.0 * hit / tot)
+# As the page's Number.toFixed(2) rounds it: a tie goes up (58 of 64 is
+# 90.625%: "90.63%", where Python's "%.2f" says 90.62).
+from fractions import Fraction
+c = (Fraction(10000 * hit, tot) + Fraction(1, 2)).__floor__()
+spec["share"] = "%d.%02d%%" % (c // 100, c % 100)
 spec["views"]["samples"] = {"label": "Samples", "total": "%d samples" % n}
 if d["calls"]:
     spec["views"]["calls"] = {"label": "Call time", "total": None,
