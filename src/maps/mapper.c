@@ -231,11 +231,11 @@ static int put_proto(struct mapper *m, uint64_t id, GCproto *pt)
 		name = found = (char *)(uintptr_t)*v;
 		hmap_del(&m->pending, (uintptr_t)pt);
 	}
-	int rc = names_put_proto(m->out, id, pt, name);
+	int rc = names_put_proto(m->out, id, pt, name), unnamed = !name[0];
 	free(found);
 	if (rc < 0)
 		return rc;
-	if (!name[0] && !protoname_builtin(pt))
+	if (unnamed && !protoname_builtin(pt))
 		note_unnamed(m, (uintptr_t)pt, id);
 	return protoname_children(pt, map_child, m);
 }

@@ -216,9 +216,9 @@ static void walk_roots(struct walk *w, lua_State *L)
 		enqueue(w, &q, env, "", 1);
 	}
 	for (; q.head < q.n; q.head++) {
-		struct qent *e = &q.q[q.head];
-		walk_table(w, &q, e->t, e->path, e->depth);
-		free(e->path);
+		struct qent e = q.q[q.head]; /* walking may grow q.q */
+		walk_table(w, &q, e.t, e.path, e.depth);
+		free(e.path);
 	}
 	free(q.q);
 }

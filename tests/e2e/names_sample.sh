@@ -25,7 +25,11 @@ export LUA_CPATH="$libs/?.so;$MODDIR/?.so;;"
 prog=$E2E/names_sample.lua
 rounds=${NAMES_SAMPLE_ROUNDS:-8}
 
-luajit_plain "$prog" "$E2E" "$rounds" >"$T/plain.out" 2>"$T/plain.err" ||
+# The unprofiled run loads names_cmod too (built with the sanitizer, when
+# there is one: its runtime is preloaded then).
+LUA_CPATH="$LUA_CPATH" timeout "$E2E_TIMEOUT" \
+	${LJLOG_TEST_PRELOAD:+env LD_PRELOAD="$LJLOG_TEST_PRELOAD"} \
+	"$LUAJIT" "$prog" "$E2E" "$rounds" >"$T/plain.out" 2>"$T/plain.err" ||
 	{ show "$T/plain.err"; fail "the unprofiled run failed"; }
 for mode in calls sample=1ms; do
 	name=${mode%%=*}
