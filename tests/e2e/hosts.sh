@@ -358,6 +358,15 @@ echo "kresd/sample|$j|$T/kr-calls.json|c|worker.stats" >>"$name_checks"
 # their functions were sampled (their names come from the chunk's bytecode
 # when it was freed, or from a look through the VM), and kresd's C
 # function worker.stats has no symbol (only a table names it).
+# ThreadSanitizer runs a signal handler late, at the next call it
+# intercepts, which LuaJIT's machine code never makes: under it the
+# samples land elsewhere, and which functions have them means nothing.
+case $LJLOG_TEST_PRELOAD in
+*tsan*)
+	ok "names in sample-only logs: not checked under ThreadSanitizer (samples land late)"
+	exit 0
+	;;
+esac
 python3 - "$name_checks" "$test_name" <<'PY' || fail "names in sample-only logs: see the lines above"
 import json, sys
 checks, test = sys.argv[1:]
