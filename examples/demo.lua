@@ -1,5 +1,9 @@
 -- ljlog demo: a small program with the shapes a profile should show:
--- recursion, library calls, allocation, a coroutine, and code made by load().
+-- recursion, string building, a sort with a comparator, arithmetic the JIT
+-- compiles inline, a coroutine, and code made by load().
+-- Usage: luajit demo.lua [SCALE]   (1, the default, runs about half a second)
+
+local scale = tonumber(arg and arg[1]) or 1
 
 local function fib(n)
 	if n < 2 then return n end
@@ -14,16 +18,30 @@ local function build_words(n)
 	return table.concat(words, " ")
 end
 
-local function producer()
-	for i = 1, 200 do
+local function distance(p)
+	return math.sqrt(p.x * p.x + p.y * p.y)
+end
+
+local function by_distance(n)
+	local points = {}
+	for i = 1, n do
+		points[i] = { x = (i * 7919) % 1000 + 0.5, y = (i * 104729) % 1000 + 0.5 }
+	end
+	local function closer(a, b) return distance(a) < distance(b) end
+	table.sort(points, closer)
+	return distance(points[1])
+end
+
+local function producer(n)
+	for i = 1, n do
 		coroutine.yield(i * i)
 	end
 end
 
-local function consume()
+local function consume(n)
 	local co = coroutine.wrap(producer)
-	local sum = 0
-	for _ = 1, 200 do sum = sum + co() end
+	local sum = co(n)
+	for _ = 2, n do sum = sum + co() end
 	return sum
 end
 
@@ -36,9 +54,10 @@ local function dynamic_code(k)
 	return total
 end
 
-local text = build_words(5000)
-print("fib(22) =", fib(22))
+local text = build_words(200000 * scale)
+print("fib(32) =", fib(31 + scale))
 print("words:", #text, "bytes")
-print("coroutine sum:", consume())
+print("nearest point at", by_distance(150000 * scale))
+print("coroutine sum:", consume(300000 * scale))
 print("generated code:", dynamic_code(100))
 collectgarbage()

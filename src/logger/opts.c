@@ -304,6 +304,9 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 	/* Named families replace the default set; nodefaults alone records
 	** none. */
 	o->events = named ? named : nodefaults ? 0 : OPTS_DEFAULTS;
+	/* The default set samples allocation; 'alloc' named records each. */
+	if (!named && !nodefaults && !o->alloc_rate)
+		o->alloc_rate = OPTS_DEFAULT_ALLOC_RATE;
 	return 0;
 }
 

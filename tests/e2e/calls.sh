@@ -7,7 +7,7 @@
 # hook saw created, plus the main one (calls_match in lib.sh).
 . "$(dirname "$0")/lib.sh"
 
-calls_match "$E2E/calls.lua" "buffer=4k"
+calls_match "$E2E/calls.lua" "calls,alloc,gc,buffer=4k"
 ok "calls.lua under ljlog (calls,alloc,gc, 4k buffer): same output, complete log, exact counts"
 calls_match "$E2E/calls.lua" "nodefaults,calls"
 ok "calls.lua under ljlog (calls only): same output, complete log, exact counts"

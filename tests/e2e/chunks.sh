@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 
 n=${CHUNKS_N:-10000}
-opts="buffer=4k,flush=1ms"
+opts="calls,alloc,gc,buffer=4k,flush=1ms"
 
 # check_chunks LOG COUNTS: every chunk's main and inner functions have the
 # counts the chunks counted themselves.

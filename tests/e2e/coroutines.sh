@@ -10,7 +10,7 @@
 
 prog=$E2E/coroutines.lua
 n=${COROUTINES_N:-5000}
-opts="buffer=4k,flush=1ms"
+opts="calls,alloc,gc,buffer=4k,flush=1ms"
 body_line=$(grep -n '^local function body' "$prog" | cut -d: -f1)
 step_line=$(grep -n '^local function step' "$prog" | cut -d: -f1)
 

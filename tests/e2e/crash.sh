@@ -10,7 +10,7 @@
 # -- SIGKILL ------------------------------------------------------------------
 
 log=$T/killed.ljlog
-profile_bg "file=$log,flush=20ms" "$E2E/spin.lua" "$T/stop" 120 >"$T/spin.out" 2>"$T/spin.err"
+profile_bg "file=$log,calls,alloc,gc,flush=20ms" "$E2E/spin.lua" "$T/stop" 120 >"$T/spin.out" 2>"$T/spin.err"
 pid=$BG_PID
 
 # Blocks have landed once dump (block headers only) shows two EVENTS
@@ -60,7 +60,7 @@ ok "a torn tail: check exit 1, report exit 0"
 # -- One flipped byte -------------------------------------------------------------
 
 good=$T/good.ljlog
-profile "file=$good,buffer=4k" "$E2E/calls.lua" >/dev/null 2>"$T/err" ||
+profile "file=$good,calls,alloc,gc,buffer=4k" "$E2E/calls.lua" >/dev/null 2>"$T/err" ||
 	{ show "$T/err"; fail "the calls.lua run failed"; }
 check_complete "$good"
 ljlog dump "$good" >"$T/dump.out" 2>&1 || fail "ljlog dump of an intact log failed"

@@ -15,7 +15,7 @@
 
 failed=
 for prog in edge deadco finalizers longname; do
-	if (calls_match "$E2E/$prog.lua" "buffer=4k"); then
+	if (calls_match "$E2E/$prog.lua" "calls,alloc,gc,buffer=4k"); then
 		ok "$prog.lua: same output, complete log, exact counts"
 	else
 		failed="$failed $prog.lua"
@@ -25,7 +25,7 @@ done
 overflow() {
 	local prog=$E2E/overflow.lua rc=0
 	luajit_plain "$prog" >"$T/ref.out" 2>&1 || fail "overflow.lua failed unprofiled"
-	profile "file=$T/overflow.ljlog,buffer=4k" "$prog" >"$T/out" 2>"$T/err" || rc=$?
+	profile "file=$T/overflow.ljlog,calls,alloc,gc,buffer=4k" "$prog" >"$T/out" 2>"$T/err" || rc=$?
 	[ "$rc" -eq 0 ] || { show "$T/err"; fail "overflow.lua: the profiled run exited with status $rc"; }
 	cmp -s "$T/ref.out" "$T/out" || fail "overflow.lua: output '$(cat "$T/out")', unprofiled '$(cat "$T/ref.out")'"
 	check_complete "$T/overflow.ljlog"

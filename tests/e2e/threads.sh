@@ -17,7 +17,7 @@ run_host() { # LABEL HOST-OPTIONS...
 	shift
 	rm -f "$log"
 	host --threads "$nt" --script "$E2E/thread.lua" \
-		--options "file=$log,buffer=4k,flush=1ms" "$@" \
+		--options "file=$log,calls,alloc,gc,buffer=4k,flush=1ms" "$@" \
 		>"$T/host.out" 2>"$T/host.err" ||
 		{ show "$T/host.err"; fail "[$label] the host failed"; }
 	check_complete "$log"

@@ -70,7 +70,16 @@ Test(opts, families)
 	cr_assert_eq(ok("log:sample").events, OPTS_SAMPLE);
 	cr_assert_eq(ok("log:sample,jit").events, OPTS_SAMPLE | OPTS_JIT);
 	cr_assert_eq(ok("log:calls,alloc,gc,sample,jit").events,
-		     OPTS_DEFAULTS | OPTS_SAMPLE | OPTS_JIT);
+		     OPTS_CALLS | OPTS_ALLOC | OPTS_GC | OPTS_SAMPLE |
+			 OPTS_JIT);
+	/* The default set: samples, GC phases, sampled allocation. */
+	cr_assert_eq(ok("log:file=x").events,
+		     OPTS_SAMPLE | OPTS_GC | OPTS_ALLOC);
+	cr_assert_eq(ok("log:file=x").alloc_rate, 512u << 10);
+	cr_assert_eq(ok("log:file=x").sample_ns, 1000000u);
+	cr_assert_eq(ok("log:alloc").alloc_rate, 0);
+	cr_assert_eq(ok("log:wall,alloc=4k").alloc_rate, 4096);
+	cr_assert_eq(ok("log:nodefaults").alloc_rate, 0);
 }
 
 Test(opts, sample_interval_and_host)
@@ -235,9 +244,10 @@ Test(opts, snapshot_triggers)
 	cr_assert_eq(o.snap_exit + o.snap_signal, 0);
 	cr_assert_eq(o.snap_ns, 0);
 	char err[512];
-	const char *b[] = {"snapshot",	       "snapshot=",	 "snapshot=exit+",
-			   "snapshot=+exit",   "snapshot=a++b", "snapshot=SIGKILL",
-			   "snapshot=0",       "snapshot=999us", "snapshot=exit+x"};
+	const char *b[] = {
+	    "snapshot",	      "snapshot=",	"snapshot=exit+",
+	    "snapshot=+exit", "snapshot=a++b",	"snapshot=SIGKILL",
+	    "snapshot=0",     "snapshot=999us", "snapshot=exit+x"};
 	for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) {
 		bad(b[i], err, sizeof err);
 		cr_assert_not_null(strstr(err, "snapshot"), "'%s': %s", b[i],
