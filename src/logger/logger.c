@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "logger/hooks.h"
@@ -33,6 +34,23 @@ static pid_t fork_tid;			/* the thread calling fork() */
 void logger_keep_open(void)
 {
 	__atomic_store_n(&keep_open, 1, __ATOMIC_RELAXED);
+}
+
+/* Any thread. See logger.h. */
+const char *logger_env_options(void)
+{
+	static int said;
+	const char *env = getenv("LUAJIT_PROFILE");
+	if (!env || !*env)
+		return NULL;
+	if (!getauxval(AT_SECURE))
+		return env;
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr,
+			"ljlog: LUAJIT_PROFILE ignored: this process runs in "
+			"secure-execution mode (set-user-ID, set-group-ID or "
+			"file capabilities); running unprofiled\n");
+	return NULL;
 }
 
 /* Any context. Keep this shared object loaded for the life of the process. */

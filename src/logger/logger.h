@@ -54,7 +54,8 @@ struct logger_vm {
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
 	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
-	struct jitev_rec jrec; /* alloc: snapshots per line where it allocates */
+	struct jitev_rec
+	    jrec; /* alloc: snapshots per line where it allocates */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */
@@ -77,16 +78,16 @@ struct logger_vm {
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 	struct snap_vm snap;	/* heap snapshots' IDs (heap/snap.h) */
 	/* -- Snapshot triggers (snaptrig.c) ------------------------------------- */
-	int snap_exit;	    /* snapshot=exit */
-	uint64_t snap_ns;   /* snapshot=INTERVAL, 0 none */
-	uint64_t snap_due;  /* next one (CLOCK_MONOTONIC ns; timer thread) */
-	int snap_signal;    /* snapshot=SIGNAL, 0 none */
-	int snap_slot;	    /* its slot in snaptrig.c's table, -1 none */
-	int snap_armed;	    /* the hook is armed (atomic) */
-	unsigned snap_work; /* what it does: SNAPTRIG_* (atomic) */
+	int snap_exit;	     /* snapshot=exit */
+	uint64_t snap_ns;    /* snapshot=INTERVAL, 0 none */
+	uint64_t snap_due;   /* next one (CLOCK_MONOTONIC ns; timer thread) */
+	int snap_signal;     /* snapshot=SIGNAL, 0 none */
+	int snap_slot;	     /* its slot in snaptrig.c's table, -1 none */
+	int snap_armed;	     /* the hook is armed (atomic) */
+	unsigned snap_work;  /* what it does: SNAPTRIG_* (atomic) */
 	uint64_t names_next; /* no look for names before (monotonic ns;
 			     ** mapper lock) */
-	lua_Hook snap_oldf; /* the hook it replaced */
+	lua_Hook snap_oldf;  /* the hook it replaced */
 	int snap_oldmask, snap_oldcount;
 	/* The three above are written (arming thread), then published:
 	** the hook reads them after an acquire load of this (atomic). */
@@ -97,7 +98,8 @@ struct logger_vm {
 ** allocator wrapper's opaque pointer is the state. */
 static inline struct logger_vm *logger_vm_of(global_State *g)
 {
-	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd : NULL;
+	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd
+					   : NULL;
 }
 
 /* VM thread only. Attach to L's VM with options (LUAJIT_PROFILE syntax);
@@ -112,6 +114,13 @@ int logger_detach(lua_State *L, char *err, size_t errlen);
 ** process makes later (preload attach: a server's VMs come and go); the
 ** END is written at exit. */
 void logger_keep_open(void);
+
+/* Any thread. LUAJIT_PROFILE, or NULL when unset or empty, or when the
+** process runs in secure-execution mode (AT_SECURE: set-user-ID,
+** set-group-ID, file capabilities): its invoker must not choose what the
+** process writes or runs with its privileges. Then says so on stderr,
+** once per process. The explicit API (ljlog.start, ljlog_attach) stays. */
+const char *logger_env_options(void);
 
 /* Any context. Keep this shared object loaded for the life of the process:
 ** hooks and the allocator point into it. */

@@ -248,11 +248,11 @@ int luaopen_ljlog(lua_State *L)
 				       {"zone", l_zone},
 				       {"mark", l_mark},
 				       {NULL, NULL}};
-	const char *env = getenv("LUAJIT_PROFILE");
 	if (luaweak_resolve(NULL) < 0) /* its own caller is LuaJIT */
 		return 0;
 	logger_pin();
-	if (env && *env && !logger_vm_of(G(L))) {
+	const char *env = logger_env_options();
+	if (env && !logger_vm_of(G(L))) {
 		char err[512];
 		if (logger_attach(L, env, err, sizeof err) < 0)
 			fprintf(

@@ -30,8 +30,8 @@ static void first_instruction(lua_State *L, lua_Debug *ar)
 {
 	(void)ar;
 	lua_sethook(L, NULL, 0, 0);
-	const char *env = getenv("LUAJIT_PROFILE");
-	if (!env || !*env || logger_vm_of(G(L)))
+	const char *env = logger_env_options();
+	if (!env || logger_vm_of(G(L)))
 		return;
 	char err[512];
 	logger_keep_open(); /* later VMs join this log */
@@ -46,9 +46,9 @@ static void first_instruction(lua_State *L, lua_Debug *ar)
 ** LuaJIT came with a dlopen()ed module (nginx), it was not there at load. */
 static lua_State *arm(lua_State *L, void *real)
 {
-	const char *env = getenv("LUAJIT_PROFILE");
-	if (L && env && *env && luaweak_resolve(real) == 0 &&
-	    !logger_vm_of(G(L)) && !lua_gethook(L)) {
+	const char *env = L ? logger_env_options() : NULL;
+	if (env && luaweak_resolve(real) == 0 && !logger_vm_of(G(L)) &&
+	    !lua_gethook(L)) {
 		logger_pin();
 		lua_sethook(L, first_instruction, LUA_MASKCOUNT, 1);
 	}
