@@ -1,6 +1,10 @@
 -- ljlog e2e: a program that loops until told to stop (heap_trig.sh).
 -- arg[1]: a file it creates when it runs; arg[2]: a file whose existence
 -- stops it; arg[3] "record": snapshots from the JIT's trace-start event.
+-- LOOPT is full (1000 array slots) before the ready file says it runs: a
+-- snapshot asked for as soon as it appears must see all of them.
+LOOPT = {}
+for i = 1, 1000 do LOOPT[i] = {i} end
 local f = assert(io.open(arg[1], "w"))
 f:write("ready\n")
 f:close()
@@ -10,7 +14,6 @@ if arg[3] == "record" then
 		if what == "start" then assert(ljlog.snapshot()) end
 	end, "trace")
 end
-LOOPT = {}
 local n = 0
 while true do
 	n = n + 1
