@@ -215,7 +215,9 @@ static void print_list(const struct hsnap *h, int json)
 		return;
 	}
 	if (!h->n) {
-		printf("no heap snapshots in this log\n");
+		printf("no heap snapshots in this log; take one with the "
+		       "option snapshot=exit (or a signal) or "
+		       "ljlog.snapshot()\n");
 		return;
 	}
 	printf("%4s %4s %10s %10s %10s %10s %10s %10s %6s %10s\n", "K", "vm",
@@ -559,7 +561,11 @@ int cli_heap(int argc, char **argv)
 		if (go >= 0)
 			return go;
 		if (!k) {
-			cli_err("heap", "no heap snapshots in %s", file);
+			cli_err("heap",
+				"no heap snapshots in %s; take one with the "
+				"option snapshot=exit (or a signal) or "
+				"ljlog.snapshot()",
+				file);
 			return CLI_USAGE;
 		}
 	}
