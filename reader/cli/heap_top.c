@@ -495,7 +495,16 @@ int heap_by_site(const struct hsnap *h, size_t k, size_t limit, int json)
 	const struct hsnap_one *s = &h->s[k - 1];
 	struct groups g = {NULL, 0, 0, HMAP_INIT};
 	uint64_t nn, nb;
-	int has = can_site(h, s);
+	int has = can_site(h, s), any = 0;
+	for (size_t i = 0; h->heap && i < h->heap->nvm; i++)
+		any |=
+		    h->heap->vms[i]->alloc_count || h->heap->vms[i]->free_count;
+	if (s->addrs && !any) {
+		cli_err("heap",
+			"--by site: this log has no allocation events; record "
+			"with -e alloc (the alloc option)");
+		return CLI_USAGE;
+	}
 	if (group_sites(h, kp, NULL, &g, &nn, &nb) < 0) {
 		groups_free(&g);
 		cli_err("heap", "out of memory");

@@ -210,13 +210,13 @@ print("ok: alloc=4096: %d of 300 tables sampled, counted as they are" % (t[0]["o
 PY
 ok "heap --by site with alloc=RATE: only sampled objects, not scaled"
 
-# Without alloc: no sites, said so (exit status 1).
+# Without alloc: says to record it (exit status 2).
 nlog=$T/noalloc.ljlog
 profile "file=$nlog,calls" "$lua" 30 15 7 >/dev/null 2>"$T/nerr" ||
 	{ show "$T/nerr"; fail "heap_site.lua (calls only) failed"; }
 rc=0; ljlog heap --by site "$nlog" >"$T/ns.txt" 2>&1 || rc=$?
-expect_eq "--by site without alloc: exit status" 1 "$rc"
-grep -q "no sites: the VM recorded no allocations" "$T/ns.txt" || fail "--by site without alloc: $(cat "$T/ns.txt")"
+expect_eq "--by site without alloc: exit status" 2 "$rc"
+grep -q "this log has no allocation events; record with -e alloc" "$T/ns.txt" || fail "--by site without alloc: $(cat "$T/ns.txt")"
 ljlog heap --diff 1 2 --json "$nlog" >"$T/nd.json" || fail "--diff without alloc"
 expect_eq "--diff without alloc: has_sites" false "$(json_get "$T/nd.json" 'd["has_sites"]')"
-ok "heap --by site without alloc: no sites, exit 1"
+ok "heap --by site without alloc: record with -e alloc, exit 2"
