@@ -89,6 +89,10 @@ void leaks_json_sampled(struct json *j, const struct profile *p);
 /* Main thread. --leaks: live at the end by site (text: at most limit rows,
 ** 0 all); "live_sites" in JSON. */
 void leaks_text(const struct profile *p, const char *path, size_t limit);
+
+/* Main thread. 0 when p has allocation events, else CLI_USAGE after a
+** message that names view ("--leaks") and the family to record. */
+int leaks_need_alloc(const struct profile *p, const char *view);
 void leaks_json(struct json *j, const struct profile *p);
 
 /* Main thread. --heap-interval: parse INTERVAL (ns, 0 after a message);

@@ -18,9 +18,10 @@
 static const char heap_usage[] =
     "usage: ljlog heap [--json] FILE\n"
     "       ljlog heap --top N [--snapshot K] [--json] FILE\n"
-    "       ljlog heap --by type|site|metatable [--snapshot K] [--json] FILE\n"
+    "       ljlog heap --by type|site|metatable [--snapshot K] [-n N] [--json]\n"
+    "                  FILE\n"
     "       ljlog heap --path-to ID [--snapshot K] [--json] FILE\n"
-    "       ljlog heap --diff K1 K2 [--json] FILE\n"
+    "       ljlog heap --diff K1 K2 [-n N] [--json] FILE\n"
     "\n"
     "The heap snapshots of a log (ljlog.snapshot(), the snapshot= option).\n"
     "Without a mode, one line per snapshot: its index K (from 1, in log\n"
@@ -47,17 +48,22 @@ static const char heap_usage[] =
     "                     sampled objects have one, not scaled). Objects\n"
     "                     without one are counted apart, with the reason.\n"
     "                     Exit status 1 when the snapshot can have none\n"
-    "                     (a log before format version 10, no alloc)\n"
+    "                     (a log before format version 10), 2 when the\n"
+    "                     log has no allocation events\n"
     "  --snapshot K       the snapshot for --top, --by and --path-to\n"
-    "                     (default: the last one)\n"
+    "                     (default: the largest, by the bytes of the\n"
+    "                     objects a root reaches; text says which)\n"
     "  --path-to ID       a shortest chain of references from a root to the\n"
     "                     object with heap ID ID in snapshot K, as a path\n"
     "                     (the first line) and step by step\n"
-    "  --diff K1 K2       objects and bytes by type in K1 and K2 (of the same\n"
-    "                     VM); K2's objects that K1 has not (new IDs) by\n"
-    "                     allocation site (as --by site), by the new object\n"
-    "                     holding them (its path) and by their nearest old\n"
-    "                     dominator (holder), then one by one\n"
+    "  --diff K1 K2       K1 and K2 compared (of the same VM): totals and\n"
+    "                     by type, then K2's objects that K1 has not (new\n"
+    "                     IDs) grouped by the path of their nearest old\n"
+    "                     holder (dominator), biggest first, those no root\n"
+    "                     reaches, the largest new objects with what they\n"
+    "                     hold, and by allocation site (as --by site)\n"
+    "  -n, --limit N      text: at most N rows a list (default 20, 0: all);\n"
+    "                     JSON lists everything\n"
     "  --json             JSON instead of text\n"
     "  -h, --help         this help\n"
     "\n"
@@ -111,6 +117,7 @@ static int load(const char *path, struct hsnap *h, struct alloc_src *a)
 	rc = decode_run(r, d, err, sizeof err);
 	decode_free(d);
 	reader_close(r);
+	hsnap_finish(h);
 	if (h->err) {
 		cli_err("heap", "out of memory");
 		return CLI_USAGE;
@@ -158,6 +165,24 @@ static long long rest_of(const struct hsnap_one *s)
 	       (long long)s->other;
 }
 
+/* Main thread. The live bytes of snapshot s: its objects' but those no
+** root reaches. */
+static uint64_t live_of(const struct hsnap_one *s)
+{
+	return s->bytes - s->unreachable_bytes;
+}
+
+/* Main thread. The snapshot with the most live bytes (the first of
+** equals), 0 when h has none. */
+static size_t largest(const struct hsnap *h)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < h->n; i++)
+		if (!k || live_of(&h->s[i]) > live_of(&h->s[k - 1]))
+			k = i + 1;
+	return k;
+}
+
 /* Main thread. The list of snapshots. */
 static void print_list(const struct hsnap *h, int json)
 {
@@ -191,22 +216,27 @@ static void print_list(const struct hsnap *h, int json)
 		return;
 	}
 	if (!h->n) {
-		printf("no heap snapshots in this log\n");
+		printf("no heap snapshots in this log; take one with the "
+		       "option snapshot=exit (or a signal) or "
+		       "ljlog.snapshot()\n");
 		return;
 	}
-	printf("%4s %4s %10s %10s %12s %10s %12s %6s %10s\n", "K", "vm",
-	       "time(s)", "objects", "bytes", "other", "gc total", "rest",
-	       "pause(ms)");
+	printf("%4s %4s %10s %10s %10s %10s %10s %10s %6s %10s\n", "K", "vm",
+	       "time(s)", "objects", "bytes", "live", "other", "gc total",
+	       "rest", "pause(ms)");
 	for (size_t i = 0; i < h->n; i++) {
 		const struct hsnap_one *s = &h->s[i];
-		printf("%4zu %4u %10.3f %10llu %12llu %10llu %12llu %6lld "
+		char b[4][32];
+		printf("%4zu %4u %10.3f %10llu %10s %10s %10s %10s %6lld "
 		       "%10.3f%s\n",
 		       i + 1, s->vm, s->time_ns / 1e9,
 		       (unsigned long long)s->objects,
-		       (unsigned long long)s->bytes,
-		       (unsigned long long)s->other,
-		       (unsigned long long)s->gc_total, rest_of(s),
-		       s->pause_ns / 1e6, s->complete ? "" : "  (incomplete)");
+		       heap_bytes((int64_t)s->bytes, 0, b[0], sizeof b[0]),
+		       heap_bytes((int64_t)live_of(s), 0, b[1], sizeof b[1]),
+		       heap_bytes((int64_t)s->other, 0, b[2], sizeof b[2]),
+		       heap_bytes((int64_t)s->gc_total, 0, b[3], sizeof b[3]),
+		       rest_of(s), s->pause_ns / 1e6,
+		       s->complete ? "" : "  (incomplete)");
 	}
 }
 
@@ -221,10 +251,11 @@ static void print_by_type(const struct hsnap *h, size_t k, int json)
 		json_u64(&j, "snapshot", k);
 		json_arr(&j, "types");
 	} else {
-		printf("snapshot %zu (vm %u): %llu objects, %llu bytes\n", k,
-		       s->vm, (unsigned long long)s->objects,
-		       (unsigned long long)s->bytes);
-		printf("%-10s %10s %12s\n", "type", "objects", "bytes");
+		char bt[32];
+		printf("snapshot %zu (vm %u): %llu objects, %s\n", k, s->vm,
+		       (unsigned long long)s->objects,
+		       heap_bytes((int64_t)s->bytes, 0, bt, sizeof bt));
+		printf("%-10s %10s %10s\n", "type", "objects", "bytes");
 	}
 	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
 		if (json) {
@@ -234,9 +265,10 @@ static void print_by_type(const struct hsnap *h, size_t k, int json)
 			json_u64(&j, "bytes", s->b[t]);
 			json_close(&j, '}');
 		} else if (s->n[t]) {
-			printf("%-10s %10llu %12llu\n", format_htype_name(t),
+			char bt[32];
+			printf("%-10s %10llu %10s\n", format_htype_name(t),
 			       (unsigned long long)s->n[t],
-			       (unsigned long long)s->b[t]);
+			       heap_bytes((int64_t)s->b[t], 0, bt, sizeof bt));
 		}
 	}
 	if (json) {
@@ -325,8 +357,10 @@ static int print_path(const struct hsnap *h, size_t k, uint64_t id, int json)
 	return CLI_OK;
 }
 
-/* Main thread. Snapshots k1 and k2 compared. */
-static int print_diff(const struct hsnap *h, size_t k1, size_t k2, int json)
+/* Main thread. Snapshots k1 and k2 compared: totals, by type, then the
+** groups of heap_diff_holders; text: at most limit rows a list (0 all). */
+static int print_diff(const struct hsnap *h, size_t k1, size_t k2, size_t limit,
+		      int json)
 {
 	const struct hsnap_one *a = &h->s[k1 - 1], *b = &h->s[k2 - 1];
 	if (a->vm != b->vm) {
@@ -337,21 +371,37 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, int json)
 		return CLI_USAGE;
 	}
 	const struct hsnap_keep *ka = &h->keep[0], *kb = &h->keep[1];
-	uint64_t gone = 0;
+	uint64_t gone = 0, nnew = 0;
 	for (size_t i = 0; i < ka->n; i++)
 		gone += !hsnap_find(kb, ka->v[i].id);
+	for (size_t i = 0; i < kb->n; i++)
+		nnew += !hsnap_find(ka, kb->v[i].id);
 	struct json j;
+	char b1[32], b2[32], b3[32];
 	if (json) {
 		json_init(&j, stdout, 1);
 		json_obj(&j, NULL);
 		json_u64(&j, "from", k1);
 		json_u64(&j, "to", k2);
+		json_u64(&j, "objects_from", a->objects);
+		json_u64(&j, "objects_to", b->objects);
+		json_u64(&j, "bytes_from", a->bytes);
+		json_u64(&j, "bytes_to", b->bytes);
 		json_arr(&j, "types");
 	} else {
-		printf("%-10s %10s %10s %10s %12s %12s %12s\n", "type",
-		       "objects", "objects", "delta", "bytes", "bytes",
-		       "delta");
+		printf("snapshot %zu -> %zu (vm %u): %llu -> %llu objects "
+		       "(%+lld), %s -> %s (%s); %llu new, %llu gone\n",
+		       k1, k2, a->vm, (unsigned long long)a->objects,
+		       (unsigned long long)b->objects,
+		       (long long)(b->objects - a->objects),
+		       heap_bytes((int64_t)a->bytes, 0, b1, sizeof b1),
+		       heap_bytes((int64_t)b->bytes, 0, b2, sizeof b2),
+		       heap_bytes((int64_t)(b->bytes - a->bytes), 1, b3,
+				  sizeof b3),
+		       (unsigned long long)nnew, (unsigned long long)gone);
+		printf("by type:");
 	}
+	int sep = 0;
 	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
 		if (json) {
 			json_obj(&j, NULL);
@@ -361,52 +411,39 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, int json)
 			json_u64(&j, "bytes_from", a->b[t]);
 			json_u64(&j, "bytes_to", b->b[t]);
 			json_close(&j, '}');
-		} else if (a->n[t] || b->n[t]) {
-			printf("%-10s %10llu %10llu %+10lld %12llu %12llu "
-			       "%+12lld\n",
+		} else if (a->n[t] != b->n[t] || a->b[t] != b->b[t]) {
+			printf("%s %s %+lld (%s)", sep++ ? "," : "",
 			       format_htype_name(t),
-			       (unsigned long long)a->n[t],
-			       (unsigned long long)b->n[t],
 			       (long long)(b->n[t] - a->n[t]),
-			       (unsigned long long)a->b[t],
-			       (unsigned long long)b->b[t],
-			       (long long)(b->b[t] - a->b[t]));
+			       heap_bytes((int64_t)(b->b[t] - a->b[t]), 1, b1,
+					  sizeof b1));
 		}
 	}
 	if (json)
 		json_close(&j, ']');
-	int rc = heap_diff_holders(h, json ? &j : NULL);
+	else
+		printf("%s\n", sep ? "" : " no change");
+	int rc = heap_diff_holders(h, json ? &j : NULL, limit);
 	if (rc)
 		return rc;
-	if (json) {
-		json_u64(&j, "gone", gone);
-		json_arr(&j, "new");
-	} else {
-		printf("objects of %zu gone in %zu: %llu\nnew in %zu:\n", k1,
-		       k2, (unsigned long long)gone, k2);
-	}
+	if (!json)
+		return CLI_OK;
+	json_u64(&j, "gone", gone);
+	json_arr(&j, "new");
 	for (size_t i = 0; i < kb->n; i++) {
 		const struct hsnap_obj *o = &kb->v[i];
 		if (hsnap_find(ka, o->id))
 			continue;
-		if (json) {
-			json_obj(&j, NULL);
-			json_u64(&j, "id", o->id);
-			json_cstr(&j, "type", format_htype_name(o->type));
-			json_u64(&j, "size", o->size);
-			json_str(&j, "text", o->text, o->textlen);
-			json_close(&j, '}');
-		} else {
-			printf("  ");
-			print_obj(o);
-			printf("\n");
-		}
-	}
-	if (json) {
-		json_close(&j, ']');
+		json_obj(&j, NULL);
+		json_u64(&j, "id", o->id);
+		json_cstr(&j, "type", format_htype_name(o->type));
+		json_u64(&j, "size", o->size);
+		json_str(&j, "text", o->text, o->textlen);
 		json_close(&j, '}');
-		putchar('\n');
 	}
+	json_close(&j, ']');
+	json_close(&j, '}');
+	putchar('\n');
 	return CLI_OK;
 }
 
@@ -420,14 +457,15 @@ int cli_heap(int argc, char **argv)
 	    {"path-to", required_argument, NULL, 'p'},
 	    {"diff", required_argument, NULL, 'd'},
 	    {"top", required_argument, NULL, 't'},
+	    {"limit", required_argument, NULL, 'n'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int o, json = 0, by = 0, path = 0, top = 0;
-	size_t k = 0, d1 = 0, d2 = 0, ntop = 0;
+	size_t k = 0, d1 = 0, d2 = 0, ntop = 0, limit = 20, nsnap = 0;
 	uint64_t id = 0;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+hn:", lo, NULL)) != -1) {
 		switch (o) {
 		case 'j': json = 1; break;
 		case 'b':
@@ -445,6 +483,16 @@ int cli_heap(int argc, char **argv)
 				return CLI_USAGE;
 			}
 			break;
+		case 'n': {
+			char *e;
+			limit = strtoul(optarg, &e, 10);
+			if (!*optarg || *e || optarg[0] == '-') {
+				cli_err("heap", "-n '%s': not a count (0: all)",
+					optarg);
+				return CLI_USAGE;
+			}
+			break;
+		}
 		case 't':
 			if (!(ntop = parse_k(optarg))) {
 				cli_err("heap",
@@ -501,17 +549,24 @@ int cli_heap(int argc, char **argv)
 		return CLI_USAGE;
 	struct hsnap h;
 	int go, rc = CLI_OK;
+	char b1[32];
 	int edges = path || top || by == BY_MT; /* of snapshot k */
 	int keep = edges || by == BY_SITE;	/* snapshot k's objects */
-	if (keep && !k) { /* the last snapshot: count them first */
+	int picked = !k;	  /* the default snapshot: the largest */
+	if ((keep || by) && !k) { /* the largest: read the totals first */
 		hsnap_init(&h, 0, 0, 0);
 		go = load(file, &h, NULL);
-		k = h.n;
+		k = largest(&h);
+		nsnap = h.n;
 		hsnap_free(&h);
 		if (go >= 0)
 			return go;
 		if (!k) {
-			cli_err("heap", "no heap snapshots in %s", file);
+			cli_err("heap",
+				"no heap snapshots in %s; take one with the "
+				"option snapshot=exit (or a signal) or "
+				"ljlog.snapshot()",
+				file);
 			return CLI_USAGE;
 		}
 	}
@@ -528,8 +583,6 @@ int cli_heap(int argc, char **argv)
 		src_free(a);
 		return go;
 	}
-	if (by && !k)
-		k = h.n;
 	size_t need = d2 > d1 ? d2 : d1 > k ? d1 : k;
 	if ((by || path || top || d1) && (need == 0 || need > h.n)) {
 		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
@@ -537,18 +590,24 @@ int cli_heap(int argc, char **argv)
 		src_free(a);
 		return CLI_USAGE;
 	}
+	if (!json && picked && k && (by || top)) /* which and why */
+		printf("snapshot %zu of %zu (the largest: %s live; --snapshot "
+		       "K for another)\n",
+		       k, nsnap,
+		       heap_bytes((int64_t)live_of(&h.s[k - 1]), 0, b1,
+				  sizeof b1));
 	if (by == BY_TYPE)
 		print_by_type(&h, k, json);
 	else if (by == BY_SITE)
-		rc = heap_by_site(&h, k, json);
+		rc = heap_by_site(&h, k, limit, json);
 	else if (by == BY_MT)
-		rc = heap_by_metatable(&h, k, json);
+		rc = heap_by_metatable(&h, k, limit, json);
 	else if (top)
 		rc = heap_top(&h, k, ntop, json);
 	else if (path)
 		rc = print_path(&h, k, id, json);
 	else if (d1)
-		rc = print_diff(&h, d1, d2, json);
+		rc = print_diff(&h, d1, d2, limit, json);
 	else
 		print_list(&h, json);
 	hsnap_free(&h);

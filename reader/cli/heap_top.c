@@ -46,6 +46,33 @@ static void path_of(const struct hdom *d, const struct hsnap_keep *k, size_t i,
 	hpath_render(k, e, n, cut, buf, cap);
 }
 
+/* Main thread. See heap_top.h. */
+const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+	const char *sg = b < 0 ? "-" : sign ? "+" : "";
+	uint64_t m = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
+	if (m < 1024) {
+		snprintf(buf, cap, "%s%llu B", sg, (unsigned long long)m);
+		return buf;
+	}
+	double v = m / 1024.0;
+	unsigned u = 0;
+	while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%s%.1f %s", sg, v, unit[u]);
+	return buf;
+}
+
+/* Main thread. See heap_top.h. */
+void heap_more(size_t shown, size_t n)
+{
+	if (shown < n)
+		printf("  ... and %zu more (-n 0 for all)\n", n - shown);
+}
+
 /* Main thread. Build d on keep kp; 0 or an exit status after a message. */
 static int build(struct hdom *d, const struct hsnap_keep *kp)
 {
@@ -113,12 +140,15 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 		json_u64(&j, "unreachable_bytes", ub);
 		json_arr(&j, "top");
 	} else {
-		printf("snapshot %zu (vm %u): %zu objects, %llu bytes reached "
-		       "from the roots by strong references; left out: %llu "
-		       "objects, %llu bytes no root reaches that way\n",
-		       k, s->vm, nr, (unsigned long long)d.retained[kp->n],
-		       (unsigned long long)un, (unsigned long long)ub);
-		printf("%10s %-9s %10s %12s  %s\n", "ID", "type", "self",
+		char b1[32], b2[32];
+		printf("snapshot %zu (vm %u): %zu objects, %s reached from the "
+		       "roots by strong references; left out: %llu objects, %s "
+		       "no root reaches that way\n",
+		       k, s->vm, nr,
+		       heap_bytes((int64_t)d.retained[kp->n], 0, b1, sizeof b1),
+		       (unsigned long long)un,
+		       heap_bytes((int64_t)ub, 0, b2, sizeof b2));
+		printf("%10s %-9s %10s %10s  %s\n", "ID", "type", "self",
 		       "retained", "path  \"text\"");
 	}
 	for (size_t x = 0; x < n; x++) {
@@ -134,11 +164,14 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 			json_cstr(&j, "path", path);
 			json_close(&j, '}');
 		} else {
-			printf("%10llu %-9s %10llu %12llu  %s  ",
+			char b1[32], b2[32];
+			printf("%10llu %-9s %10s %10s  %s  ",
 			       (unsigned long long)o->id,
 			       format_htype_name(o->type),
-			       (unsigned long long)o->size,
-			       (unsigned long long)r[x].retained, path);
+			       heap_bytes((int64_t)o->size, 0, b1, sizeof b1),
+			       heap_bytes((int64_t)r[x].retained, 0, b2,
+					  sizeof b2),
+			       path);
 			cli_quote(stdout, o->text,
 				  o->textlen > 40 ? 40 : o->textlen);
 			printf("\n");
@@ -148,6 +181,8 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 		json_close(&j, ']');
 		json_close(&j, '}');
 		putchar('\n');
+	} else {
+		heap_more(n, nr);
 	}
 	free(r);
 	hdom_free(&d);
@@ -160,6 +195,7 @@ struct group {
 	char *name, *holder;
 	uint64_t n, bytes;
 	uint32_t site; /* an allocation site's index + 1, 0 none */
+	uint64_t held; /* by holder: the new objects it holds directly */
 };
 
 struct groups {
@@ -186,7 +222,7 @@ static struct group *group_of(struct groups *g, uint64_t key)
 		g->cap = nc;
 	}
 	*x = g->n + 1;
-	g->v[g->n] = (struct group){key, NULL, NULL, 0, 0, 0};
+	g->v[g->n] = (struct group){key, NULL, NULL, 0, 0, 0, 0};
 	return &g->v[g->n++];
 }
 
@@ -216,15 +252,17 @@ static int by_bytes(const void *a, const void *b)
 ** site group's function, kind, file and line from hp in JSON. */
 static void groups_print(struct groups *g, struct json *j, const char *key,
 			 const char *field, const char *title,
-			 const struct heap *hp)
+			 const struct heap *hp, size_t limit)
 {
+	char bt[32];
+	size_t shown = limit && limit < g->n ? limit : g->n;
 	if (g->n) /* no groups: v is NULL, which qsort may not take */
 		qsort(g->v, g->n, sizeof *g->v, by_bytes);
 	if (j)
 		json_arr(j, key);
 	else
-		printf("%s\n%10s %12s  %s\n", title, "objects", "bytes", field);
-	for (size_t i = 0; i < g->n; i++) {
+		printf("%s\n%10s %10s  %s\n", title, "objects", "bytes", field);
+	for (size_t i = 0; i < (j ? g->n : shown); i++) {
 		const struct group *x = &g->v[i];
 		if (j) {
 			json_obj(j, NULL);
@@ -241,13 +279,15 @@ static void groups_print(struct groups *g, struct json *j, const char *key,
 				json_cstr(j, "file", f->file);
 				json_u64(j, "line", st->line);
 			}
+			if (x->held)
+				json_u64(j, "top_objects", x->held);
 			json_u64(j, "objects", x->n);
 			json_u64(j, "bytes", x->bytes);
 			json_close(j, '}');
 		} else {
-			printf("%10llu %12llu  %s%s%s\n",
+			printf("%10llu %10s  %s%s%s\n",
 			       (unsigned long long)x->n,
-			       (unsigned long long)x->bytes,
+			       heap_bytes((int64_t)x->bytes, 0, bt, sizeof bt),
 			       x->name ? x->name : "",
 			       x->holder ? "  held by " : "",
 			       x->holder ? x->holder : "");
@@ -255,6 +295,8 @@ static void groups_print(struct groups *g, struct json *j, const char *key,
 	}
 	if (j)
 		json_close(j, ']');
+	else
+		heap_more(shown, g->n);
 }
 
 /* Main thread. A copy of s, NULL when out of memory. */
@@ -288,7 +330,7 @@ static void mt_name(const struct hdom *d, const struct hsnap_keep *kp,
 }
 
 /* Main thread. See heap_top.h. */
-int heap_by_metatable(const struct hsnap *h, size_t k, int json)
+int heap_by_metatable(const struct hsnap *h, size_t k, size_t limit, int json)
 {
 	const struct hsnap_keep *kp = &h->keep[0];
 	struct hdom d;
@@ -347,7 +389,7 @@ int heap_by_metatable(const struct hsnap *h, size_t k, int json)
 		 "else its path; \"(none)\" without one; garbage left out)",
 		 k);
 	groups_print(&g, json ? &j : NULL, "metatables", "metatable", name,
-		     NULL);
+		     NULL, limit);
 	if (json) {
 		json_close(&j, '}');
 		putchar('\n');
@@ -414,8 +456,9 @@ static void nosite_print(const struct hsnap *h, const struct hsnap_one *s,
 		json_u64(j, key, nb);
 		json_cstr(j, "no_site_why", why);
 	} else if (nn) {
-		printf("%10llu %12llu  (no site: %s)\n", (unsigned long long)nn,
-		       (unsigned long long)nb, why);
+		char bt[32];
+		printf("%10llu %10s  (no site: %s)\n", (unsigned long long)nn,
+		       heap_bytes((int64_t)nb, 0, bt, sizeof bt), why);
 	}
 }
 
@@ -446,13 +489,22 @@ static int can_site(const struct hsnap *h, const struct hsnap_one *s)
 }
 
 /* Main thread. See heap_top.h. */
-int heap_by_site(const struct hsnap *h, size_t k, int json)
+int heap_by_site(const struct hsnap *h, size_t k, size_t limit, int json)
 {
 	const struct hsnap_keep *kp = &h->keep[0];
 	const struct hsnap_one *s = &h->s[k - 1];
 	struct groups g = {NULL, 0, 0, HMAP_INIT};
 	uint64_t nn, nb;
-	int has = can_site(h, s);
+	int has = can_site(h, s), any = 0;
+	for (size_t i = 0; h->heap && i < h->heap->nvm; i++)
+		any |=
+		    h->heap->vms[i]->alloc_count || h->heap->vms[i]->free_count;
+	if (s->addrs && !any) {
+		cli_err("heap",
+			"--by site: this log has no allocation events; record "
+			"with -e alloc (the alloc option)");
+		return CLI_USAGE;
+	}
 	if (group_sites(h, kp, NULL, &g, &nn, &nb) < 0) {
 		groups_free(&g);
 		cli_err("heap", "out of memory");
@@ -479,7 +531,7 @@ int heap_by_site(const struct hsnap *h, size_t k, int json)
 		 k, s->vm);
 	if (json || has) {
 		groups_print(&g, json ? &j : NULL, "sites", "site", title,
-			     h->heap);
+			     h->heap, limit);
 		nosite_print(h, s, json ? &j : NULL, "no_site", nn, nb);
 	}
 	if (json) {
@@ -490,11 +542,60 @@ int heap_by_site(const struct hsnap *h, size_t k, int json)
 	return has ? CLI_OK : CLI_TRUNCATED; /* 1: nothing to show */
 }
 
+/* Main thread. The text of --diff's groups: growth by holder (hold), then
+** the unreached new objects (un, ub), then the largest new objects with
+** what they hold (by, of kb); at most limit rows each (0: all). */
+static void holders_text(struct groups *hold, struct groups *by,
+			 const struct hsnap_keep *kb, size_t limit, uint64_t un,
+			 uint64_t ub)
+{
+	char b1[32];
+	if (hold->n)
+		qsort(hold->v, hold->n, sizeof *hold->v, by_bytes);
+	if (by->n)
+		qsort(by->v, by->n, sizeof *by->v, by_bytes);
+	size_t n = limit && limit < hold->n ? limit : hold->n;
+	printf("growth by holding path (new objects under their nearest old "
+	       "holder, biggest first):\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct group *x = &hold->v[i];
+		printf("  %s: +%llu objects, %s", x->name,
+		       (unsigned long long)x->held,
+		       heap_bytes((int64_t)x->bytes, 1, b1, sizeof b1));
+		if (x->n > x->held)
+			printf(" (and %llu objects they hold)",
+			       (unsigned long long)(x->n - x->held));
+		printf("\n");
+	}
+	heap_more(n, hold->n);
+	if (un)
+		printf("  no root reaches: +%llu objects, %s (garbage the GC "
+		       "has not freed yet)\n",
+		       (unsigned long long)un,
+		       heap_bytes((int64_t)ub, 1, b1, sizeof b1));
+	if (!by->n)
+		return;
+	n = limit && limit < by->n ? limit : by->n;
+	printf("largest new objects (with the new objects they hold):\n"
+	       "%10s %10s  %s\n",
+	       "objects", "bytes", "path  #ID type \"text\"");
+	for (size_t i = 0; i < n; i++) {
+		const struct group *x = &by->v[i];
+		const struct hsnap_obj *o = &kb->v[x->key - 1];
+		printf("%10llu %10s  %s  #%llu %s ", (unsigned long long)x->n,
+		       heap_bytes((int64_t)x->bytes, 0, b1, sizeof b1), x->name,
+		       (unsigned long long)o->id, format_htype_name(o->type));
+		cli_quote(stdout, o->text, o->textlen > 40 ? 40 : o->textlen);
+		printf("\n");
+	}
+	heap_more(n, by->n);
+}
+
 /* Main thread. See heap_top.h: on keep[1]'s dominator tree, a new object
 ** v's group is its highest new dominator u (v itself, or the new object
 ** whose immediate dominator is old or the super-root); its holder u's
 ** immediate dominator. */
-int heap_diff_holders(const struct hsnap *h, struct json *j)
+int heap_diff_holders(const struct hsnap *h, struct json *j, size_t limit)
 {
 	const struct hsnap_keep *ka = &h->keep[0], *kb = &h->keep[1];
 	struct hdom d;
@@ -530,9 +631,11 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 			top[v] = t;
 		top[u] = t;
 		struct group *x = group_of(&by, t + 1);
-		if (!x)
+		struct group *y = x ? group_of(&hold, d.idom[t] + 1) : NULL;
+		if (!y)
 			goto oom;
 		if (!x->name) {
+			y->held++;
 			path_of(&d, kb, t, name, sizeof name);
 			if (!(x->name = sdup(name)))
 				goto oom;
@@ -546,9 +649,6 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 		}
 		x->n++;
 		x->bytes += kb->v[i].size;
-		struct group *y = group_of(&hold, d.idom[t] + 1);
-		if (!y)
-			goto oom;
 		if (!y->name && !(y->name = sdup(x->holder)))
 			goto oom;
 		y->n++;
@@ -562,30 +662,25 @@ int heap_diff_holders(const struct hsnap *h, struct json *j)
 	if (j) {
 		json_bool(j, "has_sites", can_site(h, sb));
 		sampled_print(sb, j);
-		groups_print(&site, j, "new_by_site", "site", NULL, h->heap);
+		groups_print(&site, j, "new_by_site", "site", NULL, h->heap, 0);
 		nosite_print(h, sb, j, "new_no_site", nn, nb);
-	} else if (!can_site(h, sb)) {
-		printf("new objects by site: none, %s\n",
-		       hsnap_nosite_why(h, sb));
-	} else {
-		sampled_print(sb, NULL);
-		groups_print(&site, NULL, "new_by_site", "site",
-			     "new objects by allocation site:", h->heap);
-		nosite_print(h, sb, NULL, "new_no_site", nn, nb);
-	}
-	groups_print(&by, j, "new_by_path", "path",
-		     "new objects by the new object holding them (its path; "
-		     "held by: its nearest old dominator):",
-		     NULL);
-	groups_print(&hold, j, "new_by_holder", "holder",
-		     "new objects by their nearest old dominator:", NULL);
-	if (j) {
+		groups_print(&by, j, "new_by_path", "path", NULL, NULL, 0);
+		groups_print(&hold, j, "new_by_holder", "holder", NULL, NULL,
+			     0);
 		json_u64(j, "new_unreached_objects", un);
 		json_u64(j, "new_unreached_bytes", ub);
-	} else if (un) {
-		printf("%10llu %12llu  (no root reaches them by strong "
-		       "references)\n",
-		       (unsigned long long)un, (unsigned long long)ub);
+	} else {
+		holders_text(&hold, &by, kb, limit, un, ub);
+		if (!can_site(h, sb)) {
+			printf("new objects by site: none, %s\n",
+			       hsnap_nosite_why(h, sb));
+		} else {
+			sampled_print(sb, NULL);
+			groups_print(&site, NULL, "new_by_site", "site",
+				     "new objects by allocation site:", h->heap,
+				     limit);
+			nosite_print(h, sb, NULL, "new_no_site", nn, nb);
+		}
 	}
 	free(top);
 	free(isnew);

@@ -10,7 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/heap_top.h"
+#include "decode.h"
 #include "logger/opts.h"
+#include "proc/fanout.h"
+#include "proc/fnid.h"
+#include "proc/heap.h"
+#include "proc/hsnap.h"
 #include "profile.h"
 
 /* -- Sites ---------------------------------------------------------------------- */
@@ -51,6 +57,161 @@ void leaks_json_sampled(struct json *j, const struct profile *p)
 	json_close(j, '}');
 }
 
+/* -- Held or garbage: a snapshot's view of the live sites ------------------------- */
+
+/* What one snapshot found of a site's objects (by the site's text). */
+struct split_site {
+	char *label;
+	uint64_t held, held_bytes;	 /* a root reaches them */
+	uint64_t garbage, garbage_bytes; /* UNREACHABLE: not freed yet */
+};
+
+/* A snapshot's objects by allocation site, sorted by label. */
+struct split {
+	size_t k, nsnap; /* the snapshot (from 1) and how many the log has */
+	uint64_t live;	 /* its live bytes (a root reaches them) */
+	struct split_site *v;
+	size_t n;
+};
+
+/* Main thread. Free sp. */
+static void split_free(struct split *sp)
+{
+	for (size_t i = 0; i < sp->n; i++)
+		free(sp->v[i].label);
+	free(sp->v);
+}
+
+/* Sort context: none. By label. */
+static int cmp_label(const void *a, const void *b)
+{
+	return strcmp(((const struct split_site *)a)->label,
+		      ((const struct split_site *)b)->label);
+}
+
+/* Main thread. Decode path into h, its objects joined with the sites of
+** the allocation events when hp is not NULL (hp's fnid first); 0 or
+** -1 (nothing to show). */
+static int split_decode(const char *path, struct hsnap *h, struct heap *hp)
+{
+	char err[512];
+	struct reader *r;
+	struct decode *d;
+	struct decode_sink sink, one;
+	struct fanout fan;
+	memset(&sink, 0, sizeof sink);
+	if (hp) {
+		fanout_init(&fan);
+		memset(&one, 0, sizeof one);
+		fnid_sink(hp->fnid, &one);
+		fanout_add(&fan, &one);
+		memset(&one, 0, sizeof one);
+		heap_sink(hp, &one);
+		fanout_add(&fan, &one);
+		memset(&one, 0, sizeof one);
+		hsnap_sink(h, &one);
+		fanout_add(&fan, &one);
+		fanout_sink(&fan, &sink);
+		hsnap_sites(h, hp);
+	} else {
+		hsnap_sink(h, &sink);
+	}
+	if (reader_open(&r, path, 0, err, sizeof err) < 0)
+		return -1;
+	if (decode_new(&d, &sink) < 0) {
+		reader_close(r);
+		return -1;
+	}
+	decode_run(r, d, err, sizeof err); /* the first pass said it all */
+	decode_free(d);
+	reader_close(r);
+	return h->err ? -1 : 0;
+}
+
+/* Main thread. The snapshot of path with the most live bytes (as ljlog
+** heap picks by default), its objects by site into sp; 0, or -1 when the
+** log has none that can carry sites (or out of memory). */
+static int split_load(const char *path, struct split *sp)
+{
+	struct hsnap h;
+	memset(sp, 0, sizeof *sp);
+	hsnap_init(&h, 0, 0, 0);
+	int rc = split_decode(path, &h, NULL);
+	for (size_t i = 0; rc == 0 && i < h.n; i++) {
+		const struct hsnap_one *s = &h.s[i];
+		if (!sp->k || s->bytes - s->unreachable_bytes > sp->live) {
+			sp->k = i + 1;
+			sp->live = s->bytes - s->unreachable_bytes;
+		}
+	}
+	sp->nsnap = h.n;
+	hsnap_free(&h);
+	if (rc < 0 || !sp->k)
+		return -1;
+	struct fnid fnid;
+	struct heap hp;
+	fnid_init(&fnid);
+	heap_init(&hp, &fnid);
+	hsnap_init(&h, sp->k, 0, 0);
+	rc = split_decode(path, &h, &hp);
+	const struct hsnap_keep *kp = &h.keep[0];
+	const struct hsnap_one *s = sp->k <= h.n ? &h.s[sp->k - 1] : NULL;
+	if (rc == 0 && (!s || !s->addrs || !s->allocs))
+		rc = -1;
+	/* By site index first, then by label. */
+	struct split_site *by = rc ? NULL : calloc(hp.nsite + 1, sizeof *by);
+	if (!by)
+		rc = -1;
+	for (size_t i = 0; rc == 0 && i < kp->n; i++) {
+		const struct hsnap_obj *o = &kp->v[i];
+		if (!o->site)
+			continue;
+		struct split_site *x = &by[o->site - 1];
+		if (o->flags & FORMAT_HOBJ_UNREACHABLE) {
+			x->garbage++;
+			x->garbage_bytes += o->size;
+		} else {
+			x->held++;
+			x->held_bytes += o->size;
+		}
+	}
+	char label[640];
+	for (size_t i = 0; rc == 0 && i < hp.nsite; i++) {
+		if (!by[i].held && !by[i].garbage)
+			continue;
+		heap_site_text(&hp, (uint32_t)i, label, sizeof label);
+		size_t l = strlen(label) + 1;
+		if (!(by[i].label = malloc(l))) {
+			rc = -1;
+			break;
+		}
+		memcpy(by[i].label, label, l);
+		by[sp->n++] = by[i];
+		if (sp->n - 1 != i)
+			by[i].label = NULL;
+	}
+	sp->v = by;
+	if (rc == 0 && sp->n)
+		qsort(sp->v, sp->n, sizeof *sp->v, cmp_label);
+	hsnap_free(&h);
+	heap_free(&hp);
+	fnid_free(&fnid);
+	if (rc < 0) {
+		split_free(sp);
+		memset(sp, 0, sizeof *sp);
+	}
+	return rc;
+}
+
+/* Main thread. What sp found of the site with this label, or NULL. */
+static const struct split_site *split_find(const struct split *sp,
+					   const char *label)
+{
+	struct split_site key = {(char *)label, 0, 0, 0, 0};
+	return sp->n ? bsearch(&key, sp->v, sp->n, sizeof *sp->v, cmp_label)
+		     : NULL;
+}
+
 /* -- Live at the end (--leaks) ---------------------------------------------------- */
 
 /* Main thread. Sum of the sites' live bytes (allocated - freed in the log). */
@@ -65,39 +226,120 @@ static int64_t live_sum(const struct profile *p, int64_t *count)
 	return b;
 }
 
-/* Main thread. The --leaks view as text, at most limit rows (0: all). */
+/* Main thread. The --leaks view as text, at most limit rows (0: all): the
+** live sites; with a snapshot, split into what a root reaches there and
+** garbage not collected yet, the sites of garbage only listed apart. */
 void leaks_text(const struct profile *p, const char *path, size_t limit)
 {
-	size_t n;
+	size_t n, nleak = 0, ngarb = 0;
 	int64_t count, bytes = live_sum(p, &count);
 	uint64_t attach = 0;
 	uint32_t *ix = heap_sorted_live(&p->heap, &n);
-	char label[640];
+	char label[640], b1[32], b2[32];
+	struct split sp;
+	int has = split_load(path, &sp) == 0;
 	for (size_t i = 0; i < p->nvm; i++)
 		attach += p->vms[i].heap_attach;
+	/* Per row: garbage only (the snapshot found none held). */
+	char *garb = calloc(n + 1, 1);
+	for (size_t i = 0; ix && garb && i < n; i++) {
+		heap_site_text(&p->heap, ix[i], label, sizeof label);
+		const struct split_site *x =
+		    has ? split_find(&sp, label) : NULL;
+		garb[i] = x && !x->held;
+		ngarb += garb[i];
+	}
+	nleak = n - ngarb;
 	printf("ljlog report --leaks: %s\n", path);
 	leaks_text_sampled(p);
+	if (has)
+		printf("snapshot %zu of %zu (the largest: %s live) splits "
+		       "what is live: held (a root reaches it there) or "
+		       "garbage (no root does; the GC frees it later)\n",
+		       sp.k, sp.nsnap,
+		       heap_bytes((int64_t)sp.live, 0, b1, sizeof b1));
+	else
+		printf("no heap snapshot: live figures may include garbage "
+		       "the GC has not freed yet; take one with the option "
+		       "snapshot=exit or SIGNAL, or ljlog.snapshot()\n");
 	printf("\nLive at the end of the log by allocation site: %zu sites "
 	       "(sorted by live bytes)\n",
-	       n);
+	       nleak);
 	printf("  (a block is live when no FREE or REALLOC of it follows; "
 	       "\"(before attach)\"\n  counts the frees of blocks allocated "
 	       "before the profiler attached)\n");
-	printf("%12s %14s  %s\n", "live objs", "live bytes", "site");
-	size_t shown = limit && limit < n ? limit : n;
-	for (size_t i = 0; ix && i < shown; i++) {
+	if (has)
+		printf("%10s %10s %10s %10s  %s\n", "live objs", "live",
+		       "held objs", "held", "site");
+	else
+		printf("%10s %10s  %s\n", "live objs", "live", "site");
+	size_t shown = 0;
+	for (size_t i = 0; ix && i < n; i++) {
+		if (garb && garb[i])
+			continue;
+		if (limit && shown == limit)
+			break;
+		shown++;
 		const struct heap_site *st = &p->heap.sites[ix[i]];
 		heap_site_text(&p->heap, ix[i], label, sizeof label);
-		printf("%12" PRId64 " %14" PRId64 "  %s\n", st->live_count,
-		       st->live_bytes, label);
+		printf("%10" PRId64 " %10s ", st->live_count,
+		       heap_bytes(st->live_bytes, 0, b1, sizeof b1));
+		if (has) {
+			const struct split_site *x = split_find(&sp, label);
+			if (x)
+				printf("%10" PRIu64 " %10s ", x->held,
+				       heap_bytes((int64_t)x->held_bytes, 0, b2,
+						  sizeof b2));
+			else
+				printf("%10s %10s ", "-", "-");
+		}
+		printf(" %s\n", label);
 	}
-	if (shown < n)
-		printf("  ... %zu more (use -n 0)\n", n - shown);
-	printf("\nTotal: %" PRId64 " objects, %" PRId64
-	       " bytes live by site (allocated - freed in the log); with "
-	       "%" PRIu64 " at attach: %" PRId64 " bytes\n",
-	       count, bytes, attach, bytes + (int64_t)attach);
+	heap_more(shown, nleak);
+	if (has) {
+		printf("\nGarbage in snapshot %zu, no leak: %zu sites whose "
+		       "objects there no root reaches\n",
+		       sp.k, ngarb);
+		if (ngarb)
+			printf("%10s %10s  %s\n", "objects", "bytes", "site");
+		shown = 0;
+		for (size_t i = 0; ix && garb && i < n; i++) {
+			if (!garb[i])
+				continue;
+			if (limit && shown == limit)
+				break;
+			shown++;
+			heap_site_text(&p->heap, ix[i], label, sizeof label);
+			const struct split_site *x = split_find(&sp, label);
+			printf("%10" PRIu64 " %10s  %s\n", x->garbage,
+			       heap_bytes((int64_t)x->garbage_bytes, 0, b1,
+					  sizeof b1),
+			       label);
+		}
+		heap_more(shown, ngarb);
+	}
+	printf("\nTotal: %" PRId64 " objects, %s live by site (allocated - "
+	       "freed in the log); with %s at attach: %s\n",
+	       count, heap_bytes(bytes, 0, b1, sizeof b1),
+	       heap_bytes((int64_t)attach, 0, b2, sizeof b2),
+	       heap_bytes(bytes + (int64_t)attach, 0, label, sizeof label));
+	free(garb);
 	free(ix);
+	if (has)
+		split_free(&sp);
+}
+
+/* Main thread. See cli.h. */
+int leaks_need_alloc(const struct profile *p, const char *view)
+{
+	for (size_t i = 0; i < p->heap.nvm; i++)
+		if (p->heap.vms[i]->alloc_count || p->heap.vms[i]->free_count)
+			return 0;
+	cli_err("report",
+		"%s: this log has no allocation events; record with -e alloc "
+		"(the alloc option)",
+		view);
+	return CLI_USAGE;
 }
 
 /* Main thread. "live_sites": every site with something live, by live

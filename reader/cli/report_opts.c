@@ -157,6 +157,11 @@ int cli_report(int argc, char **argv)
 	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
+	if ((leaks || iv_ns) &&
+	    (st = leaks_need_alloc(p, leaks ? "--leaks" : "--heap-interval"))) {
+		profile_free(p);
+		return st;
+	}
 	if (iv_ns) { /* a second pass, on the first one's time base */
 		struct profile *q;
 		if ((st = leaks_load_intervals(p, path, iv_ns, &q)) >= 0) {

@@ -60,6 +60,9 @@ void hsnap_free(struct hsnap *h)
 	keep_free(&h->keep[0]);
 	keep_free(&h->keep[1]);
 	free(h->s);
+	for (size_t i = 0; i < h->nff; i++)
+		free(h->ffname[i]);
+	free(h->ffname);
 }
 
 /* Any thread. The snapshot (vm, seq) in progress, started when new. */
@@ -159,6 +162,8 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 	vm_state(h, s, o->vm);
 	s->n[o->type]++;
 	s->b[o->type] += o->size;
+	if (o->flags & FORMAT_HOBJ_UNREACHABLE)
+		s->unreachable_bytes += o->size;
 	struct hsnap_keep *k = kept(h);
 	if (!k)
 		return 0;
@@ -225,11 +230,63 @@ static int on_summary(void *ud, const struct decode_hsummary *x)
 	return 0;
 }
 
+/* Any thread. A MAPPING or NAME record: keep the names of FFUNCs. */
+static int on_record(void *ud, struct decode_obj *o)
+{
+	struct hsnap *h = ud;
+	if (o->kind != FORMAT_REC_FFUNC || !o->u.ffunc.name.len ||
+	    o->u.ffunc.ffid >= HSNAP_FFID_MAX)
+		return 0;
+	size_t f = (size_t)o->u.ffunc.ffid;
+	if (f >= h->nff) {
+		char **nv = realloc(h->ffname, (f + 1) * sizeof *nv);
+		if (!nv)
+			return h->err = -ENOMEM;
+		memset(nv + h->nff, 0, (f + 1 - h->nff) * sizeof *nv);
+		h->ffname = nv;
+		h->nff = f + 1;
+	}
+	char *t = dup(o->u.ffunc.name.s, o->u.ffunc.name.len);
+	if (!t)
+		return h->err = -ENOMEM;
+	free(h->ffname[f]);
+	h->ffname[f] = t;
+	return 0;
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_finish(struct hsnap *h)
+{
+	for (int i = 0; i < 2; i++) {
+		struct hsnap_keep *k = &h->keep[i];
+		for (size_t j = 0; j < k->n; j++) {
+			struct hsnap_obj *o = &k->v[j];
+			unsigned f;
+			int end = 0;
+			if (o->type != FORMAT_HTYPE_FUNCTION ||
+			    sscanf(o->text, "builtin #%u%n", &f, &end) != 1 ||
+			    (size_t)end != o->textlen || f >= h->nff ||
+			    !h->ffname[f])
+				continue;
+			char *t = dup(h->ffname[f], strlen(h->ffname[f]));
+			if (!t) {
+				h->err = -ENOMEM;
+				return;
+			}
+			free(o->text);
+			o->text = t;
+			o->textlen = strlen(t);
+		}
+	}
+}
+
 /* Any thread. See hsnap.h. */
 void hsnap_sink(struct hsnap *h, struct decode_sink *s)
 {
 	s->ud = h;
 	s->intro = on_intro;
+	s->record = on_record;
+	s->rename = on_record;
 	s->heap_obj = on_obj;
 	s->heap_root = on_root;
 	s->heap_summary = on_summary;

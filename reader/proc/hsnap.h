@@ -22,6 +22,7 @@ struct hsnap_one {
 	uint64_t seq;	  /* the VM's snapshot number */
 	uint64_t time_ns; /* since the log's INTRO clock */
 	uint64_t objects, bytes, unreachable, gc_total, other, pause_ns;
+	uint64_t unreachable_bytes; /* of its UNREACHABLE objects */
 	unsigned gcstate;
 	int complete; /* its SUMMARY was read */
 	int addrs;    /* its objects carry addresses (version 10) */
@@ -70,8 +71,12 @@ struct hsnap {
 	uint64_t version;	 /* the log's format version */
 	const struct heap *heap; /* sites of live blocks (NULL: none) */
 	struct hsnap_keep keep[2];
+	char **ffname; /* fast function names by ffid (FFUNC records) */
+	size_t nff;
 	int err; /* -ENOMEM */
 };
+
+#define HSNAP_FFID_MAX 4096 /* fast function IDs named, at most */
 
 /* Any thread. Ready h; keep the objects of snapshots k1, k2 (indexes from
 ** 1, 0 none), and their references: k1's when edges & 1, k2's when
@@ -88,10 +93,16 @@ void hsnap_sites(struct hsnap *h, const struct heap *heap);
 ** before ljlog attached. */
 const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s);
 
+/* Any thread. End of input: the kept functions whose text is "builtin #N"
+** get the name the log's FFUNC record of N gives ("string.gmatch
+** (iterator)"), as reports name them. */
+void hsnap_finish(struct hsnap *h);
+
 /* Any thread. Free h's memory. */
 void hsnap_free(struct hsnap *h);
 
-/* Any thread. Plug h into a decoder sink (intro and heap callbacks). */
+/* Any thread. Plug h into a decoder sink (intro, FFUNC records and heap
+** callbacks). */
 void hsnap_sink(struct hsnap *h, struct decode_sink *s);
 
 /* Any thread. A reference's label, as a path step: "[3]", ".name",

@@ -50,6 +50,13 @@ lst, s1, s2, diff = (json.load(open(p)) for p in sys.argv[2:6])
 s1txt, difftxt = open(sys.argv[6]).read(), open(sys.argv[7]).read()
 dump = sys.argv[8]
 TL, SL, AL = (int(x) for x in sys.argv[9:12])
+def rb(n):  # bytes as the text views show them (KiB, MiB: one decimal)
+    if n < 1024:
+        return "%d B" % n
+    v, u = n / 1024, 0
+    while v >= 1024 and u < 3:
+        v, u = v / 1024, u + 1
+    return "%.1f %s" % (v, ("KiB", "MiB", "GiB", "TiB")[u])
 def die(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
@@ -86,7 +93,7 @@ if (n, b) != (snap1["objects"], snap1["bytes"]):
         (n, b, snap1["objects"], snap1["bytes"]))
 if s1["no_site_objects"] == 0 or "before ljlog attached" not in s1["no_site_why"]:
     die("objects without a site: %d (%r)" % (s1["no_site_objects"], s1["no_site_why"]))
-if not re.search(r"\n +%d +%d  .*heap_site\.lua:0 line %d\n" % (M["tn"], M["tbytes"], TL), s1txt):
+if not re.search(r"\n +%d +%s  .*heap_site\.lua:0 line %d\n" % (M["tn"], re.escape(rb(M["tbytes"])), TL), s1txt):
     die("--by site text has no row for the tables:\n" + s1txt)
 if "(no site: allocated before ljlog attached)" not in s1txt:
     die("--by site text: no row for objects without a site:\n" + s1txt)
@@ -151,8 +158,8 @@ if (x["line"], x["objects"], x["bytes"]) != (AL, M["an"], M["abytes"]) or x["kin
         (x, M["an"], M["abytes"], AL))
 if diff["new_no_site_objects"] != 0:
     die("--diff: %d new objects without a site" % diff["new_no_site_objects"])
-if not re.search(r"new objects by allocation site:\n +objects +bytes +site\n +%d +%d  .*line %d\n" %
-                 (M["an"], M["abytes"], AL), difftxt):
+if not re.search(r"new objects by allocation site:\n +objects +bytes +site\n +%d +%s  .*line %d\n" %
+                 (M["an"], re.escape(rb(M["abytes"])), AL), difftxt):
     die("--diff text, sites:\n" + difftxt[:2000])
 print("ok: --diff 1 2: %d new tables, %d bytes, all at line %d" % (M["an"], M["abytes"], AL))
 PY
@@ -203,13 +210,13 @@ print("ok: alloc=4096: %d of 300 tables sampled, counted as they are" % (t[0]["o
 PY
 ok "heap --by site with alloc=RATE: only sampled objects, not scaled"
 
-# Without alloc: no sites, said so (exit status 1).
+# Without alloc: says to record it (exit status 2).
 nlog=$T/noalloc.ljlog
 profile "file=$nlog,calls" "$lua" 30 15 7 >/dev/null 2>"$T/nerr" ||
 	{ show "$T/nerr"; fail "heap_site.lua (calls only) failed"; }
 rc=0; ljlog heap --by site "$nlog" >"$T/ns.txt" 2>&1 || rc=$?
-expect_eq "--by site without alloc: exit status" 1 "$rc"
-grep -q "no sites: the VM recorded no allocations" "$T/ns.txt" || fail "--by site without alloc: $(cat "$T/ns.txt")"
+expect_eq "--by site without alloc: exit status" 2 "$rc"
+grep -q "this log has no allocation events; record with -e alloc" "$T/ns.txt" || fail "--by site without alloc: $(cat "$T/ns.txt")"
 ljlog heap --diff 1 2 --json "$nlog" >"$T/nd.json" || fail "--diff without alloc"
 expect_eq "--diff without alloc: has_sites" false "$(json_get "$T/nd.json" 'd["has_sites"]')"
-ok "heap --by site without alloc: no sites, exit 1"
+ok "heap --by site without alloc: record with -e alloc, exit 2"

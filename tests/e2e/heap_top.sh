@@ -31,6 +31,13 @@ top = json.load(open(sys.argv[2]))
 mt = json.load(open(sys.argv[3]))
 diff = json.load(open(sys.argv[4]))
 txt = open(sys.argv[5]).read()
+def rb(n):  # bytes as the text views show them (KiB, MiB: one decimal)
+    if n < 1024:
+        return "%d B" % n
+    v, u = n / 1024, 0
+    while v >= 1024 and u < 3:
+        v, u = v / 1024, u + 1
+    return "%.1f %s" % (v, ("KiB", "MiB", "GiB", "TiB")[u])
 def die(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
@@ -112,7 +119,7 @@ print('ok: keys as ["a b"], ["end"], [<table #%d>]' % okey["id"])
 
 # Text form: the same first entry.
 first = top["top"][0]
-if not re.search(r"^\s*%d table\s+%d\s+%d  _G  " % (first["id"], first["self_bytes"], first["retained_bytes"]), txt, re.M):
+if not re.search(r"^\s*%d table\s+%s\s+%s  _G  " % (first["id"], re.escape(rb(first["self_bytes"])), re.escape(rb(first["retained_bytes"]))), txt, re.M):
     die("--top text has no line for %r:\n%s" % (first, txt))
 
 # --by metatable: the three Points.

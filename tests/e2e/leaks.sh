@@ -103,7 +103,7 @@ PY
 
 	# Text: the site, with N objects.
 	ljlog report --leaks "$log" >"$T/leaks.txt" 2>&1 || fail "[jit $jit] report --leaks failed"
-	grep -Eq "^ +$N +[0-9]+  keep \(.*leaks.lua:[0-9]+\) line $leak_line\$" "$T/leaks.txt" ||
+	grep -Eq "^ +$N +[0-9.]+ (B|KiB|MiB)  keep \(.*leaks.lua:[0-9]+\) line $leak_line\$" "$T/leaks.txt" ||
 		{ show "$T/leaks.txt"; fail "[jit $jit] report --leaks: no row '$N ... keep (...) line $leak_line'"; }
 	grep -q "estimate" "$T/leaks.txt" && { show "$T/leaks.txt"; fail "[jit $jit] exact log called an estimate"; }
 	ljlog report --heap-interval 1ms -n 2 "$log" >"$T/iv.txt" 2>&1 || fail "[jit $jit] report --heap-interval failed"

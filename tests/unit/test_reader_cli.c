@@ -656,10 +656,10 @@ Test(cli, heap_by_site)
 	const char *p = site_log(FORMAT_VERSION);
 	cr_assert_eq(sh(LJLOG " check %s >/dev/null", p), 0);
 	char *out = out_of(LJLOG " heap --by site %s", p);
-	has_line(out, "         1           64  t.lua:1 line 3");
-	has_line(out, "         1           48  t.lua:1 line 9");
-	has_line(out, "         1           40  t.lua:1 line 7");
-	has_line(out, "         2           40  (no site: allocated before "
+	has_line(out, "         1       64 B  t.lua:1 line 3");
+	has_line(out, "         1       48 B  t.lua:1 line 9");
+	has_line(out, "         1       40 B  t.lua:1 line 7");
+	has_line(out, "         2       40 B  (no site: allocated before "
 		      "ljlog attached)");
 	cr_assert_lt(strstr(out, "line 3"), strstr(out, "line 9"), "%s", out);
 	cr_assert_lt(strstr(out, "line 9"), strstr(out, "line 7"), "%s", out);
@@ -710,8 +710,8 @@ Test(cli, heap_version_9_has_no_sites)
 	unlink(out_path);
 	/* The rest reads as before. */
 	out = out_of(LJLOG " heap --by type %s", p);
-	has_line(out, "table               2          104");
-	has_line(out, "string              3           88");
+	has_line(out, "table               2      104 B");
+	has_line(out, "string              3       88 B");
 	free(out);
 	out = out_of(LJLOG " dump -v %s", p);
 	has_line(out, "    object #5 string size 10 \"s5\"");
