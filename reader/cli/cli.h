@@ -80,6 +80,11 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);
 
+/* Any thread. A time (ns) with its unit, ms under a second, else s; and
+** a byte count with its binary unit (B, KiB, MiB, GiB). buf of len. */
+const char *cli_fmt_time(char *buf, size_t len, uint64_t ns);
+const char *cli_fmt_bytes(char *buf, size_t len, int64_t n);
+
 /* -- Heap views of 'ljlog report' (leaks.c) ----------------------------------- */
 
 /* Main thread. The estimate note / "alloc_sampled" of a sampled log. */
@@ -106,11 +111,27 @@ void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
 /* -- 'ljlog report' (report.c, report_opts.c) --------------------------------- */
 
-/* Main thread. The text report (at most limit rows a table, 0 all) and the
-** JSON one (iv_ns: --heap-interval, 0 none) of p, loaded from path with
-** result rc and message err. */
+/* The orders of the text report's function table (--sort). */
+enum {
+	REPORT_SORT_DEFAULT, /* self time, else samples, else alloc bytes */
+	REPORT_SORT_SELF,
+	REPORT_SORT_TOTAL,
+	REPORT_SORT_CALLS,
+	REPORT_SORT_SAMPLES,
+	REPORT_SORT_ALLOC,
+};
+
+/* The text report's options. */
+struct report_opts {
+	size_t limit; /* rows a table (0 all) */
+	int sort;     /* REPORT_SORT_* */
+	int verbose;  /* the header's details: options, time base */
+};
+
+/* Main thread. The text report and the JSON one (iv_ns: --heap-interval,
+** 0 none) of p, loaded from path with result rc and message err. */
 void report_text(const struct profile *p, const char *path, int rc,
-		 const char *err, size_t limit);
+		 const char *err, const struct report_opts *o);
 void report_json(const struct profile *p, int rc, const char *err,
 		 uint64_t iv_ns);
 
@@ -118,6 +139,7 @@ void report_json(const struct profile *p, int rc, const char *err,
 struct report_family {
 	unsigned bit;
 	const char *name;
+	const char *why; /* the header's hint when it was not recorded */
 };
 extern const struct report_family report_families[];
 extern const size_t report_nfamily;

@@ -5,6 +5,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -179,6 +180,39 @@ void cli_quote(FILE *f, const char *s, size_t len)
 			putc(c, f);
 	}
 	putc('"', f);
+}
+
+/* Any thread. A time in ns as text with its unit: "12.345 ms" under a
+** second, "1.234 s" from one on; buf of len. */
+const char *cli_fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+	else
+		snprintf(buf, len, "%.3f ms", (double)ns / 1e6);
+	return buf;
+}
+
+/* Any thread. A signed byte count as text with its binary unit: "512 B",
+** "1.5 KiB", "12.0 MiB", "1.25 GiB"; buf of len. */
+const char *cli_fmt_bytes(char *buf, size_t len, int64_t n)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB"};
+	uint64_t a = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
+	const char *sign = n < 0 ? "-" : "";
+	double v = (double)a / 1024;
+	int u = 0;
+	if (a < 1024) {
+		snprintf(buf, len, "%s%" PRIu64 " B", sign, a);
+		return buf;
+	}
+	while (u < 2 && v >= 1023.95) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u == 2 ? "%s%.2f %s" : "%s%.1f %s", sign, v,
+		 unit[u]);
+	return buf;
 }
 
 /* Main thread. Dispatch to a command. */

@@ -17,19 +17,22 @@
 
 #include "logger/opts.h"
 #include "profile.h"
+#include "proc/sort.h"
 
 /* -- The model ---------------------------------------------------------------- */
 
 /* Column types: how a value prints. */
 enum col_type {
-	COL_U64,  /* a count */
-	COL_I64,  /* a signed count */
-	COL_TIME, /* ts units: text ms (%.3f), JSON ns */
-	COL_PCT,  /* a share of the samples: text only, "12.5%" */
-	COL_STR,  /* a string */
-	COL_QSTR, /* a string: text quoted (cli_quote), JSON as a string */
-	COL_OPT,  /* a count or nothing: text "-", JSON null */
-	COL_BOOL, /* JSON only: true or false */
+	COL_U64,    /* a count */
+	COL_I64,    /* a signed count */
+	COL_TIME,   /* ts units: text "12.345 ms" or "1.234 s", JSON ns */
+	COL_BYTES,  /* bytes: text with a unit (KiB, MiB), JSON as is */
+	COL_IBYTES, /* signed bytes: text with a unit, JSON as is */
+	COL_PCT,    /* a share: text only, "12.5%" */
+	COL_STR,    /* a string */
+	COL_QSTR,   /* a string: text quoted (cli_quote), JSON as a string */
+	COL_OPT,    /* bytes or nothing: text "-", JSON null */
+	COL_BOOL,   /* JSON only: true or false */
 };
 
 /* One value. Strings are valid until the next accessor call on the cell. */
@@ -60,8 +63,10 @@ struct column {
 /* One table: a row set and its columns. */
 struct section {
 	const char *key;   /* JSON array, NULL: text only */
-	const char *title; /* text: printf format of the row count */
-	int limited;	   /* text: at most -n rows */
+	const char *title; /* text: printf format of the row count (%zu) and
+			      the order (%s) */
+	int limited;	   /* text: at most -n rows, rows with nothing in
+			      every number left out */
 	uint32_t *(*rows)(const struct profile *p, size_t *n);	 /* sorted */
 	const void *(*row)(const struct profile *p, uint32_t i); /* row i */
 	const struct column *cols;
@@ -89,6 +94,12 @@ static const char *cell_printf(struct cell *c, const char *fmt, ...)
 	}
 	return c->s = n < 0 ? NULL : c->buf;
 }
+
+/* Main thread. What the text report's shares are of (report_text sets
+** it): the functions' self time and alloc bytes, the sites' alloc bytes. */
+static struct {
+	uint64_t fn_self, fn_alloc, site_alloc;
+} share;
 
 /* Main thread. n as a percentage of total. */
 static double pct(uint64_t n, uint64_t total)
@@ -125,6 +136,21 @@ GET(fn_file)
 GET(fn_samples_pct)
 {
 	c->pct = pct(FN->samples, p->smp.samples);
+}
+/* Main thread. A function's self time, as a share of all functions'. */
+GET(fn_self_pct)
+{
+	c->pct = pct(FN->self, share.fn_self);
+}
+/* Main thread. A function's alloc bytes, as a share of all functions'. */
+GET(fn_alloc_pct)
+{
+	c->pct = pct(FN->alloc_bytes, share.fn_alloc);
+}
+/* Main thread. A site's alloc bytes, as a share of all sites'. */
+GET(site_alloc_pct)
+{
+	c->pct = pct(SITE->alloc_bytes, share.site_alloc);
 }
 /* Main thread. A function's samples anywhere in the stack, as a share. */
 GET(fn_total_pct)
@@ -338,7 +364,7 @@ static void cell_get(const struct profile *p, const struct section *sec,
 		return;
 	}
 	row = sec->row(p, r);
-	if (col->type == COL_I64)
+	if (col->type == COL_I64 || col->type == COL_IBYTES)
 		memcpy(&c->i, row + col->off, sizeof c->i);
 	else
 		memcpy(&c->u, row + col->off, sizeof c->u);
@@ -362,36 +388,39 @@ static const struct column fn_cols[] = {
     {NULL, 0, 0, "kind", COL_STR, fn_kind, 0, 0},
     {NULL, 0, 0, "file", COL_STR, fn_file, 0, 0},
     {NULL, 0, 0, "line", COL_U64, FIELD(struct profile_fn, line), 0},
-    {"calls", 10, 3, "calls", COL_U64, FIELD(struct profile_fn, calls),
+    {"calls", 10, 4, "calls", COL_U64, FIELD(struct profile_fn, calls),
      OPTS_CALLS},
-    {"total ms", 12, 2, "total_ns", COL_TIME, FIELD(struct profile_fn, total),
+    {"total", 11, 3, "total_ns", COL_TIME, FIELD(struct profile_fn, total),
      OPTS_CALLS},
-    {"self ms", 12, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self),
+    {"self", 11, 1, "self_ns", COL_TIME, FIELD(struct profile_fn, self),
      OPTS_CALLS},
-    {"allocs", 9, 8, "alloc_count", COL_U64,
+    {"self%", 6, 2, NULL, COL_PCT, fn_self_pct, 0, OPTS_CALLS},
+    {"allocs", 9, 9, "alloc_count", COL_U64,
      FIELD(struct profile_fn, alloc_count), OPTS_ALLOC},
-    {"alloc bytes", 13, 9, "alloc_bytes", COL_U64,
+    {"alloc bytes", 11, 10, "alloc_bytes", COL_BYTES,
      FIELD(struct profile_fn, alloc_bytes), OPTS_ALLOC},
-    {"frees", 9, 10, "free_count", COL_U64,
-     FIELD(struct profile_fn, free_count), OPTS_ALLOC},
-    {"free bytes", 13, 11, "free_bytes", COL_U64,
-     FIELD(struct profile_fn, free_bytes), OPTS_ALLOC},
+    {"alloc%", 6, 11, NULL, COL_PCT, fn_alloc_pct, 0, OPTS_ALLOC},
+    /* Frees: JSON only (the text's sites table has them by site). */
+    {NULL, 0, 0, "free_count", COL_U64, FIELD(struct profile_fn, free_count),
+     OPTS_ALLOC},
+    {NULL, 0, 0, "free_bytes", COL_U64, FIELD(struct profile_fn, free_bytes),
+     OPTS_ALLOC},
     /* Sample columns: in this table only without calls (with calls, the
     ** samples part has its own table by function). */
-    {"self", 10, 4, "samples", COL_U64, FIELD(struct profile_fn, samples),
+    {"self", 10, 5, "samples", COL_U64, FIELD(struct profile_fn, samples),
      FAM_SAMPLES_ONLY},
-    {"self%", 7, 5, NULL, COL_PCT, fn_samples_pct, 0, FAM_SAMPLES_ONLY},
-    {"total", 10, 6, "samples_total", COL_U64,
+    {"self%", 6, 6, NULL, COL_PCT, fn_samples_pct, 0, FAM_SAMPLES_ONLY},
+    {"total", 10, 7, "samples_total", COL_U64,
      FIELD(struct profile_fn, samples_total), FAM_SAMPLES_ONLY},
-    {"total%", 7, 7, NULL, COL_PCT, fn_total_pct, 0, FAM_SAMPLES_ONLY},
+    {"total%", 6, 8, NULL, COL_PCT, fn_total_pct, 0, FAM_SAMPLES_ONLY},
     {"function", 0, 12, NULL, COL_STR, fn_label, 0, 0},
 };
 
 static const struct column fn_sample_cols[] = {
     {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples), 0},
-    {"self%", 7, 2, NULL, COL_PCT, fn_samples_pct, 0, 0},
+    {"self%", 6, 2, NULL, COL_PCT, fn_samples_pct, 0, 0},
     {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total), 0},
-    {"total%", 7, 4, NULL, COL_PCT, fn_total_pct, 0, 0},
+    {"total%", 6, 4, NULL, COL_PCT, fn_total_pct, 0, 0},
     {"function", 0, 5, NULL, COL_STR, fn_label, 0, 0},
 };
 
@@ -401,7 +430,7 @@ static const struct column line_cols[] = {
     {NULL, 0, 0, "line", COL_U64, FIELD(struct samples_line, line), 0},
     {"samples", 10, 1, "samples", COL_U64, FIELD(struct samples_line, samples),
      0},
-    {"%", 7, 2, NULL, COL_PCT, line_pct, 0, 0},
+    {"%", 6, 2, NULL, COL_PCT, line_pct, 0, 0},
     {"line", 0, 3, NULL, COL_STR, line_label, 0, 0},
 };
 
@@ -428,13 +457,14 @@ static const struct column site_cols[] = {
     {NULL, 0, 0, "line", COL_U64, FIELD(struct heap_site, line), 0},
     {"allocs", 9, 1, "alloc_count", COL_U64,
      FIELD(struct heap_site, alloc_count), 0},
-    {"alloc bytes", 13, 2, "alloc_bytes", COL_U64,
+    {"alloc bytes", 11, 2, "alloc_bytes", COL_BYTES,
      FIELD(struct heap_site, alloc_bytes), 0},
-    {"frees", 9, 3, "free_count", COL_U64, FIELD(struct heap_site, free_count),
+    {"alloc%", 6, 3, NULL, COL_PCT, site_alloc_pct, 0, 0},
+    {"frees", 9, 4, "free_count", COL_U64, FIELD(struct heap_site, free_count),
      0},
-    {"free bytes", 13, 4, "free_bytes", COL_U64,
+    {"free bytes", 11, 5, "free_bytes", COL_BYTES,
      FIELD(struct heap_site, free_bytes), 0},
-    {"site", 0, 5, NULL, COL_STR, site_label, 0, 0},
+    {"site", 0, 6, NULL, COL_STR, site_label, 0, 0},
 };
 
 static const struct column vm_cols[] = {
@@ -447,12 +477,12 @@ static const struct column vm_cols[] = {
      OPTS_SAMPLE},
     {"coros", 6, 5, "coroutines", COL_U64, FIELD(struct profile_vm, coroutines),
      0},
-    {"heap@attach", 13, 6, "heap_attach", COL_U64,
+    {"heap@attach", 11, 6, "heap_attach", COL_BYTES,
      FIELD(struct profile_vm, heap_attach), 0},
-    {"heap@detach", 13, 7, "heap_detach", COL_OPT, vm_detach, 0, 0},
-    {"heap live", 13, 8, "heap_live", COL_I64, FIELD(struct profile_vm, live),
-     OPTS_ALLOC},
-    {"peak", 13, 9, "heap_peak", COL_I64, FIELD(struct profile_vm, peak),
+    {"heap@detach", 11, 7, "heap_detach", COL_OPT, vm_detach, 0, 0},
+    {"heap live", 11, 8, "heap_live", COL_IBYTES,
+     FIELD(struct profile_vm, live), OPTS_ALLOC},
+    {"peak", 11, 9, "heap_peak", COL_IBYTES, FIELD(struct profile_vm, peak),
      OPTS_ALLOC},
     {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes),
      0},
@@ -469,16 +499,15 @@ static const struct column vm_cols[] = {
 
 static const struct section sec_fns =
     SECTION("functions",
-	    "\nFunctions: %zu (sorted by self time, then samples, then alloc "
-	    "bytes)\n",
+	    "\nFunctions: %zu, by %s (self: in the function itself, total: "
+	    "with its callees)\n",
 	    1, rows_fns, row_fn, fn_cols);
-static const struct section sec_fns_alloc =
-    SECTION("functions", "\nFunctions: %zu (sorted by alloc bytes)\n", 1,
-	    rows_fns, row_fn, fn_cols);
+static const struct section sec_fns_alloc = SECTION(
+    "functions", "\nFunctions: %zu, by %s\n", 1, rows_fns, row_fn, fn_cols);
 static const struct section sec_fns_samples =
     SECTION("functions",
-	    "\nFunctions: %zu (sorted by self samples; self: innermost Lua "
-	    "frame, total: anywhere in the stack)\n",
+	    "\nFunctions: %zu, by %s (self: innermost Lua frame, total: "
+	    "anywhere in the stack)\n",
 	    1, rows_fns, row_fn, fn_cols);
 static const struct section sec_fn_samples =
     SECTION(NULL,
@@ -495,8 +524,8 @@ static const struct section sec_aborts =
     SECTION("trace_aborts", "  aborts by reason:\n", 1, rows_aborts, row_abort,
 	    abort_cols);
 static const struct section sec_sites =
-    SECTION("alloc_sites", "\nAllocation sites: %zu (sorted by alloc bytes)\n",
-	    1, rows_sites, row_site, site_cols);
+    SECTION("alloc_sites", "\nAllocation sites: %zu, by alloc bytes\n", 1,
+	    rows_sites, row_site, site_cols);
 static const struct section sec_vms =
     SECTION("vm_list", "\nVMs: %zu\n", 0, rows_vms, row_vm, vm_cols);
 
@@ -538,6 +567,14 @@ static const char *timebase_name(unsigned tb)
 
 /* -- Text ---------------------------------------------------------------------- */
 
+/* What the text report shows: the command's options and what the log
+** recorded. */
+struct view {
+	size_t limit;  /* rows a limited table, 0 all */
+	unsigned fams; /* OPTS_* and FAM_* shown */
+	int sort;      /* REPORT_SORT_* of the function table */
+};
+
 /* Main thread. The column of sec at text position pos, or NULL. */
 static const struct column *text_col(const struct section *sec, int pos)
 {
@@ -547,32 +584,48 @@ static const struct column *text_col(const struct section *sec, int pos)
 	return NULL;
 }
 
-/* Main thread. One value as text (pos > 1: after a separator). */
+/* Main thread. One value as text in a column (k > 0: after a separator). */
 static void text_cell(const struct profile *p, const struct column *col,
-		      int pos, struct cell *c)
+		      size_t k, struct cell *c)
 {
 	char num[64];
 	const char *s = num;
-	if (pos > 1)
-		fputs(col->width ? " " : "  ", stdout);
+	if (k)
+		fputs("  ", stdout);
 	switch (col->type) {
 	case COL_U64: snprintf(num, sizeof num, "%" PRIu64, c->u); break;
 	case COL_I64: snprintf(num, sizeof num, "%" PRId64, c->i); break;
 	case COL_TIME:
-		snprintf(num, sizeof num, "%.3f",
-			 (double)profile_ns(p, c->u) / 1e6);
+		cli_fmt_time(num, sizeof num, profile_ns(p, c->u));
 		break;
+	case COL_BYTES: cli_fmt_bytes(num, sizeof num, (int64_t)c->u); break;
+	case COL_IBYTES: cli_fmt_bytes(num, sizeof num, c->i); break;
 	case COL_PCT: snprintf(num, sizeof num, "%.1f%%", c->pct); break;
 	case COL_OPT:
 		if (c->none)
 			s = "-";
 		else
-			snprintf(num, sizeof num, "%" PRIu64, c->u);
+			cli_fmt_bytes(num, sizeof num, (int64_t)c->u);
 		break;
 	case COL_QSTR: cli_quote(stdout, c->s, strlen(c->s)); return;
 	default: s = c->s; break;
 	}
 	printf("%*s", col->width, s);
+}
+
+/* Main thread. Whether a value is nothing: a number that is 0 (strings and
+** shares do not count). */
+static int cell_zero(const struct column *col, const struct cell *c)
+{
+	switch (col->type) {
+	case COL_U64:
+	case COL_TIME:
+	case COL_BYTES: return c->u == 0;
+	case COL_I64:
+	case COL_IBYTES: return c->i == 0;
+	case COL_OPT: return c->none || c->u == 0;
+	default: return 1;
+	}
 }
 
 /* Main thread. The text columns of sec that families fams show, in text
@@ -588,32 +641,138 @@ static size_t text_cols(const struct section *sec, unsigned fams,
 	return n;
 }
 
-/* Main thread. A section as a text table: title, heading, rows (at most
-** limit when the section is limited and limit is not 0), the columns of
-** the families in fams. */
+/* Main thread. Whether row r of sec has nothing in all of its numbers
+** (cols: the nc columns shown). */
+static int row_zero(const struct profile *p, const struct section *sec,
+		    const struct column **cols, size_t nc, uint32_t r,
+		    struct cell *c)
+{
+	for (size_t k = 0; k < nc; k++) {
+		cell_get(p, sec, cols[k], r, c);
+		if (!cell_zero(cols[k], c))
+			return 0;
+	}
+	return 1;
+}
+
+/* Main thread. The key of function f that sort orders the function table
+** by (calls: calls were recorded: self and total are times, else samples). */
+static uint64_t fn_key(const struct profile_fn *f, int sort, int calls)
+{
+	switch (sort) {
+	case REPORT_SORT_SELF: return calls ? f->self : f->samples;
+	case REPORT_SORT_TOTAL: return calls ? f->total : f->samples_total;
+	case REPORT_SORT_CALLS: return f->calls;
+	case REPORT_SORT_SAMPLES: return f->samples;
+	default: return f->alloc_bytes;
+	}
+}
+
+/* Sort context: the profile, the key, the default order's ranks. */
+struct fn_order {
+	const struct profile *p;
+	int sort, calls;
+	const uint32_t *rank;
+};
+
+/* Main thread. Functions by the key, larger first; ties in the default
+** order. */
+static int by_key(uint32_t a, uint32_t b, const void *ctx)
+{
+	const struct fn_order *o = ctx;
+	int c = sort_desc_u64(fn_key(&o->p->fns[a], o->sort, o->calls),
+			      fn_key(&o->p->fns[b], o->sort, o->calls));
+	return c ? c : sort_asc_u64(o->rank[a], o->rank[b]);
+}
+
+/* Main thread. The function rows ix (all nrow of them, default order)
+** reordered by v->sort; ix itself when there is nothing to do. */
+static uint32_t *sort_fns(const struct profile *p, const struct view *v,
+			  uint32_t *ix, size_t nrow)
+{
+	if (!ix || v->sort == REPORT_SORT_DEFAULT)
+		return ix;
+	struct fn_order o = {p, v->sort, (v->fams & OPTS_CALLS) != 0, NULL};
+	uint32_t *rank = malloc((nrow ? nrow : 1) * sizeof *rank);
+	if (!rank)
+		return ix;
+	for (size_t i = 0; i < nrow; i++)
+		rank[ix[i]] = (uint32_t)i;
+	o.rank = rank;
+	uint32_t *s = sort_index(nrow, by_key, &o);
+	free(rank);
+	if (!s)
+		return ix;
+	free(ix);
+	return s;
+}
+
+/* Main thread. What the function table is sorted by, in words. */
+static const char *sort_name(const struct view *v)
+{
+	int calls = (v->fams & OPTS_CALLS) != 0;
+	int sort = v->sort;
+	if (sort == REPORT_SORT_DEFAULT)
+		sort = calls		       ? REPORT_SORT_SELF
+		       : v->fams & OPTS_SAMPLE ? REPORT_SORT_SAMPLES
+					       : REPORT_SORT_ALLOC;
+	switch (sort) {
+	case REPORT_SORT_SELF: return calls ? "self time" : "self samples";
+	case REPORT_SORT_TOTAL: return calls ? "total time" : "total samples";
+	case REPORT_SORT_CALLS: return "calls";
+	case REPORT_SORT_SAMPLES: return "self samples";
+	default: return "alloc bytes";
+	}
+}
+
+/* Main thread. A section as a text table: title, heading, rows, the
+** columns of the families v->fams shows. A limited section leaves out its
+** rows with nothing in every number (nothing at all: the whole section)
+** and shows at most v->limit rows, then a line saying how many more. */
 static void text_table(const struct profile *p, const struct section *sec,
-		       size_t limit, unsigned fams)
+		       const struct view *v)
 {
 	const struct column *cols[32];
 	struct cell c = {0};
-	size_t nrow, n, nc = text_cols(sec, fams, cols, 32);
+	size_t nrow, nc = text_cols(sec, v->fams, cols, 32);
+	size_t shown = 0, more = 0, zero = 0;
 	uint32_t *ix = sec->rows(p, &nrow);
-	n = sec->limited && limit && limit < nrow ? limit : nrow;
+	if (sec->rows == rows_fns)
+		ix = sort_fns(p, v, ix, nrow);
+	if (sec->limited && ix) {
+		for (size_t i = 0; i < nrow; i++)
+			zero += row_zero(p, sec, cols, nc, ix[i], &c);
+		if (zero == nrow)
+			goto out;
+	}
 	if (sec->title)
-		printf(sec->title, nrow);
+		printf(sec->title, nrow, sort_name(v));
 	for (size_t k = 0; k < nc; k++)
-		printf("%s%*s", k ? (cols[k]->width ? " " : "  ") : "",
-		       cols[k]->width, cols[k]->head);
+		printf("%s%*s", k ? "  " : "", cols[k]->width, cols[k]->head);
 	putchar('\n');
-	for (size_t i = 0; ix && i < n; i++) {
+	for (size_t i = 0; ix && i < nrow; i++) {
+		if (sec->limited && row_zero(p, sec, cols, nc, ix[i], &c))
+			continue;
+		if (sec->limited && v->limit && shown == v->limit) {
+			more++;
+			continue;
+		}
 		for (size_t k = 0; k < nc; k++) {
 			cell_get(p, sec, cols[k], ix[i], &c);
-			text_cell(p, cols[k], (int)k + 1, &c);
+			text_cell(p, cols[k], k, &c);
 		}
 		putchar('\n');
+		shown++;
 	}
-	if (n < nrow)
-		printf("  ... %zu more (use -n 0)\n", nrow - n);
+	if (more && zero)
+		printf("  … and %zu more (-n 0 for all); %zu rows with nothing "
+		       "left out\n",
+		       more, zero);
+	else if (more)
+		printf("  … and %zu more (-n 0 for all)\n", more);
+	else if (zero)
+		printf("  (%zu rows with nothing left out)\n", zero);
+out:
 	free(ix);
 	free(c.buf);
 }
@@ -628,22 +787,29 @@ static uint64_t sample_interval(const struct profile *p, int *wall)
 
 /* Main thread. The samples part: totals, states, functions (when the
 ** function table does not show them already), lines. */
-static void text_samples(const struct profile *p, size_t limit, unsigned fams)
+static void text_samples(const struct profile *p, const struct view *v)
 {
 	const struct samples *s = &p->smp;
-	if (!s->samples && !s->signals)
+	char a[32], b[32];
+	int wall;
+	uint64_t iv = sample_interval(p, &wall);
+	if (!s->samples && !s->signals) {
+		if ((v->fams & OPTS_SAMPLE) && iv)
+			printf("\nSamples: none (the program ran %s; the timer "
+			       "fires every %s of %s time)\n",
+			       cli_fmt_time(a, sizeof a, p->duration_ns),
+			       cli_fmt_time(b, sizeof b, iv),
+			       wall ? "wall-clock" : "CPU");
 		return;
+	}
 	printf("\nSamples: %" PRIu64 " (%" PRIu64 " dropped, %" PRIu64
 	       " signals)\n",
 	       s->samples, s->samples_dropped, s->signals);
-	int wall;
-	uint64_t iv = sample_interval(p, &wall);
 	if (iv && s->samples) {
-		printf("  they stand for %" PRIu64
-		       " timer intervals of %.3f ms: "
-		       "%.3f ms of %s time\n",
-		       s->intervals, (double)iv / 1e6,
-		       (double)s->intervals * (double)iv / 1e6,
+		printf("  they stand for %" PRIu64 " timer intervals of %s: "
+		       "%s of %s time\n",
+		       s->intervals, cli_fmt_time(a, sizeof a, iv),
+		       cli_fmt_time(b, sizeof b, s->intervals * iv),
 		       wall	    ? "wall-clock"
 		       : p->nvm > 1 ? "the threads' CPU"
 				    : "the thread's CPU");
@@ -657,24 +823,25 @@ static void text_samples(const struct profile *p, size_t limit, unsigned fams)
 	}
 	uint64_t own = s->state[FORMAT_STATE_LJLOG];
 	if (own && iv)
-		printf("  ljlog's own work: %" PRIu64 " samples, %.3f ms "
-		       "(writing the log, heap snapshots): not the program's\n",
-		       own,
-		       (double)s->state_intervals[FORMAT_STATE_LJLOG] *
-			   (double)iv / 1e6);
+		printf(
+		    "  ljlog's own work: %" PRIu64 " samples, %s "
+		    "(writing the log, heap snapshots): not the program's\n",
+		    own,
+		    cli_fmt_time(a, sizeof a,
+				 s->state_intervals[FORMAT_STATE_LJLOG] * iv));
 	printf("  by state:\n");
 	for (unsigned i = 0; i < FORMAT_STATE__MAX; i++)
 		if (s->state[i])
 			printf("    %-8s %10" PRIu64 " %6.1f%%\n",
 			       format_state_name(i), s->state[i],
 			       pct(s->state[i], s->samples));
-	if (!(fams & FAM_SAMPLES_ONLY))
-		text_table(p, &sec_fn_samples, limit, fams);
-	text_table(p, &sec_lines, limit, fams);
+	if (!(v->fams & FAM_SAMPLES_ONLY))
+		text_table(p, &sec_fn_samples, v);
+	text_table(p, &sec_lines, v);
 }
 
 /* Main thread. The traces part: compiled traces, aborts, flushes. */
-static void text_traces(const struct profile *p, size_t limit, unsigned fams)
+static void text_traces(const struct profile *p, const struct view *v)
 {
 	const struct samples *s = &p->smp;
 	if (!s->ntrace && !s->trace_starts && !s->trace_aborts &&
@@ -684,9 +851,9 @@ static void text_traces(const struct profile *p, size_t limit, unsigned fams)
 	       " aborted, %" PRIu64 " flush%s\n",
 	       s->ntrace, s->trace_starts, s->trace_aborts, s->trace_flushes,
 	       s->trace_flushes == 1 ? "" : "es");
-	text_table(p, &sec_traces, limit, fams);
+	text_table(p, &sec_traces, v);
 	if (s->nabort)
-		text_table(p, &sec_aborts, limit, fams);
+		text_table(p, &sec_aborts, v);
 }
 
 /* Main thread. Time inside GC cycles in ns: the phases from propagate to
@@ -701,39 +868,34 @@ static uint64_t gc_busy_ns(const struct profile *p)
 	return ns;
 }
 
-/* Main thread. The text report. */
-void report_text(const struct profile *p, const char *path, int rc,
-		 const char *err, size_t limit)
+/* Main thread. The report's first lines: the program, how long it ran,
+** what the log holds, what was not recorded and why; the JIT turned off. */
+static void text_header(const struct profile *p, const char *path, int rc,
+			const char *err, unsigned fams, int verbose)
 {
-	struct totals t;
-	sum(p, &t);
-	unsigned fams =
-	    report_recorded(p, t.calls, t.alloc_count + t.free_count);
-	if ((fams & OPTS_SAMPLE) && !(fams & OPTS_CALLS))
-		fams |= FAM_SAMPLES_ONLY;
-	if (p->nvm > 1)
-		fams |= FAM_MULTI_VM;
-	printf("ljlog report: %s\n", path);
-	if (p->have_intro) {
-		printf("  pid %" PRIu64 ", %s, %s, format version %" PRIu64
-		       "\n",
-		       p->pid, p->exe, p->luajit_version, p->version);
-		printf("  options: %s\n", p->options);
-	}
+	char d[32];
+	printf("ljlog report: ");
+	if (p->have_intro)
+		printf("%s (pid %" PRIu64 "), ", p->exe, p->pid);
+	printf("ran %s (log %s, ", cli_fmt_time(d, sizeof d, p->duration_ns),
+	       path);
+	if (rc == 0)
+		printf("complete)\n");
+	else
+		printf("%s: %s)\n", rc == -ENODATA ? "TRUNCATED" : "CORRUPT",
+		       err);
+	if (verbose && p->have_intro)
+		printf("  %s, format version %" PRIu64 ", options: %s\n",
+		       p->luajit_version, p->version, p->options);
+	if (verbose)
+		printf("  time base: %s (%.4f ns per tick)\n",
+		       timebase_name(p->timebase), p->ns_per_tick);
 	if (p->only_str) {
 		printf("  zone filter: only samples and allocations while "
 		       "zone ");
 		cli_quote(stdout, p->only_str, strlen(p->only_str));
 		printf(" was open (calls, time, frees, GC: whole log)\n");
 	}
-	if (rc == 0)
-		printf("  log complete (END block)\n");
-	else
-		printf("  log %s: %s\n",
-		       rc == -ENODATA ? "TRUNCATED" : "CORRUPT", err);
-	printf("  duration %.3f ms, time base: %s (%.4f ns per tick)\n",
-	       (double)p->duration_ns / 1e6, timebase_name(p->timebase),
-	       p->ns_per_tick);
 	printf("  recorded:");
 	int none = 1;
 	for (size_t i = 0; i < report_nfamily; i++)
@@ -741,49 +903,88 @@ void report_text(const struct profile *p, const char *path, int rc,
 			printf(" %s", report_families[i].name);
 			none = 0;
 		}
-	printf("%s; not recorded:", none ? " nothing" : "");
+	printf("%s\n", none ? " nothing" : "");
 	none = 1;
 	for (size_t i = 0; i < report_nfamily; i++)
 		if (!(fams & report_families[i].bit)) {
-			printf(" %s", report_families[i].name);
+			printf("%s %s (%s)", none ? "  not recorded:" : ",",
+			       report_families[i].name, report_families[i].why);
 			none = 0;
 		}
-	printf("%s (their sections are left out)\n", none ? " nothing" : "");
+	if (!none)
+		putchar('\n');
+	size_t off = 0;
+	for (size_t i = 0; i < p->nvm; i++)
+		off += (p->vms[i].flags & FORMAT_VM_JIT_OFF) != 0;
+	if (off)
+		printf(
+		    "  JIT off%s: recording calls turns LuaJIT's compiler off, "
+		    "so functions it would compile\n"
+		    "  or inline (math.sqrt...) show their interpreter cost; "
+		    "record without calls (-e sample,gc) to see the JIT's "
+		    "profile\n",
+		    off < p->nvm ? " in some VMs" : "");
 	leaks_text_sampled(p);
+}
+
+/* Main thread. The text report. */
+void report_text(const struct profile *p, const char *path, int rc,
+		 const char *err, const struct report_opts *o)
+{
+	struct totals t;
+	struct view v = {o->limit, 0, o->sort};
+	char a[32], b[32], c[32], d[32], e[32];
+	sum(p, &t);
+	unsigned fams =
+	    report_recorded(p, t.calls, t.alloc_count + t.free_count);
+	text_header(p, path, rc, err, fams, o->verbose);
+	if ((fams & OPTS_SAMPLE) && !(fams & OPTS_CALLS))
+		fams |= FAM_SAMPLES_ONLY;
+	if (p->nvm > 1)
+		fams |= FAM_MULTI_VM;
+	v.fams = fams;
+	memset(&share, 0, sizeof share);
+	for (size_t i = 0; i < p->nfn; i++) {
+		share.fn_self += p->fns[i].self;
+		share.fn_alloc += p->fns[i].alloc_bytes;
+	}
+	for (size_t i = 0; i < p->heap.nsite; i++)
+		share.site_alloc += p->heap.sites[i].alloc_bytes;
 
 	if (fams & (OPTS_CALLS | OPTS_ALLOC | OPTS_SAMPLE))
 		text_table(p,
 			   fams & OPTS_CALLS	? &sec_fns
 			   : fams & OPTS_SAMPLE ? &sec_fns_samples
 						: &sec_fns_alloc,
-			   limit, fams);
+			   &v);
 	if (fams & OPTS_ALLOC)
-		text_table(p, &sec_sites, limit, fams);
-	text_samples(p, limit, fams);
-	text_traces(p, limit, fams);
-	report_zones_text(p, limit);
+		text_table(p, &sec_sites, &v);
+	text_samples(p, &v);
+	text_traces(p, &v);
+	report_zones_text(p, o->limit);
 
 	const struct heap_gc *gc = &p->heap.gc;
 	if (fams & OPTS_GC) {
-		printf("\nGC: %" PRIu64 " cycles, %.3f ms inside cycles, peak "
-		       "heap %" PRIu64 " bytes, %" PRIu64 " GC events\n"
+		printf("\nGC: %" PRIu64 " cycles, %s inside cycles, peak "
+		       "heap %s, %" PRIu64 " GC events\n"
 		       "  (the GC is incremental: the program runs between its "
 		       "steps inside a cycle;\n"
 		       "  samples in state gc measure the collector itself)\n",
-		       gc->cycles, (double)gc_busy_ns(p) / 1e6, gc->peak_heap,
+		       gc->cycles, cli_fmt_time(a, sizeof a, gc_busy_ns(p)),
+		       cli_fmt_bytes(b, sizeof b, (int64_t)gc->peak_heap),
 		       gc->events);
 		for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
 			if (i != FORMAT_GC_PAUSE)
-				printf("  %-12s %12.3f ms\n",
-				       format_gc_phase_name(i),
-				       (double)profile_ns(p, gc->phase[i]) /
-					   1e6);
-		printf("  idle between cycles (LuaJIT's \"pause\" state) "
-		       "%.3f ms\n",
-		       (double)profile_ns(p, gc->phase[FORMAT_GC_PAUSE]) / 1e6);
+				printf(
+				    "  %-12s %12s\n", format_gc_phase_name(i),
+				    cli_fmt_time(a, sizeof a,
+						 profile_ns(p, gc->phase[i])));
+		printf("  idle between cycles (LuaJIT's \"pause\" state) %s\n",
+		       cli_fmt_time(a, sizeof a,
+				    profile_ns(p, gc->phase[FORMAT_GC_PAUSE])));
 	}
 
-	text_table(p, &sec_vms, 0, fams);
+	text_table(p, &sec_vms, &v);
 
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
@@ -793,12 +994,15 @@ void report_text(const struct profile *p, const char *path, int rc,
 		       "profiler attached\n",
 		       p->calls.unmatched_exits);
 	if (fams & OPTS_ALLOC)
-		printf("  heap: %" PRIu64 " at attach + %" PRIu64
-		       " allocated (%" PRIu64 " allocs) - %" PRIu64
-		       " freed (%" PRIu64 " frees) = %" PRId64
-		       " live, peak %" PRId64 "\n",
-		       t.attach, t.alloc_bytes, t.alloc_count, t.free_bytes,
-		       t.free_count, t.live, t.peak);
+		printf("  heap: %s at attach + %s allocated (%" PRIu64
+		       " allocs) - %s freed (%" PRIu64 " frees) = %s live, "
+		       "peak %s\n",
+		       cli_fmt_bytes(a, sizeof a, (int64_t)t.attach),
+		       cli_fmt_bytes(b, sizeof b, (int64_t)t.alloc_bytes),
+		       t.alloc_count,
+		       cli_fmt_bytes(c, sizeof c, (int64_t)t.free_bytes),
+		       t.free_count, cli_fmt_bytes(d, sizeof d, t.live),
+		       cli_fmt_bytes(e, sizeof e, t.peak));
 }
 
 /* -- JSON ---------------------------------------------------------------------- */
@@ -819,7 +1023,8 @@ static void json_table(struct json *j, const struct profile *p,
 				continue;
 			cell_get(p, sec, col, ix[i], &c);
 			switch (col->type) {
-			case COL_I64: json_i64(j, col->key, c.i); break;
+			case COL_I64:
+			case COL_IBYTES: json_i64(j, col->key, c.i); break;
 			case COL_TIME:
 				json_u64(j, col->key, profile_ns(p, c.u));
 				break;

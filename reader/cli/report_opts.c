@@ -8,13 +8,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "logger/opts.h"
 #include "profile.h"
 
 static const char report_usage[] =
-    "usage: ljlog report [--json] [-n N] [--leaks] [--heap-interval T]\n"
-    "                    [--zone NAME] FILE\n"
+    "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"
+    "                    [--heap-interval T] [--zone NAME] FILE\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
     "allocations and frees charged to it), allocation sites, GC cycles and\n"
@@ -39,8 +40,16 @@ static const char report_usage[] =
     "\n"
     "  -j, --json      one JSON object instead of text; it always holds\n"
     "                  \"live_sites\" (live at the end by site, as --leaks)\n"
-    "  -n, --limit N   text: at most N functions and sites (default all;\n"
-    "                  --heap-interval: sites per interval, default 5)\n"
+    "  -n, --limit N   text: at most N rows a table (default 20, 0 all);\n"
+    "                  rows with nothing in every number are left out\n"
+    "                  (--leaks: default all; --heap-interval: sites per\n"
+    "                  interval, default 5)\n"
+    "  -s, --sort KEY  text: the function table's order: self (time, or\n"
+    "                  samples without calls), total, calls, samples or\n"
+    "                  alloc (bytes); default self, without calls or\n"
+    "                  samples alloc\n"
+    "  -v, --verbose   text: the header adds the LuaJIT version, format\n"
+    "                  version, options and time base\n"
     "  -l, --leaks     text: only what is live at the end of the log (or at\n"
     "                  the VM's detach) by allocation site: objects and\n"
     "                  bytes, sorted by bytes\n"
@@ -84,12 +93,55 @@ unsigned report_recorded(const struct profile *p, uint64_t calls,
 	return f;
 }
 
-/* The families a report knows, by option name. */
+/* The families a report knows, by option name, and why to record each. */
 const struct report_family report_families[] = {
-    {OPTS_CALLS, "calls"},   {OPTS_ALLOC, "alloc"}, {OPTS_GC, "gc"},
-    {OPTS_SAMPLE, "sample"}, {OPTS_JIT, "jit"},
+    {OPTS_CALLS, "calls",
+     "add -e calls for exact counts; it turns the JIT off"},
+    {OPTS_ALLOC, "alloc", "add -e alloc"},
+    {OPTS_GC, "gc", "add -e gc"},
+    {OPTS_SAMPLE, "sample", "add -e sample for where the time goes"},
+    {OPTS_JIT, "jit", "add -e jit for traces"},
 };
 const size_t report_nfamily = sizeof report_families / sizeof *report_families;
+
+/* The --sort keys, by REPORT_SORT_* (1 on). */
+static const char *const sort_keys[] = {NULL,	 "self",    "total",
+					"calls", "samples", "alloc"};
+
+/* Main thread. The REPORT_SORT_* a --sort word names, -1 for none. */
+static int sort_parse(const char *w)
+{
+	for (int i = 1; i < (int)(sizeof sort_keys / sizeof *sort_keys); i++)
+		if (!strcmp(w, sort_keys[i]))
+			return i;
+	return -1;
+}
+
+/* Main thread. Whether the log recorded what --sort orders by: -1 yes,
+** else CLI_USAGE after a message. */
+static int sort_check(const struct profile *p, int sort)
+{
+	uint64_t calls = 0, allocs = 0;
+	for (size_t i = 0; i < p->nfn; i++) {
+		calls += p->fns[i].calls;
+		allocs += p->fns[i].alloc_count;
+	}
+	unsigned f = report_recorded(p, calls, allocs);
+	unsigned need = sort == REPORT_SORT_CALLS     ? OPTS_CALLS
+			: sort == REPORT_SORT_SAMPLES ? OPTS_SAMPLE
+			: sort == REPORT_SORT_ALLOC   ? OPTS_ALLOC
+			: sort			      ? OPTS_CALLS | OPTS_SAMPLE
+						      : 0;
+	if (!need || (f & need))
+		return -1;
+	cli_err("report", "--sort %s: the log did not record %s",
+		sort_keys[sort],
+		need == (OPTS_CALLS | OPTS_SAMPLE) ? "calls or samples"
+		: need == OPTS_CALLS		   ? "calls"
+		: need == OPTS_SAMPLE		   ? "samples"
+						   : "allocations");
+	return CLI_USAGE;
+}
 
 /* -- Command ------------------------------------------------------------------- */
 
@@ -99,29 +151,42 @@ int cli_report(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"json", no_argument, NULL, 'j'},
 	    {"limit", required_argument, NULL, 'n'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"leaks", no_argument, NULL, 'l'},
 	    {"heap-interval", required_argument, NULL, 'i'},
 	    {"zone", required_argument, NULL, 'z'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int as_json = 0, leaks = 0, o;
+	int as_json = 0, leaks = 0, limit_given = 0, o;
 	uint64_t iv_ns = 0;
-	size_t limit = 0;
+	struct report_opts ro = {20, REPORT_SORT_DEFAULT, 0};
 	const char *zone = NULL;
 	char *e;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+jn:li:z:h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:h", lo, NULL)) != -1) {
 		switch (o) {
 		case 'j': as_json = 1; break;
 		case 'n':
-			limit = strtoul(optarg, &e, 10);
-			if (!*optarg || *e) {
+			ro.limit = strtoul(optarg, &e, 10);
+			limit_given = 1;
+			if (!*optarg || *e || *optarg == '-') {
 				cli_err("report", "-n wants a number, not '%s'",
 					optarg);
 				return CLI_USAGE;
 			}
 			break;
+		case 's':
+			if ((ro.sort = sort_parse(optarg)) < 0) {
+				cli_err("report",
+					"--sort: '%s' is not self, total, "
+					"calls, samples or alloc",
+					optarg);
+				return CLI_USAGE;
+			}
+			break;
+		case 'v': ro.verbose = 1; break;
 		case 'l': leaks = 1; break;
 		case 'i':
 			if (!(iv_ns = leaks_parse_interval(optarg)))
@@ -134,6 +199,10 @@ int cli_report(int argc, char **argv)
 				cli_err("report", "--zone needs a zone name");
 			else if (optopt == 'n')
 				cli_err("report", "-n needs a number");
+			else if (optopt == 's')
+				cli_err("report", "--sort needs a key: self, "
+						  "total, calls, samples or "
+						  "alloc");
 			else if (optopt == 'i')
 				cli_err("report", "--heap-interval needs an "
 						  "interval, like 100ms");
@@ -179,6 +248,7 @@ int cli_report(int argc, char **argv)
 			return st;
 		p = q;
 	}
+	size_t limit = limit_given ? ro.limit : 0;
 	if (as_json)
 		report_json(p, rc, err, iv_ns);
 	else if (leaks || iv_ns) {
@@ -188,8 +258,11 @@ int cli_report(int argc, char **argv)
 			printf("ljlog report --heap-interval: %s\n", path);
 		if (iv_ns)
 			leaks_text_intervals(p, iv_ns, limit);
+	} else if ((st = sort_check(p, ro.sort)) >= 0) {
+		profile_free(p);
+		return st;
 	} else
-		report_text(p, path, rc, err, limit);
+		report_text(p, path, rc, err, &ro);
 	profile_free(p);
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }

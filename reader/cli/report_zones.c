@@ -44,42 +44,57 @@ static uint32_t *zone_rows(const struct zones *z, size_t *n)
 	return r;
 }
 
+/* Main thread. The "more" line after a table cut at limit rows of n. */
+static void more_line(size_t n, size_t limit)
+{
+	if (limit && n > limit)
+		printf("  … and %zu more (-n 0 for all)\n", n - limit);
+}
+
 /* Main thread. The text report's zones and marks (nothing when none). */
 void report_zones_text(const struct profile *p, size_t limit)
 {
 	const struct zones *z = &p->zones;
+	char t[32], b[32];
 	size_t n;
 	uint32_t *r = zone_rows(z, &n);
 	if (n) {
 		printf("\nZones: %zu (inclusive: a zone's figures hold its "
 		       "nested zones')\n",
 		       n);
-		printf("  %10s %12s %8s %12s %12s  %s\n", "entries", "time ms",
+		printf("  %10s  %11s  %8s  %11s  %10s  %s\n", "entries", "time",
 		       "samples", "alloc bytes", "allocs", "zone");
 		for (size_t i = 0; i < n && (!limit || i < limit); i++) {
 			const struct zones_name *zn = &z->names[r[i]];
-			printf("  %10" PRIu64 " %12.3f %8" PRIu64 " %12" PRIu64
-			       " %12" PRIu64 "  ",
-			       zn->entries,
-			       (double)profile_ns(p, zn->time) / 1e6,
-			       zn->samples, zn->alloc_bytes, zn->alloc_count);
+			printf(
+			    "  %10" PRIu64 "  %11s  %8" PRIu64
+			    "  %11s  %10" PRIu64 "  ",
+			    zn->entries,
+			    cli_fmt_time(t, sizeof t, profile_ns(p, zn->time)),
+			    zn->samples,
+			    cli_fmt_bytes(b, sizeof b,
+					  (int64_t)zn->alloc_bytes),
+			    zn->alloc_count);
 			cli_quote(stdout, zones_str(z, r[i]),
 				  strlen(zones_str(z, r[i])));
 			putchar('\n');
 		}
+		more_line(n, limit);
 	}
 	free(r);
 	if (z->nmark) {
 		printf("\nMarks: %zu\n", z->nmark);
 		for (size_t i = 0; i < z->nmark && (!limit || i < limit); i++) {
 			const struct zones_mark *m = &z->marks[i];
-			printf("  %12.3f ms  vm %u  ",
-			       (double)profile_ns(p, m->ts - p->ts_first) / 1e6,
+			printf("  %12s  vm %u  ",
+			       cli_fmt_time(t, sizeof t,
+					    profile_ns(p, m->ts - p->ts_first)),
 			       m->vm);
 			const char *s = zones_str(z, m->text);
 			cli_quote(stdout, s, strlen(s));
 			putchar('\n');
 		}
+		more_line(z->nmark, limit);
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "decode.h"
+#include "logger/opts.h"
 #include "profile.h"
 #include "proc/sort.h"
 
@@ -34,21 +35,23 @@ static const char top_usage[] =
     "  -d, --interval SECS  refresh period (default 1, fractions allowed)\n"
     "  -n, --top N          rows (default 20, or what fits the terminal;\n"
     "                       0 all)\n"
-    "  -s, --sort KEY       samples, time (self) or alloc (bytes); default\n"
-    "                       samples when the log has samples, else time,\n"
-    "                       else alloc\n"
+    "  -s, --sort KEY       samples, self (time; also 'time'), calls or\n"
+    "                       alloc (bytes); default samples when the log\n"
+    "                       has samples, else self, else alloc\n"
     "  -1, --once           read the log as it is now, print the totals once\n"
     "                       and exit\n"
     "  -h, --help           this help\n"
     "\n"
-    "Live figures count a sample for its innermost Lua frame; the final\n"
-    "frame shows what 'ljlog report' shows.\n"
+    "Columns of families the log did not record are left out; times are\n"
+    "in ms or s, bytes in B, KiB, MiB or GiB. Live figures count a sample\n"
+    "for its innermost Lua frame; the final frame shows what 'ljlog\n"
+    "report' shows.\n"
     "\n"
     "Exit status: 0 the END block was read, 1 the log stops without one\n"
     "(--once, or the writer is gone), 2 usage error or file cannot be\n"
     "opened, 3 corrupt.\n";
 
-enum { SORT_AUTO, SORT_SAMPLES, SORT_TIME, SORT_ALLOC };
+enum { SORT_AUTO, SORT_SAMPLES, SORT_TIME, SORT_ALLOC, SORT_CALLS };
 
 /* What one function had at a frame. */
 struct top_row {
@@ -161,6 +164,7 @@ static uint64_t key(const struct top *t, const struct top_row *r)
 	switch (t->sort) {
 	case SORT_SAMPLES: return r->samples;
 	case SORT_TIME: return r->self;
+	case SORT_CALLS: return r->calls;
 	default: return r->alloc;
 	}
 }
@@ -202,6 +206,47 @@ static uint64_t gc_ns(const struct profile *p)
 	return ns;
 }
 
+/* Main thread. The heading of the table: the columns of the families
+** fams recorded (two spaces between columns: a column's value may hold
+** one, "1.5 ms"). */
+static void heading(unsigned fams)
+{
+	if (fams & OPTS_SAMPLE)
+		printf("%9s  %9s  ", "smp.last", "smp.total");
+	if (fams & OPTS_CALLS)
+		printf("%11s  %11s  ", "self.last", "self.total");
+	if (fams & OPTS_ALLOC)
+		printf("%11s  %11s  ", "alloc.last", "alloc.total");
+	if (fams & OPTS_CALLS)
+		printf("%10s  %10s  ", "calls.last", "calls");
+	printf("function\n");
+}
+
+/* Main thread. Function i's row, the columns heading shows. */
+static void row(const struct top *t, unsigned fams, uint32_t i)
+{
+	const struct profile *p = t->p;
+	const struct top_row *c = &t->cur[i], *o = prev_row(t, i);
+	char a[32], b[32];
+	if (fams & OPTS_SAMPLE)
+		printf("%9" PRIu64 "  %9" PRIu64 "  ",
+		       sub0(c->samples, o->samples), c->samples);
+	if (fams & OPTS_CALLS)
+		printf("%11s  %11s  ",
+		       cli_fmt_time(a, sizeof a,
+				    profile_ns(p, sub0(c->self, o->self))),
+		       cli_fmt_time(b, sizeof b, profile_ns(p, c->self)));
+	if (fams & OPTS_ALLOC)
+		printf("%11s  %11s  ",
+		       cli_fmt_bytes(a, sizeof a,
+				     (int64_t)sub0(c->alloc, o->alloc)),
+		       cli_fmt_bytes(b, sizeof b, (int64_t)c->alloc));
+	if (fams & OPTS_CALLS)
+		printf("%10" PRIu64 "  %10" PRIu64 "  ",
+		       sub0(c->calls, o->calls), c->calls);
+	printf("%s\n", p->fnid.fns[i].name);
+}
+
 /* Main thread. Print one frame; state: "live", "end", "truncated",
 ** "corrupt". */
 static int frame(struct top *t, const char *state)
@@ -222,6 +267,12 @@ static int frame(struct top *t, const char *state)
 			  : calls	 ? SORT_TIME
 					 : SORT_ALLOC;
 	}
+	uint64_t calls = 0, allocs = 0;
+	for (size_t i = 0; i < t->ncur; i++) {
+		calls += t->cur[i].calls;
+		allocs += t->cur[i].alloc;
+	}
+	unsigned fams = report_recorded(p, calls, allocs);
 	size_t n;
 	uint32_t *ix = sort_index_where(t->ncur, keep_row, cmp_row, t, &n);
 	if (!ix)
@@ -252,7 +303,7 @@ static int frame(struct top *t, const char *state)
 	else
 		printf(", n/a of time (no gc events)\n");
 	static const char *const sname[] = {"", "samples", "self time",
-					    "alloc bytes"};
+					    "alloc bytes", "calls"};
 	if (t->frames > 1)
 		printf("sorted by %s; last = the last %.1f s, total = since "
 		       "the start\n",
@@ -260,23 +311,12 @@ static int frame(struct top *t, const char *state)
 	else
 		printf("sorted by %s; last = total = since the start\n",
 		       sname[t->sort]);
-	printf("%9s %9s %10s %10s %12s %12s %9s %9s  %s\n", "smp.last",
-	       "smp.total", "self.last", "self.total", "alloc.last",
-	       "alloc.total", "calls.last", "calls", "function");
+	heading(fams);
 	size_t shown = t->limit && t->limit < n ? t->limit : n;
-	for (size_t k = 0; k < shown; k++) {
-		uint32_t i = ix[k];
-		const struct top_row *c = &t->cur[i], *o = prev_row(t, i);
-		printf("%9" PRIu64 " %9" PRIu64 " %10.3f %10.3f %12" PRIu64
-		       " %12" PRIu64 " %9" PRIu64 " %9" PRIu64 "  %s\n",
-		       sub0(c->samples, o->samples), c->samples,
-		       (double)profile_ns(p, sub0(c->self, o->self)) / 1e6,
-		       (double)profile_ns(p, c->self) / 1e6,
-		       sub0(c->alloc, o->alloc), c->alloc,
-		       sub0(c->calls, o->calls), c->calls, p->fnid.fns[i].name);
-	}
+	for (size_t k = 0; k < shown; k++)
+		row(t, fams, ix[k]);
 	if (shown < n)
-		printf("... %zu more\n", n - shown);
+		printf("… and %zu more (-n 0 for all)\n", n - shown);
 	if (!t->finished && t->smp_other)
 		printf("(%" PRIu64 " samples without a Lua frame are "
 		       "attributed at the end)\n",
@@ -457,14 +497,17 @@ int cli_top(int argc, char **argv)
 		case 's':
 			if (!strcmp(optarg, "samples"))
 				t.sort_opt = SORT_SAMPLES;
-			else if (!strcmp(optarg, "time"))
+			else if (!strcmp(optarg, "time") ||
+				 !strcmp(optarg, "self"))
 				t.sort_opt = SORT_TIME;
+			else if (!strcmp(optarg, "calls"))
+				t.sort_opt = SORT_CALLS;
 			else if (!strcmp(optarg, "alloc"))
 				t.sort_opt = SORT_ALLOC;
 			else {
 				cli_err("top",
-					"--sort: '%s' is not samples, time or "
-					"alloc",
+					"--sort: '%s' is not samples, self, "
+					"calls or alloc",
 					optarg);
 				return CLI_USAGE;
 			}

@@ -95,7 +95,7 @@ n = sum(s["alloc_count"] for s in tr)
 # most tables are made by compiled code
 assert n > total / 2, (n, total)
 PY
-ljlog report "$log" >"$T/noscan.txt"
+ljlog report -n 0 "$log" >"$T/noscan.txt"
 grep -q '^ *[0-9].*  trace [0-9]* (started at line [0-9]*)$' "$T/noscan.txt" ||
 	{ show "$T/noscan.txt"; fail "[no scan] no 'trace N (started at line L)' site in the text report"; }
 ok "[no scan] allocations in traces without a place are 'trace N (started at line L)' sites"

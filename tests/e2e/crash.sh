@@ -35,7 +35,7 @@ ljlog check "$log" >"$T/check.out" 2>&1 || rc=$?
 ok "ljlog check on the killed run: exit 1 (truncated, valid)"
 
 rc=0
-ljlog report "$log" >"$T/report.out" 2>"$T/report.err" || rc=$?
+ljlog report -n 0 "$log" >"$T/report.out" 2>"$T/report.err" || rc=$?
 expect_eq "ljlog report on the killed run: exit status" 0 "$rc"
 grep -q "spin.lua:$work_line" "$T/report.out" ||
 	{ show "$T/report.out"; fail "ljlog report on the killed run does not show spin.lua:$work_line"; }

@@ -11,6 +11,13 @@
 #     and the text report lists no "pause" among the phases.
 #  3. alloc only: the function table shows allocation columns, no call
 #     columns; no samples part.
+#  4. The default view (issue 25, "the first five minutes"), on a program
+#     of 45 functions: a header of at most 5 lines naming the program, what
+#     was recorded, what was not and why; "JIT off" with calls, not without;
+#     20 rows a table, then "... and K more (-n 0 for all)"; -n 0 all rows
+#     but those with nothing in every number; shares and times with units;
+#     --sort calls in the order of the JSON's calls; a bad --sort word, or
+#     one the log did not record, is one line and exit 2.
 . "$(dirname "$0")/lib.sh"
 
 prog=$E2E/report.lua
@@ -78,8 +85,11 @@ else:
 for title in ("Allocation sites:", "GC:"):
     if section(txt, title):
         bad.append("smp: section %r although its family was not recorded" % title)
-if not re.search(r"not recorded: calls alloc gc jit", txt):
-    bad.append("smp: the report does not name the families not recorded")
+nr = re.search(r"^  not recorded: (.*)$", txt, re.M)
+if not nr or [f for f in ("calls", "alloc", "gc", "jit")
+              if not re.search(r"\b%s \(add -e %s\b" % (f, f), nr.group(1))]:
+    bad.append("smp: the report does not name the families not recorded, "
+               "with how to record them: %r" % (nr and nr.group(0)))
 if re.search(r"^\s*by function:", txt, re.M):
     bad.append("smp: samples by function printed twice")
 
@@ -101,8 +111,9 @@ if not gc:
 else:
     if any(re.match(r"\s*pause\s", l) for l in gc):
         bad.append("all: 'pause' listed as a GC phase")
-    m = re.search(r"([\d.]+) ms inside cycles", gc[0])
-    if not m or abs(float(m.group(1)) * 1e6 - busy) > 1e3:
+    m = re.search(r"([\d.]+) (ms|s) inside cycles", gc[0])
+    unit = m and {"ms": 1e6, "s": 1e9}[m.group(2)]
+    if not m or abs(float(m.group(1)) * unit - busy) > unit / 1e3:
         bad.append("all: GC heading %r, gc_ns %d" % (gc[0], busy))
     if not any("idle between cycles" in l for l in gc):
         bad.append("all: idle time not reported")
@@ -113,7 +124,7 @@ if d["recorded"] != {"calls": True, "alloc": True, "gc": True, "sample": False, 
 d, txt = load("alc")
 fns = section(txt, "Functions:")
 head = fns[1].split() if fns else []
-if head[:4] != ["allocs", "alloc", "bytes", "frees"] or "calls" in head:
+if head[:4] != ["allocs", "alloc", "bytes", "alloc%"] or "calls" in head:
     bad.append("alc: function table heading %r" % head)
 if section(txt, "Samples:") or section(txt, "GC:"):
     bad.append("alc: samples or GC section without those families")
@@ -125,3 +136,136 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 ok "report: sample columns without calls, unrecorded families left out and named, GC time apart from idle"
+
+# -- 4. The default view ------------------------------------------------------
+log=$T/many.ljlog
+profile "file=$log,nodefaults,calls,alloc,gc" "$E2E/report_many.lua" >"$T/many.out" 2>"$T/many.err" ||
+	{ show "$T/many.err"; fail "[many] the profiled run failed"; }
+check_complete "$log"
+report_json "$log" "$T/many.json"
+ljlog report "$log" >"$T/many.txt" 2>"$T/many.terr" || { show "$T/many.terr"; fail "[many] report failed"; }
+ljlog report -n 0 "$log" >"$T/many0.txt" 2>&1 || fail "[many] report -n 0 failed"
+ljlog report -n 0 --sort calls "$log" >"$T/manyc.txt" 2>&1 || fail "[many] report --sort calls failed"
+for w in bogus self; do
+	rc=0
+	ljlog report --sort $w "$T/smp.ljlog" >"$T/sort.out" 2>"$T/sort.err" || rc=$?
+	[ $w = self ] && { expect_eq "report --sort self on a sample log: exit status" 0 "$rc"; continue; }
+	expect_eq "report --sort $w: exit status" 2 "$rc"
+	expect_eq "report --sort $w: lines on stderr" 1 "$(wc -l <"$T/sort.err")"
+	grep -q "^ljlog report: --sort: 'bogus' is not self, total, calls, samples or alloc$" "$T/sort.err" ||
+		{ show "$T/sort.err"; fail "report --sort bogus: message"; }
+done
+rc=0
+ljlog report --sort calls "$T/smp.ljlog" >"$T/sort.out" 2>"$T/sort.err" || rc=$?
+expect_eq "report --sort calls on a sample log: exit status" 2 "$rc"
+expect_eq "report --sort calls on a sample log: lines on stderr" 1 "$(wc -l <"$T/sort.err")"
+grep -q "did not record calls" "$T/sort.err" || { show "$T/sort.err"; fail "report --sort calls on a sample log: message"; }
+ljlog report "$T/smp.ljlog" >"$T/smp20.txt" 2>&1 || fail "[smp] report failed"
+ljlog report "$T/all.ljlog" >"$T/all20.txt" 2>&1 || fail "[all] report failed"
+
+python3 - "$T" <<'PY' || fail "the default view (see above)"
+import json, re, sys
+T = sys.argv[1]
+bad = []
+UNIT = re.compile(r"^[\d.]+ (ms|s)$")
+BYTES = re.compile(r"^[\d.]+ (B|KiB|MiB|GiB)$")
+
+def text(n):
+    return open("%s/%s.txt" % (T, n)).read()
+
+def header(txt):  # the lines before the first blank one
+    return txt.split("\n\n", 1)[0].split("\n")
+
+def table(txt, title):  # heading cells, rows of cells, the lines after them
+    lines = txt.split("\n")
+    i = next((k for k, l in enumerate(lines) if l.startswith(title)), None)
+    if i is None:
+        return None, [], []
+    head = re.split(r"\s{2,}", lines[i + 1].strip())
+    rows, rest = [], []
+    for l in lines[i + 2:]:
+        if not l.strip():
+            break
+        cells = re.split(r"\s{2,}", l.strip(), maxsplit=len(head) - 1)
+        (rows if len(cells) == len(head) and not l.strip().startswith(("\u2026", "(")) else rest).append(
+            cells if len(cells) == len(head) else l)
+    return head, rows, rest
+
+d = json.load(open("%s/many.json" % T))
+shown = ("calls", "total_ns", "self_ns", "alloc_count", "alloc_bytes")
+some = [f for f in d["functions"] if any(f[k] for k in shown)]
+none = len(d["functions"]) - len(some)
+if len(some) <= 45:
+    bad.append("many: only %d functions with something" % len(some))
+
+# Header: at most 5 lines, the program, recorded, not recorded and why, JIT off.
+for n in ("many", "smp20", "all20", "alc"):
+    h = header(text(n))
+    if len(h) > 5:
+        bad.append("%s: header of %d lines: %r" % (n, len(h), h))
+    if not re.match(r"^ljlog report: \S*luajit\S* \(pid \d+\), ran [\d.]+ (ms|s) \(log .*, complete\)$", h[0]):
+        bad.append("%s: first line %r" % (n, h[0]))
+    if any("time base" in l for l in h):
+        bad.append("%s: the time base in the default header" % n)
+    jit = any(l.startswith("  JIT off") for l in h)
+    if jit != (n in ("many", "all20")):
+        bad.append("%s: JIT off line %s" % (n, "present without calls" if jit else "missing with calls"))
+if not re.search(r"^  recorded: calls alloc gc$", text("many"), re.M):
+    bad.append("many: no 'recorded: calls alloc gc'")
+if not re.search(r"^  not recorded: sample \(add -e sample .*\), jit \(add -e jit", text("many"), re.M):
+    bad.append("many: no 'not recorded: sample (...), jit (...)'")
+
+# 20 rows, then the more line.
+head, rows, rest = table(text("many"), "Functions:")
+if head[:5] != ["self", "self%", "total", "calls", "allocs"]:
+    bad.append("many: heading %r" % head)
+if len(rows) != 20:
+    bad.append("many: %d rows by default, not 20" % len(rows))
+more = "  \u2026 and %d more (-n 0 for all)" % (len(some) - 20)
+if none:
+    more += "; %d rows with nothing left out" % none
+if rest[:1] != [more]:
+    bad.append("many: after the rows %r, not %r" % (rest[:1], more))
+for r in rows:
+    if not UNIT.match(r[0]) or not UNIT.match(r[2]) or not BYTES.match(r[5]):
+        bad.append("many: times or bytes without a unit: %r" % r)
+        break
+    if not re.match(r"^\d+\.\d%$", r[1]) or not re.match(r"^\d+\.\d%$", r[6]):
+        bad.append("many: no shares: %r" % r)
+        break
+share = sum(float(r[1][:-1]) for r in table(text("many0"), "Functions:")[1])
+if abs(share - 100) > 0.05 * len(some):
+    bad.append("many: self%% adds up to %.1f" % share)
+
+# -n 0: every function with something, none without.
+head, rows0, rest = table(text("many0"), "Functions:")
+if len(rows0) != len(some):
+    bad.append("many -n 0: %d rows, %d functions with something" % (len(rows0), len(some)))
+for r in rows0:
+    if all(re.match(r"^0(\.0+)?( ms| s| B)?$", c) for c in (r[0], r[2], r[3], r[4], r[5])):
+        bad.append("many -n 0: a row with nothing: %r" % r)
+
+# --sort calls: the JSON's calls, in order.
+calls = {}
+for f in d["functions"]:
+    calls.setdefault(f["name"], set()).add(f["calls"])
+head, rowsc, _ = table(text("manyc"), "Functions:")
+got = [int(r[3]) for r in rowsc]
+if got != sorted(got, reverse=True) or len(got) != len(some):
+    bad.append("many --sort calls: calls %r" % got)
+for r in rowsc:
+    name = r[-1]
+    want = calls.get(name) or next((v for k, v in calls.items() if name.startswith(k + " [")), None)
+    if not want or int(r[3]) not in want:
+        bad.append("many --sort calls: %r has %s calls, JSON %r" % (name, r[3], want))
+if not re.search(r"^Functions: \d+, by calls", text("manyc"), re.M):
+    bad.append("many --sort calls: the title does not say 'by calls'")
+gens = [r for r in rowsc if re.match(r"^gen\d+:1$", r[-1])]
+if len(gens) != 45:
+    bad.append("many: %d gen functions, not 45" % len(gens))
+
+for b in bad:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+PY
+ok "report: default view of $(json_get "$T/many.json" 'len(d["functions"])') functions: short header, JIT off with calls, 20 rows and the more line, -n 0, --sort calls"

@@ -3,7 +3,9 @@
 # (1) A finished log: `top --once` and plain `top` (not a terminal) print
 #     one final frame whose per-function calls, samples and allocated bytes
 #     equal `ljlog report --json`'s, for each sort key; with calls (JIT off)
-#     the calls of top.lua's functions are the program's known N.
+#     the calls of top.lua's functions are the program's known N; --sort
+#     calls orders by calls; on a log of samples only, only the sample
+#     columns (none for calls, time or allocations); times carry units.
 # (2) Live: spin.lua writes its log until told to stop; `top -d 0.2` prints
 #     live frames while it runs (one shows spin.lua's work() with calls; sorted by time:
 #     under ThreadSanitizer work() may have no sample),
@@ -35,10 +37,35 @@ done
 
 # The independent count: leaf and spin are each called N times.
 for f in leaf spin; do
-	got=$(awk -v f="$f" '$9 == f && $10 ~ /top\.lua:/ { print $8 }' "$T/once.time")
+	got=$(awk -F '  +' -v f="$f" '$NF ~ "^" f " \\(.*top\\.lua:" { print $(NF - 1) }' "$T/once.time")
 	expect_eq "calls of $f in top --once (top.lua called it $n times)" "$n" "$got"
 done
 ok "top --once: leaf and spin have the $n calls top.lua made"
+
+# --sort calls: rows by calls, as the report counts them.
+ljlog top --once -n 0 --sort calls "$log" >"$T/once.calls" 2>"$T/once.err" ||
+	{ show "$T/once.err"; fail "top --once --sort calls failed"; }
+$FRAME "$T/once.calls" "$T/r.json" >"$T/cmp.out" 2>&1 ||
+	{ show "$T/once.calls"; show "$T/cmp.out"; fail "top --once --sort calls differs from the report"; }
+got=$(awk -F '  +' '/function$/ { on = 1; next } on && NF > 2 { print $(NF - 1) }' "$T/once.calls" | tr '\n' ' ')
+sorted=$(printf '%s\n' $got | sort -rn | tr '\n' ' ')
+[ -n "$got" ] || { show "$T/once.calls"; fail "top --sort calls: no rows with calls"; }
+expect_eq "top --sort calls: calls in order" "$sorted" "$got"
+ok "top --once --sort calls: $(cat "$T/cmp.out"), in order of calls"
+
+# A log of samples only: no calls, self time or alloc columns (the frame
+# check compares the columns with what the log recorded).
+slog=$T/smp.ljlog
+profile "file=$slog,nodefaults,sample=1ms,wall" "$E2E/report.lua" >/dev/null 2>"$T/smp.err" ||
+	{ show "$T/smp.err"; fail "report.lua failed under the profiler (samples)"; }
+report_json "$slog" "$T/smp.json"
+ljlog top --once -n 0 "$slog" >"$T/once.smp" 2>"$T/once.err" ||
+	{ show "$T/once.err"; fail "top --once on a sample log failed"; }
+$FRAME "$T/once.smp" "$T/smp.json" >"$T/cmp.out" 2>&1 ||
+	{ show "$T/once.smp"; show "$T/cmp.out"; fail "top on a sample log differs from the report"; }
+grep -q '^ *smp.last  *smp.total  function$' "$T/once.smp" ||
+	{ show "$T/once.smp"; fail "top on a sample log: heading is not 'smp.last smp.total function'"; }
+ok "top on a sample log: only sample columns; $(cat "$T/cmp.out")"
 
 # Plain `top` on a finished log, not a terminal: one final frame, exit 0.
 rc=0
@@ -61,8 +88,8 @@ track_pid "$tpid"
 # Two frames, a live one showing work() with calls (awk: cheap to poll).
 two_live() {
 	awk '/^== frame / { n++; live = /\(live\)/ }
-	     live && $9 == "work" && $8 > 0 { seen = 1 }
-	     END { exit !(n >= 2 && seen) }' "$T/live.out"
+	     live && $NF ~ /^work / && $(NF - 1) > 0 { seen = 1 }
+	     END { exit !(n >= 2 && seen) }' FS='  +' "$T/live.out"
 }
 if ! wait_for 60 two_live; then
 	show "$T/live.out" "ljlog top -d 0.2 (stdout)"

@@ -7,28 +7,47 @@
 #   "count": print the number of frames;
 import json, re, sys
 
-ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+(\d+)"
-                 r"\s+(\d+)\s+(\d+)  (.+)$")
 HEAD = re.compile(r"^== frame (\d+) \((\w+)\) ==$")
+# A table's heading: its columns, then "function"; columns are two spaces
+# apart (a value may hold one space: "1.5 ms", "12 B").
+COLS = re.compile(r"^\s*((?:\S+\s{2,})*)function$")
+
+
+def fmt_bytes(n):
+    """ljlog's byte count with its unit (cli_fmt_bytes)."""
+    if n < 1024:
+        return "%d B" % n
+    v, u = n / 1024, 0
+    while u < 2 and v >= 1023.95:
+        v /= 1024
+        u += 1
+    return ("%.2f %s" if u == 2 else "%.1f %s") % (v, ("KiB", "MiB", "GiB")[u])
 
 
 def frames(path):
     out = []
+    cols = None
     for line in open(path):
         line = line.rstrip("\n")
         m = HEAD.match(line)
         if m:
             out.append({"n": int(m.group(1)), "state": m.group(2), "rows": {},
-                        "header": []})
+                        "header": [], "cols": None})
+            cols = None
             continue
         if not out:
             sys.exit("text before the first '== frame' line: %r" % line)
-        m = ROW.match(line)
-        if m:
-            out[-1]["rows"][m.group(9)] = {
-                "samples": int(m.group(2)), "alloc_bytes": int(m.group(6)),
-                "calls": int(m.group(8)), "samples_last": int(m.group(1)),
-                "calls_last": int(m.group(7))}
+        m = COLS.match(line)
+        if m and cols is None:
+            cols = m.group(1).split()
+            out[-1]["cols"] = cols
+            continue
+        cells = re.split(r"\s{2,}", line.strip(), maxsplit=len(cols or []))
+        if cols is not None and len(cells) == len(cols) + 1 and \
+                not line.startswith(("(", "\u2026")) and \
+                all(re.match(r"^[\d.]+( ms| s| B| KiB| MiB| GiB)?$", c)
+                    for c in cells[:-1]):
+            out[-1]["rows"][cells[-1]] = dict(zip(cols, cells[:-1]))
         else:
             out[-1]["header"].append(line)
     return out
@@ -60,18 +79,32 @@ if (int(m.group(1)), int(m.group(2))) != (rep["samples"],
 m = re.search(r"vms (\d+)", head)
 if not m or int(m.group(1)) != rep["vms"]:
     sys.exit("header vms %s, report %d" % (m and m.group(1), rep["vms"]))
+# Columns of families not recorded are left out, the others shown.
+cols = last["cols"] or []
+rec = rep["recorded"]
+for fam, names in (("sample", ("smp.last", "smp.total")),
+                   ("calls", ("self.last", "self.total", "calls.last", "calls")),
+                   ("alloc", ("alloc.last", "alloc.total"))):
+    for c in names:
+        if (c in cols) != bool(rec[fam]):
+            sys.exit("column %s %s, but %s was %srecorded: %s" % (
+                c, "shown" if c in cols else "left out", fam,
+                "" if rec[fam] else "not ", cols))
 # Every row equals the report; every function with a count is a row.
 for name, r in last["rows"].items():
     f = fns.get(name)
     if f is None:
         sys.exit("top shows %r, which the report does not have" % name)
-    for k in ("calls", "samples", "alloc_bytes"):
-        if r[k] != f.get(k, 0):
-            sys.exit("%s of %r: top %d, report %d" % (k, name, r[k],
-                                                      f.get(k, 0)))
+    for col, k, fmt in (("calls", "calls", str), ("smp.total", "samples", str),
+                        ("alloc.total", "alloc_bytes", fmt_bytes)):
+        if col in r and r[col] != fmt(f.get(k, 0)):
+            sys.exit("%s of %r: top %s, report %s" % (k, name, r[col],
+                                                      fmt(f.get(k, 0))))
+    if "self.total" in r and not re.match(r"^[\d.]+ (ms|s)$", r["self.total"]):
+        sys.exit("self.total of %r without a unit: %r" % (name, r["self.total"]))
 m = re.search(r"sorted by ([a-z ]+);", head)
 field = {"samples": "samples", "self time": "self_ns",
-         "alloc bytes": "alloc_bytes"}.get(m and m.group(1))
+         "alloc bytes": "alloc_bytes", "calls": "calls"}.get(m and m.group(1))
 if not field:
     sys.exit("no sort key in the header:\n" + head)
 shown = 0

@@ -482,17 +482,31 @@ Test(cli, samples_report)
 	const char *text[] = {
 	    "Samples: 6 (2 dropped, 8 signals)",
 	    "    interp            2   33.3%",
-	    "         4   66.7%          5   83.3%  app.lua:10",
-	    "         1   16.7%          1   16.7%  io.write [/usr/lib/lua.so]",
-	    "         0    0.0%          1   16.7%  memcpy [/lib/libc.so.6]",
-	    "         4   66.7%  app.lua:12 (function app.lua:10)",
+	    "\n         4   66.7%           5   83.3%  app.lua:10\n",
+	    "\n         1   16.7%           1   16.7%  io.write "
+	    "[/usr/lib/lua.so]\n",
+	    "\n         0    0.0%           1   16.7%  memcpy "
+	    "[/lib/libc.so.6]\n",
+	    "\n         4   66.7%  app.lua:12 (function app.lua:10)\n",
 	    "Traces: 1 compiled, 1 started, 1 aborted, 1 flush",
-	    "       1        0          1  app.lua:12",
-	    "       1        7  \"NYI: bytecode \\\"72\\\"\"",
+	    "\n       1         0           1  app.lua:12\n",
+	    "\n       1         7  \"NYI: bytecode \\\"72\\\"\"\n",
+	    "  heap@attach  heap@detach",
+	    "\n     1         77            4          6       0       1000 B "
+	    "           -       1000 B       1000 B\n",
+	    "  heap: 1000 B at attach + 0 B allocated (0 allocs) - 0 B freed",
 	};
 	for (size_t i = 0; i < sizeof text / sizeof text[0]; i++)
 		cr_assert_not_null(strstr(out, text[i]), "no '%s' in\n%s",
 				   text[i], out);
+	/* The default header: the program, no time base; -v adds it. */
+	cr_assert_eq(
+	    strncmp(out, "ljlog report: /usr/bin/luajit (pid 1), ran ", 43), 0,
+	    "%s", out);
+	cr_assert_null(strstr(out, "time base"), "%s", out);
+	free(out);
+	out = out_of(LJLOG " report -v %s", p);
+	cr_assert_not_null(strstr(out, "\n  time base: "), "%s", out);
 	free(out);
 	unlink(p);
 }
