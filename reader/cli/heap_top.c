@@ -70,7 +70,7 @@ const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap)
 void heap_more(size_t shown, size_t n)
 {
 	if (shown < n)
-		printf("  ... and %zu more (-n 0 for all)\n", n - shown);
+		printf("  … and %zu more (-n 0 for all)\n", n - shown);
 }
 
 /* Main thread. Build d on keep kp; 0 or an exit status after a message. */

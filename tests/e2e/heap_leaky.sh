@@ -29,8 +29,8 @@ ljlog heap --diff 1 2 --json "$log" >"$T/diff.json" || fail "heap --diff --json"
 show "$T/diff.txt"
 lines=$(wc -l <"$T/diff.txt")
 [ "$lines" -le 25 ] || fail "heap --diff -n 10: $lines lines"
-grep -q "^  \.\.\. and [0-9]* more (-n 0 for all)" "$T/diff.txt" ||
-	fail "heap --diff -n 10: no '... and K more' line"
+grep -q "^  … and [0-9]* more (-n 0 for all)" "$T/diff.txt" ||
+	fail "heap --diff -n 10: no '… and K more' line"
 g=$(grep -A1 "^growth by holding path" "$T/diff.txt" | tail -1)
 case $g in
 "  "*"local Cache).sessions: +$N objects, +"*) ;;
