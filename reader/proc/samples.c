@@ -403,9 +403,11 @@ static int hosts_resolve(struct samples *s)
 		h->fn = (uint32_t)fn;
 		const char *b = strrchr(h->object, '/');
 		b = b ? b + 1 : h->object;
+		h->vm_object = (h->flags & FORMAT_HOST_VM) ||
+			       !strncmp(b, "luajit", 6) ||
+			       !strncmp(b, "libluajit", 9);
 		h->vm_inner =
-		    !h->name[0] && !(h->flags & FORMAT_HOST_VM) &&
-		    (!strncmp(b, "luajit", 6) || !strncmp(b, "libluajit", 9));
+		    h->vm_object && !h->name[0] && !(h->flags & FORMAT_HOST_VM);
 	}
 	return 0;
 }
@@ -666,14 +668,13 @@ static void view_lua_first(struct view *w, const uint64_t *hv, size_t nh,
 		return;
 	}
 	/* The root: the first Lua function (C functions below it, such as
-	** luajit's pmain, are the host's way in). */
+	** luajit's pmain, are the host's way in; with no Lua function, all
+	** of them). */
 	while (l0 < nl && s->fnid->fns[SF_FN(lv[l0])].kind != FNID_LUA)
 		l0++;
-	if (l0 == nl)
-		l0 = 0;
 	for (i = l0; i < nl; i++)
 		view_lua(w, lv[i], 0);
-	if (state_in_vm(state) || !nl) {
+	if (state_in_vm(state) || l0 == nl) {
 		unsigned k =
 		    state == FORMAT_STATE_IDLE || state == FORMAT_STATE_LJLOG
 			? SAMPLES_FR_STATE
@@ -681,11 +682,12 @@ static void view_lua_first(struct view *w, const uint64_t *hv, size_t nh,
 		view_state(w, k, state);
 		return;
 	}
-	/* A C function is a leaf. */
-	if (s->fnid->fns[SF_FN(lv[nl - 1])].kind != FNID_LUA)
-		return;
+	uint32_t leaf = SF_FN(lv[nl - 1]);
+	int cleaf = s->fnid->fns[leaf].kind != FNID_LUA;
 	for (i = iv0 < 0 ? 0 : (size_t)iv1 + 1; i < nh; i++) {
 		const struct samples_host *h = &s->hosts[hv[i]];
+		if (cleaf && (h->vm_object || h->fn == leaf))
+			continue; /* the C function stands for them */
 		if (!h->vm_inner && !(h->flags & FORMAT_HOST_VM)) {
 			view_host(w, (uint32_t)hv[i], 0);
 			continue;

@@ -88,9 +88,10 @@ struct samples_host {
 	char *name, *object;
 	uint64_t flags; /* FORMAT_HOST_VM */
 	uint32_t fn;	/* function index (after samples_finish) */
-	int vm_inner;	/* LuaJIT's own code without a symbol (an object
-			** named luajit* or libluajit*): folds into one
-			** frame in SAMPLES_VIEW_LUA_FIRST */
+	int vm_object;	/* in LuaJIT's object (named luajit* or
+			** libluajit*), or the interpreter */
+	int vm_inner;	/* and without a symbol: LuaJIT's own code, one
+			** frame per run in SAMPLES_VIEW_LUA_FIRST */
 };
 
 struct samples {
@@ -239,16 +240,18 @@ struct samples_frame {
 ** Lua-first view (what a profile of Lua code shows): each stack starts at
 ** its thread's or coroutine's root Lua function: host frames outside the
 ** VM (_start, main, lua_pcall, the interpreter) and C functions below the
-** first Lua function (luajit's pmain) are left out. Then the Lua frames; a
-** C function among them is a leaf (the host frames it runs are left out).
-** After a Lua function, the host frames inside the innermost interpreter
-** frame (or, without one, all of them: C code called from compiled code)
-** as in the merged view, but each run of LuaJIT's own unnamed code is one
-** SAMPLES_FR_VM frame. A sample in the collector or the JIT compiler ends
-** in one SAMPLES_FR_VM frame, whatever ran inside. No trace frame (see
-** samples_node_trace). A sample without Lua frames is one SAMPLES_FR_VM
-** frame (a SAMPLES_FR_STATE one when idle or in ljlog), or, with no
-** interpreter frame either, its host frames (the host's own code). */
+** first Lua function (luajit's pmain) are left out. Then the Lua frames.
+** Then the host frames inside the innermost interpreter frame (or,
+** without one, all of them: C code called from compiled code) as in the
+** merged view, but: after a C function (a leaf as far as LuaJIT goes),
+** LuaJIT's own frames are left out (the C code it reaches, an FFI call's
+** target, stays); after a Lua function, each run of LuaJIT's own unnamed
+** code is one SAMPLES_FR_VM frame. A sample in the collector or the JIT
+** compiler ends in one SAMPLES_FR_VM frame, whatever ran inside. No trace
+** frame (see samples_node_trace). A sample without a Lua function is one
+** SAMPLES_FR_VM frame (a SAMPLES_FR_STATE one when idle or in ljlog), or,
+** with no Lua frame and no interpreter frame either, its host frames (the
+** host's own code). */
 size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 		     unsigned flags, struct samples_frame *out);
 
