@@ -113,7 +113,7 @@ static const struct format formats[] = {
 /* Main thread. Print the usage, with the formats, to f. */
 static void usage(FILE *f)
 {
-	fputs("usage: ljlog export --format FORMAT [-o OUT] FILE\n"
+	fputs("usage: ljlog export --format FORMAT [-o OUT] [--host] FILE\n"
 	      "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
 	      "FILE\n"
 	      "\n"
@@ -207,7 +207,7 @@ int cli_export(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("export",
 					"usage: ljlog export --format FORMAT "
-					"[-o OUT] FILE\n",
+					"[-o OUT] [--host] FILE\n",
 					argc, argv);
 	if (!path)
 		return CLI_USAGE;

@@ -374,8 +374,8 @@ static int on_event(void *ud, const struct decode_event *ev)
 
 /* Any thread. A sample: an instant named after its innermost frame, with
 ** its Lua stack (outermost first, from its root Lua function as 'ljlog
-** folded' starts it: no C function below the first Lua one), its state
-** and trace. A sample in the collector or the JIT compiler ends in a
+** folded' starts it: no C function below the first Lua one; none without
+** a Lua function), its state and trace. A sample in the collector or the JIT compiler ends in a
 ** "(gc)" or "(jit compiler)" frame. */
 static int on_sample(void *ud, const struct decode_sample *sm)
 {
@@ -388,13 +388,11 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 		return c->err = -ENOMEM;
 	v->used |= 1u << TID_SAMPLES;
 	c->have_samples = 1;
-	/* The root: the outermost Lua function. */
+	/* The root: the outermost Lua function (none: no stack). */
 	uint32_t root = sm->nlua;
 	while (root > 0 &&
 	       fi->fns[fnid_of(sm->lua[root - 1].func)].kind != FNID_LUA)
 		root--;
-	if (!root)
-		root = sm->nlua;
 	unsigned st = sm->state;
 	const char *vml = st == FORMAT_STATE_GC || st == FORMAT_STATE_RECORD ||
 				  st == FORMAT_STATE_OPT ||
@@ -404,7 +402,7 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	ev_begin(c, "i", sm->ts, sm->vm, TID_SAMPLES);
 	if (vml)
 		ev_str(c, "name", vml);
-	else if (sm->nlua)
+	else if (root)
 		ev_str(c, "name", fi->fns[fnid_of(sm->lua[0].func)].name);
 	else {
 		fputs(",\"name\":\"(", c->out);
