@@ -33,10 +33,14 @@ uint64_t cli_sample_interval(const char *options, int *wall)
 	return o.sample_ns;
 }
 
+/* --host, for pprof (the write callback takes no context). */
+static int export_host;
+
 /* Main thread. Write p as pprof to out. */
 static int fmt_pprof(const struct profile *p, FILE *out)
 {
 	struct pprof_opts po = {0};
+	po.host = export_host;
 	if (p->have_intro)
 		po.period_ns = cli_sample_interval(p->options, &po.wall);
 	int rc = export_pprof(p, &po, out);
@@ -76,7 +80,7 @@ static const struct format formats[] = {
     {"speedscope",
      "speedscope's JSON (speedscope.app): an evented profile per\n"
      "                  coroutine from the calls, a sampled profile per VM\n"
-     "                  (merged Lua and host stacks, weighed by the timer\n"
+     "                  (Lua-first stacks, weighed by the timer\n"
      "                  intervals each stands for), allocated bytes per site",
      "GC phases, the heap over time, frees and JIT trace events are not "
      "in it (try --format chrome); a coroutine's frames close when it "
@@ -85,7 +89,7 @@ static const struct format formats[] = {
     {"pprof",
      "profile.proto, gzipped, for 'go tool pprof' (needs -o):\n"
      "                  samples/count and cpu/nanoseconds (or wall) by\n"
-     "                  merged stack, labels vm, thread, state;\n"
+     "                  Lua-first stack, labels vm, thread, state, trace;\n"
      "                  alloc_objects/count, alloc_space/bytes,\n"
      "                  inuse_objects/count, inuse_space/bytes by site;\n"
      "                  calls/count and time/nanoseconds (self) by call\n"
@@ -109,7 +113,7 @@ static const struct format formats[] = {
 /* Main thread. Print the usage, with the formats, to f. */
 static void usage(FILE *f)
 {
-	fputs("usage: ljlog export --format FORMAT [-o OUT] FILE\n"
+	fputs("usage: ljlog export --format FORMAT [-o OUT] [--host] FILE\n"
 	      "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
 	      "FILE\n"
 	      "\n"
@@ -125,6 +129,12 @@ static void usage(FILE *f)
 	    "  -s, --snapshot K     heapsnapshot: the snapshot's index K, as\n"
 	    "                       'ljlog heap' lists them (default: the last\n"
 	    "                       complete one)\n"
+	    "      --host           samples (pprof, speedscope): each sample's\n"
+	    "                       host and Lua stacks merged whole, as\n"
+	    "                       'ljlog folded --host' prints them (with\n"
+	    "                       'trace N' frames); by default stacks are\n"
+	    "                       Lua-first, as 'ljlog folded' prints them\n"
+	    "                       (pprof: the trace as label 'trace')\n"
 	    "  -q, --quiet          no note on what the format leaves out\n"
 	    "  -h, --help           this help\n"
 	    "\n"
@@ -148,6 +158,7 @@ int cli_export(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"snapshot", required_argument, NULL, 's'},
+	    {"host", no_argument, NULL, 'H'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -165,6 +176,7 @@ int cli_export(int argc, char **argv)
 			break;
 		case 'q': quiet = 1; break;
 		case 's': snap = optarg; break;
+		case 'H': export_host = 1; break;
 		case 'h': usage(stdout); return CLI_OK;
 		default:
 			if (optopt && strchr("fos", optopt))
@@ -195,7 +207,7 @@ int cli_export(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("export",
 					"usage: ljlog export --format FORMAT "
-					"[-o OUT] FILE\n",
+					"[-o OUT] [--host] FILE\n",
 					argc, argv);
 	if (!path)
 		return CLI_USAGE;
@@ -253,6 +265,7 @@ int cli_export(int argc, char **argv)
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.snapshot = snapk;
+	opts.host = export_host;
 	opts.sample_interval = cli_sample_interval;
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;

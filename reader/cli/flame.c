@@ -11,12 +11,13 @@
 #include "profile.h"
 
 static const char flame_usage[] =
-    "usage: ljlog flame -o OUT [--title TITLE] FILE\n"
+    "usage: ljlog flame -o OUT [--title TITLE] [--host] FILE\n"
     "\n"
     "Write a flame graph of the log FILE as one HTML file, OUT ('-':\n"
     "standard output): its script, style and data are inside, it makes no\n"
     "network request. Views, whichever the log has: samples (sampled\n"
-    "stacks, merged as 'ljlog folded' prints them), call time (self time\n"
+    "stacks as 'ljlog folded' prints them: one root per thread or\n"
+    "coroutine, its root Lua function), call time (self time\n"
     "by call path) and allocated bytes (by site: function, then line).\n"
     "Click a frame to zoom into it, type in the search box to highlight the\n"
     "frames whose names match (with their share of the view), switch\n"
@@ -26,18 +27,21 @@ static const char flame_usage[] =
     "\n"
     "  -o, --output OUT   the file to write\n"
     "  -t, --title TITLE  the page's title (default: the log's file name)\n"
+    "      --host         samples: host and Lua stacks merged whole, as\n"
+    "                     'ljlog folded --host' prints them\n"
     "  -h, --help         this help\n"
     "\n"
     "Exit status as for 'ljlog report'; 2 also when the log has nothing to\n"
     "show or OUT cannot be written.\n";
 
-/* The page's title (the write callback takes no context). */
+/* The page's title and --host (the write callback takes no context). */
 static const char *flame_title;
+static int flame_host;
 
 /* Main thread. Write the page. */
 static int write_flame(const struct profile *p, FILE *out)
 {
-	return export_flame(p, flame_title, out);
+	return export_flame(p, flame_title, flame_host, out);
 }
 
 /* Main thread. 'ljlog flame'. */
@@ -46,6 +50,7 @@ int cli_flame(int argc, char **argv)
 	static const struct option lo[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"title", required_argument, NULL, 't'},
+	    {"host", no_argument, NULL, 'H'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -56,6 +61,7 @@ int cli_flame(int argc, char **argv)
 		switch (o) {
 		case 'o': outp = optarg; break;
 		case 't': title = optarg; break;
+		case 'H': flame_host = 1; break;
 		case 'h': fputs(flame_usage, stdout); return CLI_OK;
 		case ':':
 			cli_err("flame", "option '%s' needs a value",

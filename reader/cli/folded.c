@@ -13,35 +13,50 @@
 #include "profile.h"
 
 static const char folded_usage[] =
-    "usage: ljlog folded [--calls [--count] | --lua | --host] [--lines]\n"
-    "                    [--no-traces] [--zone NAME] FILE\n"
+    "usage: ljlog folded [--calls [--count] | --lua | --host | --host-only]\n"
+    "                    [--lines] [--no-traces] [--zone NAME] FILE\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
     "samples); a log without gives call stacks (COUNT: self time in ns).\n"
     "\n"
-    "Sampled stacks merge each sample's host (C) and Lua stacks: the host\n"
-    "frames outside the outermost LuaJIT interpreter frame, then the Lua\n"
-    "frames, then the host frames inside the innermost interpreter frame\n"
-    "(C code called from Lua). Interpreter frames stand for the Lua frames\n"
-    "and are left out (a sample whose Lua stack could not be read keeps\n"
-    "one). A C function seen both as a Lua frame and as the host frame next\n"
-    "to it is printed once. A sample running compiled code gets a 'trace N'\n"
-    "frame on top of its Lua frames. A sample with Lua frames but no\n"
-    "interpreter frame prints its host frames on top of its Lua frames (and\n"
-    "trace): they are C code called from compiled code, unwound up to it\n"
-    "(compiled code has no unwind information). A sample with no frame at\n"
-    "all is '(STATE)', its state: (idle), (gc), ...\n"
+    "Sampled stacks start at the root Lua function of their thread or\n"
+    "coroutine (the main chunk): the host frames that lead into the VM\n"
+    "(_start, main, lua_pcall, the interpreter) and C functions below the\n"
+    "first Lua function (luajit's pmain) are left out. Then come the Lua\n"
+    "frames, then the host (C) code the innermost one runs: after a C\n"
+    "function, the C code it reaches outside LuaJIT (an FFI call's target,\n"
+    "a module's own functions; LuaJIT's code is left out); after a Lua\n"
+    "function, C code it called (FFI) with each run of LuaJIT's own unnamed\n"
+    "code as one frame named for what the VM was doing: (interpreter),\n"
+    "(luajit). A sample in the garbage collector or the JIT compiler ends\n"
+    "in (gc) or (jit compiler). The trace a sample ran is not a frame. A\n"
+    "sample without a Lua function is one such frame, '(STATE)' when idle\n"
+    "or in ljlog ((idle), (ljlog)), or its host frames when it ran no Lua\n"
+    "at all.\n"
     "\n"
     "  --calls       call stacks with self time from calls events (the\n"
     "                default for a log without samples)\n"
     "  --count       call stacks (implies --calls) with COUNT the number of\n"
     "                calls of the innermost function by that path\n"
+    "  --host        each sample's host and Lua stacks merged whole: the\n"
+    "                host frames outside the outermost LuaJIT interpreter\n"
+    "                frame, then the Lua frames, then the host frames inside\n"
+    "                the innermost interpreter frame (C code called from\n"
+    "                Lua). Interpreter frames stand for the Lua frames and\n"
+    "                are left out (a sample whose Lua stack could not be read\n"
+    "                keeps one). A C function seen both as a Lua frame and as\n"
+    "                the host frame next to it is printed once. A sample\n"
+    "                running compiled code gets a 'trace N' frame on top of\n"
+    "                its Lua frames; one with Lua frames but no interpreter\n"
+    "                frame prints its host frames on top of its Lua frames\n"
+    "                (and trace): C code called from compiled code, unwound\n"
+    "                up to it. A sample with no frame at all is '(STATE)'\n"
     "  --lua         Lua frames only (and the trace)\n"
-    "  --host        host frames only, as unwound (interpreter included)\n"
+    "  --host-only   host frames only, as unwound (interpreter included)\n"
     "  --lines       Lua functions as 'chunk:line' of the line executing,\n"
     "                not the function's first line\n"
-    "  --no-traces   no 'trace N' frames\n"
+    "  --no-traces   no 'trace N' frames (--host, --lua)\n"
     "  --zone NAME   sampled stacks: only the samples taken while a zone\n"
     "                named NAME was open (anywhere in the zone stack); exit\n"
     "                1 when the log has no such zone (its zones are listed)\n"
@@ -74,6 +89,7 @@ int cli_folded(int argc, char **argv)
 		O_COUNT,
 		O_LUA,
 		O_HOST,
+		O_HOSTONLY,
 		O_LINES,
 		O_NOTRACES,
 		O_ZONE
@@ -83,6 +99,7 @@ int cli_folded(int argc, char **argv)
 	    {"count", no_argument, NULL, O_COUNT},
 	    {"lua", no_argument, NULL, O_LUA},
 	    {"host", no_argument, NULL, O_HOST},
+	    {"host-only", no_argument, NULL, O_HOSTONLY},
 	    {"lines", no_argument, NULL, O_LINES},
 	    {"no-traces", no_argument, NULL, O_NOTRACES},
 	    {"zone", required_argument, NULL, O_ZONE},
@@ -98,12 +115,15 @@ int cli_folded(int argc, char **argv)
 		case O_CALLS: calls = 1; break;
 		case O_COUNT: count = 1; break;
 		case O_LUA:
-		case O_HOST: {
-			int v =
-			    o == O_LUA ? SAMPLES_VIEW_LUA : SAMPLES_VIEW_HOST;
+		case O_HOST:
+		case O_HOSTONLY: {
+			int v = o == O_LUA    ? SAMPLES_VIEW_LUA
+				: o == O_HOST ? SAMPLES_VIEW_MERGED
+					      : SAMPLES_VIEW_HOST;
 			if (view >= 0 && view != v) {
-				cli_err("folded", "--lua and --host exclude "
-						  "each other");
+				cli_err("folded", "--lua, --host and "
+						  "--host-only exclude each "
+						  "other");
 				return CLI_USAGE;
 			}
 			view = v;
@@ -125,15 +145,16 @@ int cli_folded(int argc, char **argv)
 	}
 	if (count && (view >= 0 || flags)) {
 		cli_err("folded", "--count weighs call stacks: it takes no "
-				  "sample option (--lua, --host, --lines, "
-				  "--no-traces)");
+				  "sample option (--lua, --host, --host-only, "
+				  "--lines, --no-traces)");
 		return CLI_USAGE;
 	}
 	if (count)
 		calls = 1;
 	if (calls && (view >= 0 || flags)) {
 		cli_err("folded", "--calls takes no sample option (--lua, "
-				  "--host, --lines, --no-traces)");
+				  "--host, --host-only, --lines, "
+				  "--no-traces)");
 		return CLI_USAGE;
 	}
 	if (zone && calls) {
@@ -177,9 +198,10 @@ int cli_folded(int argc, char **argv)
 	else if (!p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else
-		e = stacks_samples(
-		    &p->smp, view >= 0 ? (unsigned)view : SAMPLES_VIEW_MERGED,
-		    flags, print_line, NULL);
+		e = stacks_samples(&p->smp,
+				   view >= 0 ? (unsigned)view
+					     : SAMPLES_VIEW_LUA_FIRST,
+				   flags, print_line, NULL);
 	if (e < 0) {
 		cli_err("folded", "out of memory");
 		profile_free(p);

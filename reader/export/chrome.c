@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "blocks/format.h"
+#include "proc/samples.h"
 #include "util/hmap.h"
 
 /* Fixed tracks of a VM; coroutine tracks come after. */
@@ -372,7 +373,10 @@ static int on_event(void *ud, const struct decode_event *ev)
 }
 
 /* Any thread. A sample: an instant named after its innermost frame, with
-** its Lua stack (outermost first) and state. */
+** its Lua stack (outermost first, from its root Lua function as 'ljlog
+** folded' starts it: no C function below the first Lua one; none without
+** a Lua function), its state and trace. A sample in the collector or the JIT compiler ends in a
+** "(gc)" or "(jit compiler)" frame. */
 static int on_sample(void *ud, const struct decode_sample *sm)
 {
 	struct chrome *c = ud;
@@ -384,8 +388,21 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 		return c->err = -ENOMEM;
 	v->used |= 1u << TID_SAMPLES;
 	c->have_samples = 1;
+	/* The root: the outermost Lua function (none: no stack). */
+	uint32_t root = sm->nlua;
+	while (root > 0 &&
+	       fi->fns[fnid_of(sm->lua[root - 1].func)].kind != FNID_LUA)
+		root--;
+	unsigned st = sm->state;
+	const char *vml = st == FORMAT_STATE_GC || st == FORMAT_STATE_RECORD ||
+				  st == FORMAT_STATE_OPT ||
+				  st == FORMAT_STATE_ASM
+			      ? samples_vm_label(st)
+			      : NULL;
 	ev_begin(c, "i", sm->ts, sm->vm, TID_SAMPLES);
-	if (sm->nlua)
+	if (vml)
+		ev_str(c, "name", vml);
+	else if (root)
 		ev_str(c, "name", fi->fns[fnid_of(sm->lua[0].func)].name);
 	else {
 		fputs(",\"name\":\"(", c->out);
@@ -395,10 +412,10 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	fputs(",\"cat\":\"sample\",\"s\":\"t\",\"args\":{\"state\":\"", c->out);
 	fputs(format_state_name(sm->state), c->out);
 	fputs("\",\"stack\":[", c->out);
-	for (uint32_t i = sm->nlua; i-- > 0;) {
+	for (uint32_t i = root; i-- > 0;) {
 		const struct fnid_fn *f = &fi->fns[fnid_of(sm->lua[i].func)];
 		char line[32];
-		if (i + 1 < sm->nlua)
+		if (i + 1 < root)
 			putc(',', c->out);
 		if (f->kind == FNID_LUA && sm->lua[i].line) {
 			snprintf(line, sizeof line, " line %llu",
@@ -413,6 +430,11 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 			free(b);
 		} else
 			json_quote(c->out, f->name, strlen(f->name));
+	}
+	if (vml) {
+		if (root)
+			putc(',', c->out);
+		json_quote(c->out, vml, strlen(vml));
 	}
 	fputs("]", c->out);
 	if (sm->trace)

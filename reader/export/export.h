@@ -25,6 +25,8 @@
 struct export_opts {
 	int progress;	 /* a progress line on stderr (the CLI decides when) */
 	size_t snapshot; /* heapsnapshot: the snapshot's index, 0 the last */
+	int host; /* samples: merged host and Lua stacks (SAMPLES_VIEW_MERGED),
+		  ** not Lua-first ones */
 	/* The sampling interval (ns, 0 unknown) that a log's INTRO options
 	** name, *wall set for wall-clock time; NULL: unknown. */
 	uint64_t (*sample_interval)(const char *options, int *wall);

@@ -29,6 +29,7 @@ struct ftree {
 /* The page being made. */
 struct fx {
 	const struct profile *p;
+	unsigned view;	     /* of the samples: SAMPLES_VIEW_* */
 	struct intern names; /* frame names; 0 is the root's */
 	int err;
 };
@@ -111,7 +112,7 @@ static uint32_t name_idx(struct fx *x, const char *s, size_t len)
 	return (uint32_t)i;
 }
 
-/* Any thread. Sampled stacks (merged view), weighed by samples. */
+/* Any thread. Sampled stacks (x->view), weighed by samples. */
 static int tree_samples(struct fx *x, struct ftree *t)
 {
 	const struct samples *s = &x->p->smp;
@@ -122,7 +123,7 @@ static int tree_samples(struct fx *x, struct ftree *t)
 		uint64_t c = s->nodes[n].samples;
 		if (!c)
 			continue;
-		size_t nf = samples_stack(s, n, SAMPLES_VIEW_MERGED, 0, fr);
+		size_t nf = samples_stack(s, n, x->view, 0, fr);
 		int64_t node = 0;
 		for (size_t i = 0; i < nf && node >= 0; i++) {
 			char buf[64];
@@ -277,9 +278,13 @@ static void view_json(FILE *out, const char *id, const char *label,
 /* -- The page -------------------------------------------------------------------- */
 
 /* Any thread. The flame page. */
-int export_flame(const struct profile *p, const char *title, FILE *out)
+int export_flame(const struct profile *p, const char *title, int host,
+		 FILE *out)
 {
-	struct fx x = {.p = p, .names = INTERN_INIT};
+	struct fx x = {.p = p,
+		       .view =
+			   host ? SAMPLES_VIEW_MERGED : SAMPLES_VIEW_LUA_FIRST,
+		       .names = INTERN_INIT};
 	struct ftree ts, tc, ta;
 	int has_smp = p->smp.samples > 0;
 	int has_calls = p->calls.nnode > 1;

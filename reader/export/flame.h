@@ -13,9 +13,12 @@ struct profile;
 /* Any thread. Write the flame page of profile p (loaded with
 ** PROFILE_CALLTREE) to out, titled title: one view per kind of weight the
 ** log has (samples, call time, allocated bytes), each a tree of frames
-** aggregated by path. 0, -ENODATA (nothing to show), -ENOMEM, or -EIO
-** (out failed; errno says). */
-int export_flame(const struct profile *p, const char *title, FILE *out);
+** aggregated by path. Samples are Lua-first stacks (SAMPLES_VIEW_LUA_FIRST),
+** with host set their merged host and Lua stacks (SAMPLES_VIEW_MERGED).
+** 0, -ENODATA (nothing to show), -ENOMEM, or -EIO (out failed; errno
+** says). */
+int export_flame(const struct profile *p, const char *title, int host,
+		 FILE *out);
 
 /* Any thread. Write s[0..len) to out as a JSON string literal that is safe
 ** inside an HTML <script> element: '<', '>' and '&' as \u escapes (no

@@ -137,7 +137,9 @@ struct px {
 	uint64_t *ids;			    /* one sample's Location ids */
 	size_t nids;			    /* room in ids */
 	int64_t lk_vm, lk_thread, lk_state; /* label keys */
-	int64_t lk_zone;
+	int64_t lk_zone, lk_trace;
+	uint64_t trace; /* the Sample's trace label (traceno), 0 none */
+	unsigned view;	/* of the samples: SAMPLES_VIEW_* */
 	struct samples_frame *fr;
 	int err;
 };
@@ -269,6 +271,12 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 		pb_u64(l, 2, (uint64_t)str_idx(x, zone));
 		pb_msg(s, 3, l);
 	}
+	if (x->trace) {
+		pb_u64(l, 1, (uint64_t)x->lk_trace);
+		pb_key(l, 3, PB_VARINT);
+		pb_varint(l, x->trace);
+		pb_msg(s, 3, l);
+	}
 	pb_msg(&x->out, 2, s);
 }
 
@@ -280,8 +288,7 @@ static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
 		     const char *zone)
 {
 	const struct samples *s = &x->p->smp;
-	size_t nf = samples_stack(s, node, SAMPLES_VIEW_MERGED,
-				  SAMPLES_ST_LINES, x->fr);
+	size_t nf = samples_stack(s, node, x->view, SAMPLES_ST_LINES, x->fr);
 	for (size_t i = 0; i < nf; i++) {
 		const struct samples_frame *f = &x->fr[i];
 		uint32_t func;
@@ -315,7 +322,12 @@ static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
 	const uint64_t *vi = hmap_get(&x->p->vmmap, (uint64_t)vm + 1);
 	if (vi)
 		thread = x->p->vms[*vi - 1].thread;
+	/* The trace is a label, not a frame (but in the merged view). */
+	int64_t t = samples_node_trace(s, node);
+	x->trace =
+	    t >= 0 && x->view != SAMPLES_VIEW_MERGED ? s->traces[t].traceno : 0;
 	sample_add(x, nf, vm, thread, state, zone);
+	x->trace = 0;
 	return x->err;
 }
 
@@ -553,6 +565,8 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	x.lk_thread = str_idx(&x, "thread");
 	x.lk_state = str_idx(&x, "state");
 	x.lk_zone = str_idx(&x, "zone");
+	x.lk_trace = str_idx(&x, "trace");
+	x.view = o->host ? SAMPLES_VIEW_MERGED : SAMPLES_VIEW_LUA_FIRST;
 	const char *tkind = o->wall ? "wall" : "cpu";
 	if (has_smp) {
 		value_type(&x, 1, "samples", "count");

@@ -15,6 +15,8 @@ struct profile;
 struct pprof_opts {
 	uint64_t period_ns; /* sampling interval */
 	int wall;	    /* wall-clock time, not the thread's CPU time */
+	int host; /* samples: merged host and Lua stacks (SAMPLES_VIEW_MERGED,
+		  ** with 'trace N' frames), not Lua-first ones */
 };
 
 /* Any thread. Write profile p (loaded with PROFILE_CALLTREE) to out as a

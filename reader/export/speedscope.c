@@ -3,8 +3,10 @@
 ** (https://www.speedscope.app/file-format-schema.json).
 **
 ** One evented profile per coroutine (the frames calls_obs opens and
-** closes), one sampled profile per VM (merged stacks, each sample weighing
-** the timer intervals it stands for), one sampled profile in bytes
+** closes), one sampled profile per VM (Lua-first stacks, or merged ones
+** with export_opts.host, each sample weighing the timer intervals it
+** stands for; speedscope's samples carry no labels, so the trace a sample
+** ran is left out), one sampled profile in bytes
 ** of the allocation sites, and per VM with zones or marks one evented
 ** profile "zones (VM n)": each zone (ljlog.zone) a frame opened and closed
 ** at its times (one still open at the end closes at the VM's last event),
@@ -49,7 +51,7 @@ struct track {
 };
 
 /* Frame kinds (the key of a shared frame: kind, a, line). */
-enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE, FR_ZONE, FR_MARK };
+enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE, FR_ZONE, FR_MARK, FR_VM };
 
 struct ss {
 	struct export_pass x;
@@ -328,7 +330,10 @@ static int write_smp(struct ss *s, const struct rec *r, void *ud)
 		return 0;
 	}
 	size_t n =
-	    samples_stack(&s->x.p->smp, r->a, SAMPLES_VIEW_MERGED, 0, s->st);
+	    samples_stack(&s->x.p->smp, r->a,
+			  s->x.opts && s->x.opts->host ? SAMPLES_VIEW_MERGED
+						       : SAMPLES_VIEW_LUA_FIRST,
+			  0, s->st);
 	json_arr(m->j, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct samples_frame *f = &s->st[i];
@@ -338,6 +343,7 @@ static int write_smp(struct ss *s, const struct rec *r, void *ud)
 		case SAMPLES_FR_TRACE:
 			fi = frame_of(s, FR_TRACE, f->idx, 0);
 			break;
+		case SAMPLES_FR_VM: fi = frame_of(s, FR_VM, f->idx, 0); break;
 		default: fi = frame_of(s, FR_STATE, f->idx, 0); break;
 		}
 		if (fi < 0)
@@ -596,6 +602,8 @@ static void write_frames(struct ss *s, struct json *j)
 			snprintf(name, sizeof name, "mark: %s",
 				 zones_str(&s->x.p->zones, a));
 			json_cstr(j, "name", name);
+		} else if (kind == FR_VM) {
+			json_cstr(j, "name", samples_vm_label(a));
 		} else {
 			snprintf(name, sizeof name, "(%s)",
 				 format_state_name(a));

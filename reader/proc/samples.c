@@ -401,6 +401,13 @@ static int hosts_resolve(struct samples *s)
 		if (fn < 0 && (fn = fnid_host(s->fnid, h->name, h->object)) < 0)
 			return -ENOMEM;
 		h->fn = (uint32_t)fn;
+		const char *b = strrchr(h->object, '/');
+		b = b ? b + 1 : h->object;
+		h->vm_object = (h->flags & FORMAT_HOST_VM) ||
+			       !strncmp(b, "luajit", 6) ||
+			       !strncmp(b, "libluajit", 9);
+		h->vm_inner =
+		    h->vm_object && !h->name[0] && !(h->flags & FORMAT_HOST_VM);
 	}
 	return 0;
 }
@@ -625,6 +632,81 @@ static void view_lua(struct view *w, uint64_t v, int dedup)
 	w->last_host = 0;
 }
 
+/* Any thread. Append a SAMPLES_FR_VM or SAMPLES_FR_STATE frame for
+** state. */
+static void view_state(struct view *w, unsigned kind, unsigned state)
+{
+	struct samples_frame *f = &w->out[w->n++];
+	f->kind = kind;
+	f->fn = 0;
+	f->line = 0;
+	f->idx = state;
+	w->last_host = 0;
+}
+
+/* Any thread. Whether a sample in state runs LuaJIT's own code whatever
+** its frames say: the collector, the JIT compiler. */
+static int state_in_vm(unsigned state)
+{
+	return state == FORMAT_STATE_GC || state == FORMAT_STATE_RECORD ||
+	       state == FORMAT_STATE_OPT || state == FORMAT_STATE_ASM;
+}
+
+/* Any thread. The Lua-first view of a split stack (see samples.h): host
+** frames hv[0..nh) with interpreter frames from iv0 to iv1 (-1: none),
+** Lua frames lv[0..nl), all outermost first. */
+static void view_lua_first(struct view *w, const uint64_t *hv, size_t nh,
+			   int64_t iv0, int64_t iv1, const uint64_t *lv,
+			   size_t nl, unsigned state)
+{
+	const struct samples *s = w->s;
+	size_t i, l0 = 0;
+	if (!nl && iv0 < 0 && !state_in_vm(state)) {
+		/* The host's own code, no Lua in sight. */
+		for (i = 0; i < nh; i++)
+			view_host(w, (uint32_t)hv[i], 0);
+		return;
+	}
+	/* The root: the first Lua function (C functions below it, such as
+	** luajit's pmain, are the host's way in; with no Lua function, all
+	** of them). */
+	while (l0 < nl && s->fnid->fns[SF_FN(lv[l0])].kind != FNID_LUA)
+		l0++;
+	for (i = l0; i < nl; i++)
+		view_lua(w, lv[i], 0);
+	if (state_in_vm(state) || l0 == nl) {
+		unsigned k =
+		    state == FORMAT_STATE_IDLE || state == FORMAT_STATE_LJLOG
+			? SAMPLES_FR_STATE
+			: SAMPLES_FR_VM;
+		view_state(w, k, state);
+		return;
+	}
+	uint32_t leaf = SF_FN(lv[nl - 1]);
+	int cleaf = s->fnid->fns[leaf].kind != FNID_LUA;
+	for (i = iv0 < 0 ? 0 : (size_t)iv1 + 1; i < nh; i++) {
+		const struct samples_host *h = &s->hosts[hv[i]];
+		if (cleaf && (h->vm_object || h->fn == leaf))
+			continue; /* the C function stands for them */
+		if (!h->vm_inner && !(h->flags & FORMAT_HOST_VM)) {
+			view_host(w, (uint32_t)hv[i], 0);
+			continue;
+		}
+		if (w->out[w->n - 1].kind != SAMPLES_FR_VM)
+			view_state(w, SAMPLES_FR_VM, state);
+	}
+}
+
+/* Any thread. Index in traces of the trace node ran, -1 for none. */
+int64_t samples_node_trace(const struct samples *s, uint32_t node)
+{
+	for (uint32_t m = node; m; m = s->nodes[m].parent)
+		if (s->nodes[m].frame >> SAMPLES_SF_SHIFT == SAMPLES_SF_TRACE)
+			return (int64_t)(s->nodes[m].frame &
+					 ((1ull << SAMPLES_SF_SHIFT) - 1));
+	return -1;
+}
+
 /* Any thread. The frames of node in view (see samples.h). */
 size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 		     unsigned flags, struct samples_frame *out)
@@ -671,6 +753,10 @@ size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 	case SAMPLES_VIEW_LUA:
 		for (i = 0; i < nl; i++)
 			view_lua(&w, lv[i], 0);
+		break;
+	case SAMPLES_VIEW_LUA_FIRST:
+		view_lua_first(&w, hv, nh, iv0, iv1, lv, nl, state);
+		want_trace = 0;
 		break;
 	default:
 		if (iv0 < 0) {
@@ -728,6 +814,19 @@ size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 	return w.n;
 }
 
+/* Any thread. What LuaJIT's own code does in state. */
+const char *samples_vm_label(unsigned state)
+{
+	switch (state) {
+	case FORMAT_STATE_GC: return "(gc)";
+	case FORMAT_STATE_RECORD:
+	case FORMAT_STATE_OPT:
+	case FORMAT_STATE_ASM: return "(jit compiler)";
+	case FORMAT_STATE_INTERP: return "(interpreter)";
+	default: return "(luajit)";
+	}
+}
+
 /* Any thread. A frame's name. */
 void samples_frame_name(const struct samples *s, const struct samples_frame *f,
 			char *buf, size_t len)
@@ -743,6 +842,9 @@ void samples_frame_name(const struct samples *s, const struct samples_frame *f,
 	case SAMPLES_FR_TRACE:
 		snprintf(buf, len, "trace %llu",
 			 (unsigned long long)s->traces[f->idx].traceno);
+		break;
+	case SAMPLES_FR_VM:
+		snprintf(buf, len, "%s", samples_vm_label(f->idx));
 		break;
 	default: snprintf(buf, len, "(%s)", format_state_name(f->idx)); break;
 	}

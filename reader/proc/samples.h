@@ -88,6 +88,10 @@ struct samples_host {
 	char *name, *object;
 	uint64_t flags; /* FORMAT_HOST_VM */
 	uint32_t fn;	/* function index (after samples_finish) */
+	int vm_object;	/* in LuaJIT's object (named luajit* or
+			** libluajit*), or the interpreter */
+	int vm_inner;	/* and without a symbol: LuaJIT's own code, one
+			** frame per run in SAMPLES_VIEW_LUA_FIRST */
 };
 
 struct samples {
@@ -192,9 +196,11 @@ uint32_t *samples_sorted_aborts(const struct samples *s);
 
 /* Views of a sample's stack (samples_stack). */
 enum samples_view {
-	SAMPLES_VIEW_MERGED, /* doc/format.txt "Merging a sample's stacks" */
-	SAMPLES_VIEW_LUA,    /* the Lua frames (and the trace) only */
-	SAMPLES_VIEW_HOST,   /* the host frames only, interpreter included */
+	SAMPLES_VIEW_MERGED,	/* doc/format.txt "Merging a sample's stacks" */
+	SAMPLES_VIEW_LUA,	/* the Lua frames (and the trace) only */
+	SAMPLES_VIEW_HOST,	/* the host frames only, interpreter included */
+	SAMPLES_VIEW_LUA_FIRST, /* Lua frames from the root Lua function,
+				** then what the leaf runs (see below) */
 };
 
 /* samples_stack flags. */
@@ -207,6 +213,7 @@ enum samples_fr_kind {
 	SAMPLES_FR_LINE,  /* a line being executed: fn and line */
 	SAMPLES_FR_TRACE, /* the trace running: trace */
 	SAMPLES_FR_STATE, /* a sample with no frame in the view: state */
+	SAMPLES_FR_VM,	  /* LuaJIT's own code: idx, the sample's state */
 };
 
 /* One frame of a view. */
@@ -214,7 +221,7 @@ struct samples_frame {
 	unsigned kind; /* SAMPLES_FR_* */
 	uint32_t fn;   /* FN, LINE: function index */
 	uint64_t line; /* LINE */
-	uint32_t idx;  /* TRACE: index in traces; STATE: FORMAT_STATE_* */
+	uint32_t idx;  /* TRACE: index in traces; STATE, VM: FORMAT_STATE_* */
 };
 
 /* Frames a view can have at most (out of samples_stack needs this room). */
@@ -229,12 +236,36 @@ struct samples_frame {
 ** as a Lua frame and, next to it, as a host frame is one frame; without
 ** an interpreter frame, the Lua frames, the trace, then the host frames
 ** (C code called from Lua, unwound only up to compiled code); without Lua
-** frames, the innermost interpreter frame stands for them. */
+** frames, the innermost interpreter frame stands for them.
+** Lua-first view (what a profile of Lua code shows): each stack starts at
+** its thread's or coroutine's root Lua function: host frames outside the
+** VM (_start, main, lua_pcall, the interpreter) and C functions below the
+** first Lua function (luajit's pmain) are left out. Then the Lua frames.
+** Then the host frames inside the innermost interpreter frame (or,
+** without one, all of them: C code called from compiled code) as in the
+** merged view, but: after a C function (a leaf as far as LuaJIT goes),
+** LuaJIT's own frames are left out (the C code it reaches, an FFI call's
+** target, stays); after a Lua function, each run of LuaJIT's own unnamed
+** code is one SAMPLES_FR_VM frame. A sample in the collector or the JIT
+** compiler ends in one SAMPLES_FR_VM frame, whatever ran inside. No trace
+** frame (see samples_node_trace). A sample without a Lua function is one
+** SAMPLES_FR_VM frame (a SAMPLES_FR_STATE one when idle or in ljlog), or,
+** with no Lua frame and no interpreter frame either, its host frames (the
+** host's own code). */
 size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 		     unsigned flags, struct samples_frame *out);
 
+/* Any thread, after samples_finish. Index in traces of the trace that
+** sample-tree node `node` ran, -1 for none. */
+int64_t samples_node_trace(const struct samples *s, uint32_t node);
+
+/* Any thread. A SAMPLES_FR_VM frame's name for state (FORMAT_STATE_*):
+** "(gc)", "(jit compiler)", "(interpreter)" or "(luajit)". */
+const char *samples_vm_label(unsigned state);
+
 /* Any thread. A frame's name: the function's name, "chunk:line",
-** "trace N", "(state)". */
+** "trace N", "(state)", and for SAMPLES_FR_VM "(gc)", "(jit compiler)",
+** "(interpreter)" or "(luajit)". */
 void samples_frame_name(const struct samples *s, const struct samples_frame *f,
 			char *buf, size_t len);
 

@@ -202,6 +202,13 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 		} else {
 			uintptr_t d = (uintptr_t)frame_sized(prev);
 			pc = 0;
+			/* A continuation (a stitched trace's call of a C
+			** function, a metamethod) keeps the caller's return
+			** PC 1 + LJ_FR2 slots below (frame_contpc): an
+			** integer until pc_in() places it in the caller. */
+			if (frame_iscont(prev) &&
+			    pa - stack >= (1 + LJ_FR2) * sizeof(TValue))
+				pc = (uintptr_t)frame_pc(prev - 1 - LJ_FR2);
 			if (d > pa - lo)
 				break;
 			pa -= d;

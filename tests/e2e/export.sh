@@ -137,19 +137,25 @@ report_json "$T/jit.ljlog" "$T/jit.r.json"
 ljlog folded "$T/jit.ljlog" >"$T/jit.folded" || fail "ljlog folded (jit) failed"
 ljlog export -q -f speedscope -o "$T/jit.speedscope.json" "$T/jit.ljlog" || fail "export (jit) failed"
 $CHECK speedscope "$T/jit.speedscope.json" "$T/jit.r.json" "$T/jit.folded" || fail "speedscope export, JIT on"
-python3 - "$T/jit.speedscope.json" "$T/jit.r.json" <<'PY' || fail "speedscope, JIT on: traces and allocations"
+ljlog export -q --host -f speedscope -o "$T/jit.host.speedscope.json" "$T/jit.ljlog" ||
+	fail "export --host (jit) failed"
+python3 - "$T/jit.speedscope.json" "$T/jit.r.json" "$T/jit.host.speedscope.json" <<'PY' || fail "speedscope, JIT on: traces and allocations"
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = json.load(open(sys.argv[2]))
-names = [f["name"] for f in d["shared"]["frames"]]
-smp = [p for p in d["profiles"] if p["type"] == "sampled" and p["unit"] == "nanoseconds"]
-intrace = sum(1 for p in smp for s in p["samples"] if any(names[i].startswith("trace ") for i in s))
-assert intrace > 0, "no sample in a trace"
+def intraces(d):
+    names = [f["name"] for f in d["shared"]["frames"]]
+    smp = [p for p in d["profiles"] if p["type"] == "sampled" and p["unit"] == "nanoseconds"]
+    return sum(1 for p in smp for s in p["samples"] if any(names[i].startswith("trace ") for i in s))
+# Lua-first stacks have no trace frame; --host's merged ones do.
+assert intraces(d) == 0, "trace frames in Lua-first stacks"
+intrace = intraces(json.load(open(sys.argv[3])))
+assert intrace > 0, "no sample in a trace (--host)"
 al = [p for p in d["profiles"] if p["unit"] == "bytes"]
 assert len(al) == 1, [p["name"] for p in d["profiles"]]
 assert sum(al[0]["weights"]) == r["heap"]["alloc_bytes"], (sum(al[0]["weights"]), r["heap"]["alloc_bytes"])
 assert al[0]["endValue"] == r["heap"]["alloc_bytes"]
-print("ok: speedscope, JIT on: %d samples in traces; %d bytes allocated, as in the report"
+print("ok: speedscope, JIT on: no trace frame, with --host %d samples in traces; %d bytes allocated, as in the report"
       % (intrace, r["heap"]["alloc_bytes"]))
 PY
 ljlog export -q -f chrome -o "$T/jit.chrome.json" "$T/jit.ljlog" || fail "export chrome (jit) failed"

@@ -3,8 +3,10 @@
 # playwright-core): frames render, the top functions show, search
 # highlights the matches with the share the folded stacks give, the views
 # switch (with the report's totals), zoom and orientation work, and the
-# page makes no request at all and logs no error. Chunks named like markup
-# show as text. A page altered to make a request must fail the same check.
+# page makes no request at all and logs no error, the samples' root
+# children are the folded stacks' roots, each once (stacks.lua, recorded
+# with host stacks, one root tower). Chunks named like markup show as
+# text. A page altered to make a request must fail the same check.
 . "$(dirname "$0")/lib.sh"
 
 need_browser
@@ -33,15 +35,26 @@ if search == "AUTO":
     lua = [f for f in fns if f["kind"] == "lua" and f["line"] > 0 and f["samples_total"] > 0]
     search = max(lua, key=lambda f: f["samples_total"])["name"].split(" ")[0]
 spec = {"search": search, "views": {}, "hostile": []}
+# The folded stacks' frames and roots (the page draws the same stacks: the
+# report's host functions outside the VM are in neither).
+frames, roots = set(), []
+for ln in open(sys.argv[2], encoding="utf-8", errors="replace"):
+    fr = ln.rstrip("\n").rsplit(" ", 1)[0].split(";")
+    frames.update(fr)
+    if fr[0] not in roots:
+        roots.append(fr[0])
+spec["roots"] = roots
+def shown(f):
+    return f["name"].replace(";", "_").replace(" ", "_") in frames
 # Wide frames: the functions in at least a tenth of the samples.
-top = sorted((f for f in fns if f["samples_total"] * 10 >= n),
+top = sorted((f for f in fns if f["samples_total"] * 10 >= n and shown(f)),
              key=lambda f: -f["samples_total"])[:4]
 spec["top"] = [f["name"] for f in top]
 # Zoom into the function with most samples of its own that is not in
 # every sample (its siblings go).
 # (None when every sampled function is in every sample: a short run under
 # ThreadSanitizer; report.lua's page must have one, see below.)
-zc = [f for f in fns if 0 < f["samples_total"] < n]
+zc = [f for f in fns if 0 < f["samples_total"] < n and shown(f)]
 spec["zoom"] = max(zc, key=lambda f: f["samples"])["name"] if zc else None
 # Share of the samples whose stack has a frame matching search.
 tot = hit = 0
@@ -90,6 +103,34 @@ grep -q '"zoom": null' "$T/f.spec" && { show "$T/f.spec"; fail "report.lua: no f
 node_run "$E2E/flame_check.js" "$T/f.html" "$T/f.spec" >"$T/f.out" 2>&1 ||
 	{ cat "$T/f.out" >&2; fail "report.lua (calls,alloc,sample): the page fails"; }
 sed "s/^ok: flame page: /ok: $test_name: report.lua: /" "$T/f.out"
+
+# Lua-first stacks (stacks.lua with samples and host stacks): one root
+# tower, the main chunk, as wide as the samples whose folded stack starts
+# there.
+profile "file=$T/s.ljlog,nodefaults,sample=1ms,host" "$E2E/stacks.lua" >/dev/null 2>"$T/s.perr" ||
+	{ show "$T/s.perr"; fail "the stacks.lua run failed"; }
+page "$T/s.ljlog" s
+spec "$T/s.ljlog" s AUTO
+python3 - "$T/s.spec" "$T/s.folded" "$E2E/stacks.lua" <<'PY' || fail "stacks.lua: no tower to expect"
+import json, re, sys
+spec = json.load(open(sys.argv[1]))
+tower = re.sub(r"[; \n]", "_", sys.argv[3]) + ":0"
+tot = hit = 0
+for ln in open(sys.argv[2], encoding="utf-8", errors="replace"):
+    st, w = ln.rstrip("\n").rsplit(" ", 1)
+    tot += int(w)
+    hit += int(w) if st.split(";")[0] == tower else 0
+assert hit * 2 > tot, (hit, tot)
+spec["tower"], spec["tower_share"] = tower, hit / tot
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+node_run "$E2E/flame_check.js" "$T/s.html" "$T/s.spec" >"$T/s.out" 2>&1 ||
+	{ cat "$T/s.out" >&2; fail "stacks.lua: the page fails"; }
+sed "s/^ok: flame page: /ok: $test_name: stacks.lua: /" "$T/s.out" | grep 'root'
+ljlog flame --host -o "$T/sh.html" "$T/s.ljlog" 2>"$T/sh.err" || { show "$T/sh.err"; fail "ljlog flame --host failed"; }
+grep -q '"_start"' "$T/sh.html" && ! grep -q '"_start"' "$T/s.html" ||
+	fail "stacks.lua: _start not in the --host page only"
+ok "stacks.lua: ljlog flame --host keeps the host frames (_start)"
 
 # Chunks named like markup.
 profile "file=$T/h.ljlog,sample,calls" "$E2E/hostile.lua" >/dev/null 2>"$T/h.perr" ||

@@ -3,7 +3,10 @@
 // SPEC: {"top": [names that must show as frames], "search": substring,
 //        "share": its share of the samples view ("12.34%"),
 //        "views": {id: {"label": ..., "total": "N unit" or null}},
-//        "zoom": a name to click, "hostile": [names that must show as text]}
+//        "zoom": a name to click, "hostile": [names that must show as text],
+//        "roots": [names the samples view's root children may have, as
+//        folded prints them], "tower": the one root child that must be
+//        there (likewise), with "tower_share" its share of the samples}
 // Every request is routed: the page itself is served, any other request
 // is recorded and aborted, and fails the check; so do console errors,
 // page errors and dialogs. Prints one "ok" line per check; exit 1 with the
@@ -82,6 +85,27 @@ function check(cond, what) {
         check(f2.some((f) => f.text === n), "view " + id + ": shows " + JSON.stringify(n));
     }
     await page.click("#view-" + first);
+
+    // Root children (the samples view, flame orientation: the row just
+    // above the root): each name once, one tower per thread's root.
+    if (spec.roots) {
+      fr = await frames();
+      const rtop = parseFloat(fr.find((f) => f.text === "all").top);
+      const d1 = Math.max(...fr.map((f) => parseFloat(f.top)).filter((t) => t < rtop));
+      const kids = fr.filter((f) => parseFloat(f.top) === d1);
+      // As folded prints them: ';', ' ' and newline as '_'.
+      const names = kids.map((f) => f.text.replace(/[; \n]/g, "_"));
+      check(kids.length > 0 && new Set(names).size === names.length &&
+            names.every((n) => spec.roots.includes(n)),
+            "root children " + JSON.stringify(names) + ": each once, all roots of the folded stacks");
+      if (spec.tower) {
+        const t = kids.filter((f, i) => names[i] === spec.tower);
+        check(t.length === 1 && t[0].w >= spec.tower_share * chartw - 2,
+              "one root tower " + JSON.stringify(spec.tower) + " of " + kids.length +
+              " root children, " + (t.length ? t[0].w.toFixed(0) : 0) + " of " + chartw +
+              " px (its share " + (100 * spec.tower_share).toFixed(2) + "%)");
+      }
+    }
 
     // Search: matching frames highlighted, their share of the view.
     await page.fill("#search", spec.search);

@@ -147,23 +147,24 @@ if "samples" in types:
     t = top("samples")
     leaves, frames = folded_leaves(folded)
     n = same("samples flat (folded leaf)", leaves, cleaned(t, 0))
-    # cum: once per sample wherever the function is, as samples_total.
-    # pprof merges functions of one name; where the report has several
-    # (a host function and its sanitizer interceptor, both in one stack:
-    # pthread_mutex_lock under TSan), count the samples holding the name
-    # once, from folded.
-    want = {k: v for k, v in per_name("samples_total").items()}
-    seen, dup = set(), set()
-    for f in fns:
-        (dup if clean(f["name"]) in seen else seen).add(clean(f["name"]))
-    want.update(folded_cum(folded, dup))
+    # cum: once per sample wherever the name is in a folded stack (pprof
+    # and folded show the same Lua-first stacks; pprof merges functions of
+    # one name as the count by name does).
+    want = folded_cum(folded, frames)
     got = cleaned(t, 1)
-    for k in list(got):
-        if k not in want:
-            if k not in frames:
-                bad.append("samples: pprof frame %r is in no folded stack" % k)
-            del got[k]
-    same("samples cum (report samples_total)", want, got)
+    same("samples cum (folded)", want, got)
+    # A Lua function is in the Lua-first stacks wherever the report's
+    # merged ones have it: its cum is the report's samples_total (for a
+    # name only one function has).
+    count = {}
+    for f in fns:
+        count[clean(f["name"])] = count.get(clean(f["name"]), 0) + 1
+    same("samples cum of Lua functions (report samples_total)",
+         {clean(f["name"]): f["samples_total"] for f in fns
+          if f["kind"] == "lua" and count[clean(f["name"])] == 1},
+         {k: v for k, v in got.items()
+          if any(f["kind"] == "lua" and clean(f["name"]) == k
+                 and count[k] == 1 for f in fns)})
     total = sum(v[0] for v in t.values())
     if total != d["samples"]:
         bad.append("samples: pprof total %d, report %d" % (total, d["samples"]))

@@ -514,8 +514,20 @@ Test(cli, samples_report)
 Test(cli, samples_folded)
 {
 	const char *p = sampled_log();
-	/* Default on a log with samples: merged sampled stacks. */
+	/* Default on a log with samples: Lua-first stacks (no way in, no
+	** trace frame; the C code io.write and the Lua function reach). */
 	char *out = out_of(LJLOG " folded %s", p);
+	has_line(out, "app.lua:0;app.lua:10 3");
+	has_line(out, "app.lua:0;app.lua:10;io.write;memcpy 1");
+	has_line(out, "(idle) 1");
+	has_line(out, "app.lua:0;app.lua:10;[libfoo.so] 1");
+	cr_assert_null(strstr(out, "main"), "%s", out);
+	cr_assert_null(strstr(out, "trace"), "%s", out);
+	cr_assert_null(strstr(out, "l_write"), "%s", out);
+	free(out);
+
+	/* --host: merged sampled stacks. */
+	out = out_of(LJLOG " folded --host %s", p);
 	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10 2");
 	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10;io.write;memcpy 1");
 	has_line(out, "app.lua:0;app.lua:10;trace 1 1");
@@ -525,7 +537,7 @@ Test(cli, samples_folded)
 	cr_assert_null(strstr(out, "interpreter"), "%s", out);
 	free(out);
 
-	out = out_of(LJLOG " folded --no-traces %s", p);
+	out = out_of(LJLOG " folded --host --no-traces %s", p);
 	has_line(out, "app.lua:0;app.lua:10 1");
 	cr_assert_null(strstr(out, "trace"), "%s", out);
 	free(out);
@@ -537,7 +549,7 @@ Test(cli, samples_folded)
 	has_line(out, "(idle) 1");
 	free(out);
 
-	out = out_of(LJLOG " folded --host %s", p);
+	out = out_of(LJLOG " folded --host-only %s", p);
 	has_line(out, "main;lua_pcall;(luajit_interpreter) 2");
 	has_line(out, "main;lua_pcall;(luajit_interpreter);io.write;memcpy 1");
 	has_line(out, "main;lua_pcall;(luajit_interpreter);[libfoo.so] 1");
@@ -546,6 +558,11 @@ Test(cli, samples_folded)
 	free(out);
 
 	out = out_of(LJLOG " folded --lines %s", p);
+	has_line(out, "app.lua:30;app.lua:12 3");
+	has_line(out, "app.lua:30;app.lua:13;io.write;memcpy 1");
+	free(out);
+
+	out = out_of(LJLOG " folded --host --lines %s", p);
 	has_line(out, "main;lua_pcall;app.lua:30;app.lua:12 2");
 	has_line(out, "main;lua_pcall;app.lua:30;app.lua:13;io.write;memcpy 1");
 	free(out);
@@ -561,6 +578,8 @@ Test(cli, samples_folded)
 
 	cr_assert_eq(sh(LJLOG " folded --calls --lua %s 2>/dev/null", p), 2);
 	cr_assert_eq(sh(LJLOG " folded --lua --host %s 2>/dev/null", p), 2);
+	cr_assert_eq(sh(LJLOG " folded --host --host-only %s 2>/dev/null", p),
+		     2);
 	cr_assert_eq(sh(LJLOG " folded %s %s 2>/dev/null", p, p), 2);
 	cr_assert_eq(sh(LJLOG " folded --help | grep -q -- --no-traces"), 0);
 	unlink(p);

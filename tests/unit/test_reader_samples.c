@@ -1387,6 +1387,104 @@ Test(samples, merged_stacks)
 	profile_free(p);
 }
 
+Test(samples, lua_first_stacks)
+{
+	struct lblog l;
+	begin(&l);
+	std_samples(&l);
+	struct profile *p = load(&l, 0);
+	char *s = stacks(p, SAMPLES_VIEW_LUA_FIRST, 0);
+	/* From the main chunk: no way in, no trace frame. */
+	has_line(s, "app.lua:0;app.lua:10 1");
+	/* After a C function, the C code it reaches outside LuaJIT (io.write's
+	** own frame is the function itself). */
+	has_line(s, "app.lua:0;app.lua:10;io.write;memcpy 1");
+	has_line(s, "app.lua:0;app.lua:10;string.rep;[libfoo.so] 1");
+	has_line(s, "app.lua:0;app.lua:10;lib.lua:5 1");
+	has_line(s, "(idle) 1");
+	/* The GC without Lua frames: what the VM was doing. */
+	has_line(s, "(gc) 1");
+	/* A C function below the first Lua function is the host's way in. */
+	has_line(s, "app.lua:10 1");
+	/* C code called from compiled code (not LuaJIT's): kept. */
+	has_line(s, "app.lua:0;app.lua:10;[libfoo.so];memcpy 1");
+	cr_assert_null(strstr(s, "main"), "%s", s);
+	cr_assert_null(strstr(s, "trace"), "%s", s);
+	cr_assert_null(strstr(s, "l_write"), "%s", s);
+	cr_assert_null(strstr(s, "interpreter"), "%s", s);
+	free(s);
+	s = stacks(p, SAMPLES_VIEW_LUA_FIRST, SAMPLES_ST_LINES);
+	has_line(s, "app.lua:30;app.lua:13;io.write;memcpy 1");
+	has_line(s, "app.lua:30;app.lua:12;lib.lua:7 1");
+	free(s);
+	profile_free(p);
+
+	/* As luajit runs a script: pmain, a C function, below the main
+	** chunk; luajit's own code unnamed, in the executable and in
+	** libluajit. */
+	enum { PMAIN = 30, H_START = 31, H_LJ = 32, H_LJLIB = 33 };
+	struct lbmap m;
+	struct lbsam sm;
+	begin(&l);
+	map_begin(&m, VM);
+	map_hostsym(&m, H_START, 0x800, "_start", "/usr/bin/luajit", 0);
+	map_hostsym(&m, H_LJ, 0x900, "", "/usr/bin/luajit", 0);
+	map_hostsym(&m, H_LJLIB, 0x4000, "",
+		    "/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2", 0);
+	map_cfunc(&m, PMAIN, 0x9000, "luajit+0x9000", "/usr/bin/luajit");
+	lblog_mapping(&l, &m);
+	static const uint64_t lua[] = {F, 12, MAINCHUNK, 30, PMAIN, 0};
+	static const uint64_t lua_c[] = {WRITE,	    0,	F,     13,
+					 MAINCHUNK, 30, PMAIN, 0};
+	static const uint64_t h_interp[] = {H_LJ, H_LJLIB, H_VM,   H_PCALL,
+					    H_LJ, H_VM2,   H_MAIN, H_START};
+	static const uint64_t h_gc[] = {H_LJ, H_ANON, H_LJ};
+	static const uint64_t h_c[] = {H_LJLIB, H_WRITE, H_VM,	 H_PCALL,
+				       H_VM2,	H_MAIN,	 H_START};
+	static const uint64_t h_trace[] = {H_LJLIB, H_MEMCPY, H_LJ};
+	sam_begin(&sm);
+	sam_add(&sm, 1, FORMAT_STATE_INTERP, 0, 3, lua, 8, h_interp);
+	sam_add(&sm, 1, FORMAT_STATE_TRACE, T1, 3, lua, 0, NULL);
+	sam_add(&sm, 1, FORMAT_STATE_GC | FORMAT_STATE_TRACED, T1, 3, lua, 3,
+		h_gc);
+	sam_add(&sm, 1, FORMAT_STATE_ASM, 0, 3, lua, 7, h_c);
+	sam_add(&sm, 1, FORMAT_STATE_C, 0, 4, lua_c, 7, h_c);
+	sam_add(&sm, 1, FORMAT_STATE_TRACE, T1, 3, lua, 3, h_trace);
+	lblog_samples(&l, VM, 100, 4242, 0, &sm);
+	p = load(&l, 0);
+	s = stacks(p, SAMPLES_VIEW_LUA_FIRST, 0);
+	/* A run of unnamed VM frames is one frame, named by the state. */
+	has_line(s, "app.lua:0;app.lua:10;(interpreter) 1");
+	has_line(s, "app.lua:0;app.lua:10 1");
+	/* The collector (called from the trace), the compiler: whatever
+	** runs inside. */
+	has_line(s, "app.lua:0;app.lua:10;(gc) 1");
+	has_line(s, "app.lua:0;app.lua:10;(jit compiler) 1");
+	/* ... and none of LuaJIT's code (libluajit's, l_write is io.write). */
+	has_line(s, "app.lua:0;app.lua:10;io.write 1");
+	has_line(s, "app.lua:0;app.lua:10;(luajit);memcpy;(luajit) 1");
+	cr_assert_null(strstr(s, "luajit+0x"), "%s", s);
+	cr_assert_null(strstr(s, "_start"), "%s", s);
+	free(s);
+	/* --host keeps them all. */
+	s = stacks(p, SAMPLES_VIEW_MERGED, 0);
+	has_line(s, "_start;main;luajit+0x9000;app.lua:0;app.lua:10;"
+		    "[libluajit-5.1.so.2];[luajit] 1");
+	has_line(s, "luajit+0x9000;app.lua:0;app.lua:10;trace 1 1");
+	free(s);
+	/* The trace is there for labels: three samples ran trace 1. */
+	int traced = 0;
+	for (uint32_t n = 1; n < p->smp.nnode; n++) {
+		int64_t t = samples_node_trace(&p->smp, n);
+		if (p->smp.nodes[n].samples && t >= 0) {
+			cr_assert_eq(p->smp.traces[t].traceno, 1);
+			traced += (int)p->smp.nodes[n].samples;
+		}
+	}
+	cr_assert_eq(traced, 3);
+	profile_free(p);
+}
+
 Test(samples, stack_tree_shares_prefixes)
 {
 	struct lblog l;
