@@ -452,7 +452,9 @@ static int count(struct samples *s)
 		uint64_t c = s->nodes[n].samples;
 		if (!c)
 			continue;
-		size_t nf = samples_stack(s, n, SAMPLES_VIEW_MERGED,
+		/* Total: anywhere in the stack a profile of Lua code shows
+		** (the Lua-first view: not the host's way into the VM). */
+		size_t nf = samples_stack(s, n, SAMPLES_VIEW_LUA_FIRST,
 					  SAMPLES_ST_NOTRACE, fr);
 		for (size_t i = 0; i < nf; i++)
 			if (fr[i].kind == SAMPLES_FR_FN &&
@@ -460,6 +462,8 @@ static int count(struct samples *s)
 				stamp[fr[i].fn] = n;
 				s->fns[fr[i].fn].samples_total += c;
 			}
+		nf = samples_stack(s, n, SAMPLES_VIEW_MERGED,
+				   SAMPLES_ST_NOTRACE, fr);
 		/* Self: the innermost Lua frame, else the leaf. Line: the
 		** innermost PROTO frame. */
 		int64_t self = -1, lfn = -1;
@@ -479,8 +483,13 @@ static int count(struct samples *s)
 		}
 		if (self < 0 && nf && fr[nf - 1].kind == SAMPLES_FR_FN)
 			self = fr[nf - 1].fn;
-		if (self >= 0)
+		if (self >= 0) {
 			s->fns[self].samples += c;
+			if (stamp[self] != n) { /* a leaf the view folds */
+				stamp[self] = n;
+				s->fns[self].samples_total += c;
+			}
+		}
 		if (lfn >= 0) {
 			struct samples_line *l =
 			    line_get(s, (uint32_t)lfn, line);

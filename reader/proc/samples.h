@@ -12,8 +12,9 @@
 **   samples        the function is the innermost Lua frame; in a sample
 **                  without Lua frames, the innermost frame of its merged
 **                  stack (a host function)
-**   samples_total  the function is anywhere in the merged stack (once per
-**                  sample, whatever the recursion)
+**   samples_total  the function is anywhere in the Lua-first stack (once
+**                  per sample, whatever the recursion; not the host's way
+**                  into the VM), or is the sample's self
 **   by line        the innermost PROTO frame and the line it executes
 **
 ** TRACE and HOSTSYM objects are found by ID in side tables of their own
