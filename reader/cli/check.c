@@ -73,7 +73,7 @@ int cli_check(int argc, char **argv)
 		default:
 			cli_err("check", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(check_usage, stderr);
+			cli_see_help("check");
 			return CLI_USAGE;
 		}
 	}

@@ -432,7 +432,7 @@ int cli_dump(int argc, char **argv)
 		default:
 			cli_err("dump", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(dump_usage, stderr);
+			cli_see_help("dump");
 			return CLI_USAGE;
 		}
 	}

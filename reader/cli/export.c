@@ -33,6 +33,10 @@ uint64_t cli_sample_interval(const char *options, int *wall)
 	return o.sample_ns;
 }
 
+/* export -q: no note on what pprof leaves out (fmt_pprof takes no
+** context). */
+static int pprof_quiet;
+
 /* Main thread. Write p as pprof to out. */
 static int fmt_pprof(const struct profile *p, FILE *out)
 {
@@ -40,7 +44,7 @@ static int fmt_pprof(const struct profile *p, FILE *out)
 	if (p->have_intro)
 		po.period_ns = cli_sample_interval(p->options, &po.wall);
 	int rc = export_pprof(p, &po, out);
-	if (rc == 0) {
+	if (rc == 0 && !pprof_quiet) {
 		fputs("ljlog export: note: pprof leaves out:\n", stderr);
 		for (const char *s = export_pprof_omits; *s;) {
 			const char *e = strchr(s, '\n');
@@ -173,13 +177,13 @@ int cli_export(int argc, char **argv)
 			else
 				cli_err("export", "unknown option '%s'",
 					argv[optind - 1]);
-			usage(stderr);
+			cli_see_help("export");
 			return CLI_USAGE;
 		}
 	}
 	if (!fmtname) {
 		cli_err("export", "no --format given");
-		usage(stderr);
+		cli_see_help("export");
 		return CLI_USAGE;
 	}
 	const struct format *fmt = NULL;
@@ -231,6 +235,7 @@ int cli_export(int argc, char **argv)
 					&prc, perr, sizeof perr, 1);
 		if (pst >= 0)
 			return pst;
+		pprof_quiet = quiet;
 		return cli_export_write("export", fmt->name, path, outpath, p,
 					fmt_pprof, prc);
 	}
@@ -239,39 +244,31 @@ int cli_export(int argc, char **argv)
 		cli_err("export", "cannot open %s: %s", path, strerror(errno));
 		return CLI_USAGE;
 	}
-	int to_stdout = !strcmp(outpath, "-");
-	FILE *out = to_stdout ? stdout : fopen(outpath, "w");
-	if (!out) {
-		cli_err("export", "cannot write %s: %s", outpath,
-			strerror(errno));
+	struct cli_out out;
+	if (cli_out_open("export", outpath, &out) >= 0)
 		return CLI_USAGE;
-	}
-	/* Only a regular file is removed on failure (never /dev/null). */
 	struct stat st;
-	int regular =
-	    !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.snapshot = snapk;
 	opts.sample_interval = cli_sample_interval;
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;
-	char err[512];
-	int rc = fmt->write(path, out, &opts, err, sizeof err), st_rc;
-	if (!to_stdout && fclose(out) != 0 && (rc == 0 || rc == -ENODATA)) {
-		snprintf(err, sizeof err, "writing %s: %s", outpath,
-			 strerror(errno));
-		rc = -EIO;
-	} else if (to_stdout && fflush(stdout) != 0 &&
-		   (rc == 0 || rc == -ENODATA)) {
-		snprintf(err, sizeof err, "writing standard output: %s",
-			 strerror(errno));
+	char err[512], note[512] = "";
+	opts.note = note;
+	opts.notelen = sizeof note;
+	int rc = fmt->write(path, out.f, &opts, err, sizeof err), st_rc;
+	int keep =
+	    rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP;
+	int crc = cli_out_close(&out, keep);
+	if (keep && crc < 0) {
+		snprintf(err, sizeof err, "cannot write %s: %s",
+			 strcmp(outpath, "-") ? outpath : "standard output",
+			 strerror(-crc));
 		rc = -EIO;
 	}
 	if (rc == EXPORT_EMPTY) {
 		cli_err("export", "%s", err);
-		if (regular)
-			unlink(outpath);
 		return CLI_TRUNCATED;
 	}
 	if (rc == 0)
@@ -288,10 +285,11 @@ int cli_export(int argc, char **argv)
 		st_rc = CLI_CORRUPT;
 	} else {
 		cli_err("export", "%s", err);
-		if (regular)
-			unlink(outpath);
 		return CLI_USAGE;
 	}
+	if (note[0])
+		cli_err("export", "note: to stay under %ux the log's size: %s",
+			EXPORT_SIZE_RATIO, note);
 	if (!quiet)
 		cli_err("export", "note: the %s format leaves out: %s",
 			fmt->name, fmt->left_out);

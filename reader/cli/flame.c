@@ -60,12 +60,12 @@ int cli_flame(int argc, char **argv)
 		case ':':
 			cli_err("flame", "option '%s' needs a value",
 				argv[optind - 1]);
-			fputs(flame_usage, stderr);
+			cli_see_help("flame");
 			return CLI_USAGE;
 		default:
 			cli_err("flame", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(flame_usage, stderr);
+			cli_see_help("flame");
 			return CLI_USAGE;
 		}
 	}

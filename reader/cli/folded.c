@@ -119,7 +119,7 @@ int cli_folded(int argc, char **argv)
 			else
 				cli_err("folded", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(folded_usage, stderr);
+			cli_see_help("folded");
 			return CLI_USAGE;
 		}
 	}

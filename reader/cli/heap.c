@@ -487,7 +487,7 @@ int cli_heap(int argc, char **argv)
 		default:
 			cli_err("heap", "unknown option or missing value '%s'",
 				argv[optind - 1]);
-			fputs(heap_usage, stderr);
+			cli_see_help("heap");
 			return CLI_USAGE;
 		}
 	}

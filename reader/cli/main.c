@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,15 +52,51 @@ void cli_err(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* Main thread. See cli.h. */
+void cli_see_help(const char *cmd)
+{
+	fprintf(stderr, "see 'ljlog %s --help'\n", cmd);
+}
+
+/* Main thread. Exit with a one-line message when path is an empty file
+** (1, as a truncated log) or a file that does not start as a log does
+** (3, as a corrupt one); a file that cannot be read is left to the
+** command. */
+static void precheck(const char *cmd, const char *path)
+{
+	char b[FORMAT_MAGIC_LEN];
+	struct stat st;
+	FILE *f;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(f = fopen(path, "rb")))
+		return;
+	size_t n = fread(b, 1, sizeof b, f);
+	fclose(f);
+	if (n == 0 && st.st_size == 0) {
+		cli_err(cmd, "%s is empty: no log was written to it", path);
+		exit(CLI_TRUNCATED);
+	}
+	if (memcmp(b, FORMAT_MAGIC, n) != 0) {
+		cli_err(cmd,
+			"%s is not an ljlog log (it does not start with the "
+			"file magic)",
+			path);
+		exit(CLI_CORRUPT);
+	}
+}
+
 /* Main thread. The one FILE left after the options, or NULL after a usage
-** message. */
+** message; exits after a message when FILE is empty or not a log. */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv)
 {
-	if (argc - optind == 1)
+	if (argc - optind == 1) {
+		precheck(cmd, argv[optind]);
 		return argv[optind];
+	}
 	cli_err(cmd, argc - optind ? "one FILE only" : "no FILE given");
-	fputs(usage, stderr);
+	cli_see_help(cmd);
+	(void)usage;
 	return NULL;
 }
 
@@ -103,32 +140,21 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 		     const char *outp, struct profile *p,
 		     int (*write)(const struct profile *p, FILE *out), int rc)
 {
-	int tostdout = !strcmp(outp, "-");
-	FILE *out = tostdout ? stdout : fopen(outp, "wb");
-	if (!out) {
-		cli_err(cmd, "cannot write %s: %s", outp, strerror(errno));
+	struct cli_out out;
+	if (cli_out_open(cmd, outp, &out) >= 0) {
 		profile_free(p);
 		return CLI_USAGE;
 	}
-	/* Only a regular file is removed on failure (never /dev/null). */
-	struct stat sb;
-	int regular =
-	    !tostdout && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode);
-	int e = write(p, out);
+	int e = write(p, out.f);
 	int saved = errno;
-	if (fflush(out) != 0 && !e) {
-		e = -EIO;
-		saved = errno;
-	}
-	if (!tostdout && fclose(out) != 0 && !e) {
-		e = -EIO;
-		saved = errno;
-	}
 	profile_free(p);
+	if (e == 0 && (e = cli_out_close(&out, 1)) < 0) {
+		saved = -e;
+		e = -EIO;
+	} else if (e != 0)
+		cli_out_close(&out, 0);
 	if (e == 0)
 		return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
-	if (regular)
-		unlink(outp);
 	if (e == -ENODATA)
 		cli_err(cmd,
 			"nothing to export as %s in %s: no samples, no "

@@ -140,7 +140,7 @@ int cli_report(int argc, char **argv)
 			else
 				cli_err("report", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(report_usage, stderr);
+			cli_see_help("report");
 			return CLI_USAGE;
 		}
 	}

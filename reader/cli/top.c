@@ -478,7 +478,7 @@ int cli_top(int argc, char **argv)
 			else
 				cli_err("top", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(top_usage, stderr);
+			cli_see_help("top");
 			return CLI_USAGE;
 		}
 	}
