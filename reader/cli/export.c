@@ -72,19 +72,23 @@ static const struct format formats[] = {
      "                  chrome://tracing: a process per VM, a track per\n"
      "                  coroutine with its calls as slices, GC phases, the\n"
      "                  heap size as a counter, samples and JIT trace events\n"
-     "                  as instants",
+     "                  as instants; cut at 8x the log's size (a note\n"
+     "                  says where)",
      "samples carry their Lua stack only (no host frames); allocations "
      "and frees are not in it (the heap counter moves at GC events); "
      "timestamps use the INTRO block's counter rate",
      export_chrome, 0, 0},
     {"speedscope",
-     "speedscope's JSON (speedscope.app): an evented profile per\n"
-     "                  coroutine from the calls, a sampled profile per VM\n"
-     "                  (merged Lua and host stacks, weighed by the timer\n"
-     "                  intervals each stands for), allocated bytes per site",
+     "speedscope's JSON (speedscope.app): the calls as two sampled\n"
+     "                  profiles, self time and calls by call path (and,\n"
+     "                  for a small log, an evented profile per\n"
+     "                  coroutine), a sampled profile per VM (merged Lua\n"
+     "                  and host stacks, weighed by the timer intervals\n"
+     "                  each stands for), allocated bytes per site",
      "GC phases, the heap over time, frees and JIT trace events are not "
-     "in it (try --format chrome); a coroutine's frames close when it "
-     "yields and open again when it is resumed",
+     "in it (try --format chrome); a coroutine's evented frames close "
+     "when it yields and open again when it is resumed; the call-tree "
+     "profiles merge VMs and coroutines",
      export_speedscope, 0, 0},
     {"pprof",
      "profile.proto, gzipped, for 'go tool pprof' (needs -o):\n"

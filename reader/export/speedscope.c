@@ -2,8 +2,8 @@
 ** ljlog reader exports: speedscope's file format
 ** (https://www.speedscope.app/file-format-schema.json).
 **
-** One sampled profile of the call time: a sample per call path (the call
-** tree's nodes), weighing its self time; the evented profiles per coroutine
+** Two sampled profiles of the call tree: a sample per call path (the call
+** tree's nodes), weighing its self time, then its calls; the evented profiles per coroutine
 ** (the frames calls_obs opens and closes) when they fit in a share of the
 ** budget (export_budget), else none, with a note; one sampled profile per VM (merged stacks, each sample weighing
 ** the timer intervals it stands for), one sampled profile in bytes
@@ -580,13 +580,14 @@ static int write_alloc(struct ss *s, struct json *j)
 }
 
 /* Any thread. The depth to cut the call paths at (0: none) so that the
-** call-time profile's stacks take at most a quarter of the budget; depth
+** stacks of each call-tree profile take at most an eighth of the budget;
+** depth
 ** of each node in d (a node comes after its parent). */
 static uint32_t cut_depth(struct ss *s, const uint32_t *d, uint32_t maxd)
 {
 	const struct calls *c = &s->x.p->calls;
 	uint64_t *h = calloc((size_t)maxd + 1, sizeof *h), n = 0;
-	uint64_t max = export_budget(&s->x) / 4, eb = 1;
+	uint64_t max = export_budget(&s->x) / 8, eb = 1;
 	if (!h)
 		return 0;
 	/* An entry: a frame index (under the frames there can be) and ','. */
@@ -594,7 +595,7 @@ static uint32_t cut_depth(struct ss *s, const uint32_t *d, uint32_t maxd)
 	     v /= 10)
 		eb++;
 	for (uint32_t i = 1; i < c->nnode; i++)
-		if (c->nodes[i].self) {
+		if (c->nodes[i].self || c->nodes[i].calls) {
 			h[d[i]]++;
 			n++;
 		}
@@ -613,11 +614,12 @@ static uint32_t cut_depth(struct ss *s, const uint32_t *d, uint32_t maxd)
 	return cut;
 }
 
-/* Any thread. Write the call tree as a sampled profile in nanoseconds: a
-** sample per call path, weighing its self time. Paths deeper than the cut
+/* Any thread. Write the call tree as a sampled profile: a sample per call
+** path, weighing its self time in nanoseconds (calls: its innermost
+** function's calls by that path, unit "none"). Paths deeper than the cut
 ** (cut_depth) end at the cut in a frame "(calls deeper than N)" that
-** weighs their self time. */
-static int write_calltree(struct ss *s, struct json *j)
+** weighs their self time (calls). */
+static int write_calltree(struct ss *s, struct json *j, int calls)
 {
 	const struct calls *c = &s->x.p->calls;
 	uint32_t *d = malloc(c->nnode * sizeof *d), maxd = 0;
@@ -632,7 +634,8 @@ static int write_calltree(struct ss *s, struct json *j)
 		d[n] = d[c->nodes[n].parent] + 1;
 		maxd = d[n] > maxd ? d[n] : maxd;
 	}
-	s->cut_depth = cut_depth(s, d, maxd);
+	if (!calls)
+		s->cut_depth = cut_depth(s, d, maxd);
 	if (!(path = malloc(((size_t)maxd + 2) * sizeof *path)))
 		goto done;
 	if (s->cut_depth) {
@@ -642,24 +645,29 @@ static int write_calltree(struct ss *s, struct json *j)
 			goto done;
 		for (uint32_t n = 1; n < c->nnode; n++) {
 			uint32_t a = n;
-			if (d[n] <= s->cut_depth || !c->nodes[n].self)
+			uint64_t w =
+			    calls ? c->nodes[n].calls : c->nodes[n].self;
+			if (d[n] <= s->cut_depth || !w)
 				continue;
 			while (d[a] > s->cut_depth)
 				a = c->nodes[a].parent;
-			deep[a] += c->nodes[n].self;
+			deep[a] += w;
 		}
 	}
 	json_obj(j, NULL);
 	json_cstr(j, "type", "sampled");
-	json_cstr(j, "name", "call time (self time by call path)");
-	json_cstr(j, "unit", "nanoseconds");
+	json_cstr(j, "name",
+		  calls ? "calls (by call path)"
+			: "call time (self time by call path)");
+	json_cstr(j, "unit", calls ? "none" : "nanoseconds");
 	json_u64(j, "startValue", 0);
 	json_arr(j, "samples");
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t n = 1; n < c->nnode; n++) {
-			uint64_t self = d[n] <= s->cut_depth || !s->cut_depth
-					    ? c->nodes[n].self
-					    : 0;
+			uint64_t self =
+			    d[n] <= s->cut_depth || !s->cut_depth
+				? (calls ? c->nodes[n].calls : c->nodes[n].self)
+				: 0;
 			uint64_t dp = deep ? deep[n] : 0;
 			for (int k = 0; k < 2; k++) {
 				uint64_t w = k ? dp : self;
@@ -667,7 +675,9 @@ static int write_calltree(struct ss *s, struct json *j)
 					continue;
 				if (pass) {
 					double ns =
-					    (double)profile_ns(s->x.p, w);
+					    calls
+						? (double)w
+						: (double)profile_ns(s->x.p, w);
 					json_num(j, NULL, ns);
 					total += ns;
 					continue;
@@ -711,7 +721,7 @@ done:
 static int has_calltree(const struct calls *c)
 {
 	for (uint32_t n = 1; n < c->nnode; n++)
-		if (c->nodes[n].self)
+		if (c->nodes[n].self || c->nodes[n].calls)
 			return 1;
 	return 0;
 }
@@ -806,7 +816,8 @@ static int write_all(struct ss *s, FILE *out)
 	json_cstr(&j, "name", name);
 	json_u64(&j, "activeProfileIndex", 0);
 	json_arr(&j, "profiles");
-	if (has_calltree(&p->calls) && (rc = write_calltree(s, &j)) < 0)
+	if (has_calltree(&p->calls) && ((rc = write_calltree(s, &j, 0)) < 0 ||
+					(rc = write_calltree(s, &j, 1)) < 0))
 		return rc;
 	int show = s->x.opts && s->x.opts->progress;
 	for (size_t i = 0; i < s->ntrack && !rc; i++) {
@@ -846,9 +857,9 @@ static void note(struct ss *s, const struct export_opts *o)
 		n = snprintf(
 		    o->note, o->notelen,
 		    "the calls are too many for evented profiles "
-		    "(over %llu MB): the call time is in the "
-		    "sampled profile \"call time\" only",
-		    (unsigned long long)(export_budget(&s->x) / 2 >> 20));
+		    "(over %llu KB of events): they are in the profiles "
+		    "\"call time\" and \"calls\" (by call path) only",
+		    (unsigned long long)(export_budget(&s->x) / 2 >> 10));
 	if (s->cut_depth && n >= 0 && (size_t)n < o->notelen)
 		snprintf(o->note + n, o->notelen - (size_t)n,
 			 "%scall paths deeper than %u calls end in a frame "
