@@ -26,7 +26,7 @@ static const char dump_usage[] =
     "                  Lua frames innermost first ('chunk:line' for Lua\n"
     "                  functions) and host frames innermost first\n"
     "                  ('name+object', the address for a symbol without a\n"
-    "                  name)\n"
+    "                  name); --verbose is the same\n"
     "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
     "                  skipped unread\n"
     "  -f, --follow    keep printing blocks as a running program writes them;\n"
@@ -34,8 +34,8 @@ static const char dump_usage[] =
     "                  file stops growing and the writer (INTRO pid) is gone\n"
     "  -h, --help      this help\n"
     "\n"
-    "Exit status: 0 complete, 1 truncated, 2 usage error or file cannot be\n"
-    "opened, 3 corrupt.\n";
+    "Exit status: 0 complete, 1 truncated or empty, 2 usage error or file\n"
+    "cannot be opened, 3 corrupt or not a log.\n";
 
 /* Dump state. */
 struct dump {

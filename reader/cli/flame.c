@@ -28,8 +28,11 @@ static const char flame_usage[] =
     "  -t, --title TITLE  the page's title (default: the log's file name)\n"
     "  -h, --help         this help\n"
     "\n"
-    "Exit status as for 'ljlog report'; 2 also when the log has nothing to\n"
-    "show or OUT cannot be written.\n";
+    "OUT is written as OUT.tmp.PID and renamed when complete: a failed or\n"
+    "interrupted run leaves no OUT.\n"
+    "\n"
+    "Exit status as for 'ljlog report'; 1 also when the log has nothing to\n"
+    "show (no file is left), 2 when OUT cannot be written.\n";
 
 /* The page's title (the write callback takes no context). */
 static const char *flame_title;

@@ -19,18 +19,19 @@ static const char usage_text[] =
     "usage: ljlog COMMAND [OPTIONS] FILE\n"
     "       ljlog record [-o FILE] [-e EVENTS] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Commands:\n"
+    "Commands ('ljlog COMMAND --help' for each):\n"
     "  record   run a LuaJIT program under the profiler\n"
     "  report   per-function, allocation, GC, VM, sample and trace report\n"
-    "           (--json)\n"
+    "           (--json, --leaks, --heap-interval, --zone)\n"
     "  folded   sampled stacks (or call stacks with self time), for\n"
     "           flamegraph.pl\n"
     "  export   the log in another tool's format (--format speedscope,\n"
-    "           chrome, pprof)\n"
+    "           chrome, pprof, heapsnapshot)\n"
     "  flame    a self-contained HTML flame graph\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
-    "  heap     heap snapshots: list, by type, path to an object, diff\n"
+    "  heap     heap snapshots: list, --top retainers, --by type, site or\n"
+    "           metatable, --path-to an object, --diff\n"
     "  top      live view of a growing log: top functions, GC share,\n"
     "           dropped samples\n"
     "\n"
@@ -38,8 +39,12 @@ static const char usage_text[] =
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
     "  -V, --version   print the version\n"
     "\n"
-    "Exit status: 0 success, 1 truncated log, 2 usage error or file cannot\n"
-    "be opened, 3 corrupt log; record passes the program's status through.\n";
+    "Exit status: 0 success, 1 truncated or empty log, or nothing of what\n"
+    "was asked (nothing to export, no such snapshot, object or zone), 2\n"
+    "usage error, a file that cannot be opened or written, 3 corrupt log or\n"
+    "not a log, 4 (check) a write error in the profiled program stopped the\n"
+    "log; record passes the program's status through, 125 when no LuaJIT\n"
+    "VM was profiled.\n";
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
