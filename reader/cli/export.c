@@ -141,10 +141,18 @@ static void usage(FILE *f)
 	    "line shows on stderr when it is a terminal and the log is over\n"
 	    "4 MB.\n"
 	    "\n"
-	    "Exit status: 0 written, 1 the log holds nothing to export in\n"
-	    "that format (heapsnapshot: no such complete snapshot; no file\n"
-	    "is left), 2 usage error, a file that cannot be read or\n"
-	    "written, 3 corrupt log (what came before the damage is written).\n",
+	    "What an export makes from the events stays under 8x the log's\n"
+	    "size: speedscope aggregates the calls by call path (evented\n"
+	    "profiles only for a small log), chrome leaves the events past\n"
+	    "the limit out, with a note. OUT is written as OUT.tmp.PID and\n"
+	    "renamed when complete: a failed or interrupted export leaves no\n"
+	    "OUT (after SIGKILL, OUT.tmp.PID stays).\n"
+	    "\n"
+	    "Exit status: 0 written, 1 an empty log, or the log holds nothing\n"
+	    "to export in that format (heapsnapshot: no such complete\n"
+	    "snapshot; no file is left), 2 usage error, a file that cannot be\n"
+	    "read or written, 3 corrupt log (what came before the damage is\n"
+	    "written) or not a log.\n",
 	    f);
 }
 

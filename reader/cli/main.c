@@ -44,7 +44,7 @@ static const char usage_text[] =
     "usage error, a file that cannot be opened or written, 3 corrupt log or\n"
     "not a log, 4 (check) a write error in the profiled program stopped the\n"
     "log; record passes the program's status through, 125 when no LuaJIT\n"
-    "VM was profiled.\n";
+    "VM was profiled and the program exited 0.\n";
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)

@@ -46,7 +46,8 @@ static const char record_usage[] =
     "Exit status: the program's (128+N when killed by signal N); 127 when it\n"
     "cannot be run; 2 for a usage error, a bad option or a log that cannot\n"
     "be written (nothing is run); 125 when no LuaJIT VM was profiled (no log\n"
-    "with an INTRO block was written: PROGRAM is not a LuaJIT program).\n";
+    "with an INTRO block was written: PROGRAM is not a LuaJIT program) and\n"
+    "the program exited 0 (one that failed keeps its status).\n";
 
 /* Exit status when the program ran but no LuaJIT VM was profiled. */
 #define NO_VM 125
@@ -350,11 +351,13 @@ int cli_record(int argc, char **argv)
 		return 127;
 	}
 
+	/* No VM: 125, unless the program failed (its status says more). */
 	if (logs_written(opts.file, pid, t0) == 0) {
 		cli_err("record",
 			"no LuaJIT VM was profiled (is PROGRAM a LuaJIT "
 			"program?)");
-		return NO_VM;
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			return NO_VM;
 	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);

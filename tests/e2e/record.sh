@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ljlog e2e: `ljlog record` profiles an unmodified program and passes its
 # exit status through; a program that is not LuaJIT (no VM profiled) is
-# exit 125 with one line; a log it cannot write is refused before the
+# one line and exit 125 (its own status when it failed); a log it cannot write is refused before the
 # program runs (exit 2).
 . "$(dirname "$0")/lib.sh"
 
@@ -74,6 +74,12 @@ for prog in "true" "lua5.1 -e print(1)"; do
 		"ljlog record: no LuaJIT VM was profiled (is PROGRAM a LuaJIT program?)" "$(cat "$T/err")"
 	ok "ljlog record -- $prog: 'no LuaJIT VM was profiled', exit 125"
 done
+# A program that fails without a VM keeps its status, with the message.
+rc=0
+ljlog record -o "$T/novm.ljlog" -- sh -c 'exit 5' >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record -- sh -c 'exit 5': exit status" 5 "$rc"
+grep -q "no LuaJIT VM was profiled" "$T/err" || { show "$T/err"; fail "exit 5, no VM: no message"; }
+ok "ljlog record -- sh -c 'exit 5': the message, and the program's status 5"
 # A log left empty (no INTRO block): no VM either.
 printf '#!/bin/sh\n: >"$1"\n' >"$T/touch.sh"
 chmod +x "$T/touch.sh"
