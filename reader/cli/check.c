@@ -80,7 +80,7 @@ int cli_check(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("check", check_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	char err[512];
 	struct reader *r;
 	struct decode *d;

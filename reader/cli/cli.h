@@ -46,11 +46,12 @@ void cli_err(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Main thread. The one FILE left after the options (argv[optind]), or NULL
-** after a one-line message on stderr (the caller returns CLI_USAGE). A FILE
-** that is empty (exit 1) or not a log (exit 3) ends the program after one
-** line: every reading command says the same. */
+** after a one-line message on stderr, the caller then returning
+** cli_file_rc: CLI_USAGE (no FILE, two), CLI_TRUNCATED (an empty file) or
+** CLI_CORRUPT (not a log): every reading command says the same. */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv);
+extern int cli_file_rc;
 
 /* Main thread. After a usage error: "see 'ljlog CMD --help'" on stderr. */
 void cli_see_help(const char *cmd);

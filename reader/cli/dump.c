@@ -438,7 +438,7 @@ int cli_dump(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("dump", dump_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	char err[512];
 	struct reader *r;
 	struct decode_sink sink;

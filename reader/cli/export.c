@@ -214,7 +214,7 @@ int cli_export(int argc, char **argv)
 					"[-o OUT] FILE\n",
 					argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	size_t snapk = 0;
 	if (snap) {
 		char *e;

@@ -79,7 +79,7 @@ int cli_flame(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("flame", flame_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	struct profile *p;
 	char err[512];
 	int rc, st = cli_load("flame", path, PROFILE_CALLTREE, &p, &rc, err,

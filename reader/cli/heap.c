@@ -499,7 +499,7 @@ int cli_heap(int argc, char **argv)
 	}
 	const char *file = cli_file_arg("heap", heap_usage, argc, argv);
 	if (!file)
-		return CLI_USAGE;
+		return cli_file_rc;
 	struct hsnap h;
 	int go, rc = CLI_OK;
 	int edges = path || top || by == BY_MT; /* of snapshot k */

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,45 +62,56 @@ void cli_see_help(const char *cmd)
 	fprintf(stderr, "see 'ljlog %s --help'\n", cmd);
 }
 
-/* Main thread. Exit with a one-line message when path is an empty file
-** (1, as a truncated log) or a file that does not start as a log does
-** (3, as a corrupt one); a file that cannot be read is left to the
-** command. */
-static void precheck(const char *cmd, const char *path)
+/* Main thread. See cli.h. */
+int cli_file_rc = CLI_USAGE;
+
+/* Main thread. 0 when path may be a log; else the exit status after a
+** one-line message: an empty file is 1 (as a truncated log), a file that
+** does not start as a log (nor as a gzip stream) 3 (as a corrupt one). A
+** file that cannot be read is left to the command. */
+static int precheck(const char *cmd, const char *path)
 {
 	char b[FORMAT_MAGIC_LEN];
 	struct stat st;
 	FILE *f;
 	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    !(f = fopen(path, "rb")))
-		return;
+		return 0;
 	size_t n = fread(b, 1, sizeof b, f);
 	fclose(f);
 	if (n == 0 && st.st_size == 0) {
 		cli_err(cmd, "%s is empty: no log was written to it", path);
-		exit(CLI_TRUNCATED);
+		return CLI_TRUNCATED;
 	}
+	if (n >= 2 && (unsigned char)b[0] == 0x1f &&
+	    (unsigned char)b[1] == 0x8b)
+		return 0; /* gzip: the reader inflates it */
 	if (memcmp(b, FORMAT_MAGIC, n) != 0) {
 		cli_err(cmd,
 			"%s is not an ljlog log (it does not start with the "
 			"file magic)",
 			path);
-		exit(CLI_CORRUPT);
+		return CLI_CORRUPT;
 	}
+	return 0;
 }
 
-/* Main thread. The one FILE left after the options, or NULL after a usage
-** message; exits after a message when FILE is empty or not a log. */
+/* Main thread. The one FILE left after the options, or NULL after a
+** one-line message (cli_file_rc: the exit status). */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv)
 {
+	(void)usage;
+	cli_file_rc = CLI_USAGE;
 	if (argc - optind == 1) {
-		precheck(cmd, argv[optind]);
-		return argv[optind];
+		int rc = precheck(cmd, argv[optind]);
+		if (!rc)
+			return argv[optind];
+		cli_file_rc = rc;
+		return NULL;
 	}
 	cli_err(cmd, argc - optind ? "one FILE only" : "no FILE given");
 	cli_see_help(cmd);
-	(void)usage;
 	return NULL;
 }
 

@@ -146,7 +146,7 @@ int cli_report(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("report", report_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	if (zone && iv_ns) {
 		cli_err("report", "--zone and --heap-interval cannot be "
 				  "combined (yet)");

@@ -483,7 +483,7 @@ int cli_top(int argc, char **argv)
 		}
 	}
 	if (!(t.path = cli_file_arg("top", top_usage, argc, argv)))
-		return CLI_USAGE;
+		return cli_file_rc;
 	if (profile_new(&t.p, 0) < 0) {
 		cli_err("top", "out of memory");
 		return CLI_USAGE;

@@ -68,11 +68,12 @@ struct chrome {
 	struct hmap vmmap; /* vm + 1 -> index + 1 */
 	int err;	   /* first error (sticky) */
 	int have_frames, have_samples, have_gc, have_zones;
-	int seekable;	  /* ftello tells how much is written */
+	int seekable;	  /* ftello says the size (else: 100 bytes an event) */
 	uint64_t cut;	  /* bytes past which events are left out */
 	int is_cut;	  /* past it */
 	uint64_t cut_ts;  /* the time of the first event left out */
 	uint64_t dropped; /* events left out */
+	uint64_t next_check; /* written count at which to look again */
 };
 
 /* -- Output ------------------------------------------------------------------- */
@@ -99,8 +100,9 @@ static void ev_str(struct chrome *c, const char *key, const char *s)
 ** VM vm is left out, and counted); the first time, an instant marks it. */
 static int cut_here(struct chrome *c, uint64_t t, uint32_t vm)
 {
-	if (!c->is_cut && (c->written & 255) == 0) {
+	if (!c->is_cut && c->written >= c->next_check) {
 		off_t pos = c->seekable ? ftello(c->out) : -1;
+		c->next_check = c->written + 256;
 		uint64_t n = pos >= 0 ? (uint64_t)pos : c->written * 100;
 		if (!c->cut)
 			c->cut = export_budget(&c->x) / 8 * 7;
