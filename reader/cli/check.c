@@ -26,9 +26,10 @@ static const char check_usage[] =
     "Exit status:\n"
     "  0  complete and valid\n"
     "  1  valid but truncated (the writer died: a crash, a kill); prints where\n"
-    "     it ends\n"
+    "     it ends; or an empty file\n"
     "  2  usage error, or the file cannot be opened\n"
-    "  3  corrupt: prints the block, its kind and offset, and the reason\n"
+    "  3  corrupt: prints the block, its kind and offset, and the reason; or\n"
+    "     not a log at all (no file magic)\n"
     "  4  valid, but stopped early by a write error in the profiled program\n"
     "     (disk full, file-size limit, ...): its END names the error and\n"
     "     the offset; everything before it is complete\n";
@@ -73,13 +74,13 @@ int cli_check(int argc, char **argv)
 		default:
 			cli_err("check", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(check_usage, stderr);
+			cli_see_help("check");
 			return CLI_USAGE;
 		}
 	}
 	const char *path = cli_file_arg("check", check_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	char err[512];
 	struct reader *r;
 	struct decode *d;

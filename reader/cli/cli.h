@@ -46,9 +46,15 @@ void cli_err(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Main thread. The one FILE left after the options (argv[optind]), or NULL
-** after a usage message on stderr (the caller returns CLI_USAGE). */
+** after a one-line message on stderr, the caller then returning
+** cli_file_rc: CLI_USAGE (no FILE, two), CLI_TRUNCATED (an empty file) or
+** CLI_CORRUPT (not a log): every reading command says the same. */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv);
+extern int cli_file_rc;
+
+/* Main thread. After a usage error: "see 'ljlog CMD --help'" on stderr. */
+void cli_see_help(const char *cmd);
 
 /* Main thread. Follow mode (dump --follow, top): 1 when the writer of a
 ** log (INTRO pid, 0 before it is known) is gone, so that a log that stops
@@ -76,6 +82,23 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 int cli_export_write(const char *cmd, const char *what, const char *path,
 		     const char *outp, struct profile *p,
 		     int (*write)(const struct profile *p, FILE *out), int rc);
+
+/* An export's output: OUT.tmp.PID renamed to OUT at the end (out.c). */
+struct cli_out {
+	FILE *f;	  /* write here */
+	const char *path; /* OUT ('-': standard output) */
+	char tmp[4096];	  /* the temporary file, "" none */
+};
+
+/* Main thread. Open OUT for writing ('-': standard output; a file that is
+** not regular, such as /dev/null, in place; else a temporary file next to
+** it, removed on SIGINT, SIGTERM and SIGHUP); -1, or CLI_USAGE after a
+** message. */
+int cli_out_open(const char *cmd, const char *outp, struct cli_out *o);
+
+/* Main thread. Close o: with keep, flush and rename the temporary file to
+** OUT; else (or when that fails) remove it. 0 or -errno. */
+int cli_out_close(struct cli_out *o, int keep);
 
 /* Any thread. Print s[0..len) to f as a C-like quoted string. */
 void cli_quote(FILE *f, const char *s, size_t len);

@@ -26,7 +26,7 @@ static const char dump_usage[] =
     "                  Lua frames innermost first ('chunk:line' for Lua\n"
     "                  functions) and host frames innermost first\n"
     "                  ('name+object', the address for a symbol without a\n"
-    "                  name)\n"
+    "                  name); --verbose is the same\n"
     "  -H, --headers   block headers only: payloads (but INTRO's) are\n"
     "                  skipped unread\n"
     "  -f, --follow    keep printing blocks as a running program writes them;\n"
@@ -34,8 +34,8 @@ static const char dump_usage[] =
     "                  file stops growing and the writer (INTRO pid) is gone\n"
     "  -h, --help      this help\n"
     "\n"
-    "Exit status: 0 complete, 1 truncated, 2 usage error or file cannot be\n"
-    "opened, 3 corrupt.\n";
+    "Exit status: 0 complete, 1 truncated or empty, 2 usage error or file\n"
+    "cannot be opened, 3 corrupt or not a log.\n";
 
 /* Dump state. */
 struct dump {
@@ -432,13 +432,13 @@ int cli_dump(int argc, char **argv)
 		default:
 			cli_err("dump", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(dump_usage, stderr);
+			cli_see_help("dump");
 			return CLI_USAGE;
 		}
 	}
 	const char *path = cli_file_arg("dump", dump_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	char err[512];
 	struct reader *r;
 	struct decode_sink sink;

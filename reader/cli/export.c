@@ -36,6 +36,10 @@ uint64_t cli_sample_interval(const char *options, int *wall)
 /* --host, for pprof (the write callback takes no context). */
 static int export_host;
 
+/* export -q: no note on what pprof leaves out (fmt_pprof takes no
+** context). */
+static int pprof_quiet;
+
 /* Main thread. Write p as pprof to out. */
 static int fmt_pprof(const struct profile *p, FILE *out)
 {
@@ -44,7 +48,7 @@ static int fmt_pprof(const struct profile *p, FILE *out)
 	if (p->have_intro)
 		po.period_ns = cli_sample_interval(p->options, &po.wall);
 	int rc = export_pprof(p, &po, out);
-	if (rc == 0) {
+	if (rc == 0 && !pprof_quiet) {
 		fputs("ljlog export: note: pprof leaves out:\n", stderr);
 		for (const char *s = export_pprof_omits; *s;) {
 			const char *e = strchr(s, '\n');
@@ -72,19 +76,23 @@ static const struct format formats[] = {
      "                  chrome://tracing: a process per VM, a track per\n"
      "                  coroutine with its calls as slices, GC phases, the\n"
      "                  heap size as a counter, samples and JIT trace events\n"
-     "                  as instants",
+     "                  as instants; cut at 8x the log's size (a note\n"
+     "                  says where)",
      "samples carry their Lua stack only (no host frames); allocations "
      "and frees are not in it (the heap counter moves at GC events); "
      "timestamps use the INTRO block's counter rate",
      export_chrome, 0, 0},
     {"speedscope",
-     "speedscope's JSON (speedscope.app): an evented profile per\n"
-     "                  coroutine from the calls, a sampled profile per VM\n"
-     "                  (Lua-first stacks, weighed by the timer\n"
-     "                  intervals each stands for), allocated bytes per site",
+     "speedscope's JSON (speedscope.app): the calls as two sampled\n"
+     "                  profiles, self time and calls by call path (and,\n"
+     "                  for a small log, an evented profile per\n"
+     "                  coroutine), a sampled profile per VM (Lua-first\n"
+     "                  stacks, weighed by the timer intervals each\n"
+     "                  stands for), allocated bytes per site",
      "GC phases, the heap over time, frees and JIT trace events are not "
-     "in it (try --format chrome); a coroutine's frames close when it "
-     "yields and open again when it is resumed",
+     "in it (try --format chrome); a coroutine's evented frames close "
+     "when it yields and open again when it is resumed; the call-tree "
+     "profiles merge VMs and coroutines",
      export_speedscope, 0, 0},
     {"pprof",
      "profile.proto, gzipped, for 'go tool pprof' (needs -o):\n"
@@ -143,10 +151,18 @@ static void usage(FILE *f)
 	    "line shows on stderr when it is a terminal and the log is over\n"
 	    "4 MB.\n"
 	    "\n"
-	    "Exit status: 0 written, 1 the log holds nothing to export in\n"
-	    "that format (heapsnapshot: no such complete snapshot; no file\n"
-	    "is left), 2 usage error, a file that cannot be read or\n"
-	    "written, 3 corrupt log (what came before the damage is written).\n",
+	    "What an export makes from the events stays under 8x the log's\n"
+	    "size: speedscope aggregates the calls by call path (evented\n"
+	    "profiles only for a small log), chrome leaves the events past\n"
+	    "the limit out, with a note. OUT is written as OUT.tmp.PID and\n"
+	    "renamed when complete: a failed or interrupted export leaves no\n"
+	    "OUT (after SIGKILL, OUT.tmp.PID stays).\n"
+	    "\n"
+	    "Exit status: 0 written, 1 an empty log, or the log holds nothing\n"
+	    "to export in that format (heapsnapshot: no such complete\n"
+	    "snapshot; no file is left), 2 usage error, a file that cannot be\n"
+	    "read or written, 3 corrupt log (what came before the damage is\n"
+	    "written) or not a log.\n",
 	    f);
 }
 
@@ -185,13 +201,13 @@ int cli_export(int argc, char **argv)
 			else
 				cli_err("export", "unknown option '%s'",
 					argv[optind - 1]);
-			usage(stderr);
+			cli_see_help("export");
 			return CLI_USAGE;
 		}
 	}
 	if (!fmtname) {
 		cli_err("export", "no --format given");
-		usage(stderr);
+		cli_see_help("export");
 		return CLI_USAGE;
 	}
 	const struct format *fmt = NULL;
@@ -210,7 +226,7 @@ int cli_export(int argc, char **argv)
 					"[-o OUT] [--host] FILE\n",
 					argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	size_t snapk = 0;
 	if (snap) {
 		char *e;
@@ -243,6 +259,7 @@ int cli_export(int argc, char **argv)
 					&prc, perr, sizeof perr, 1);
 		if (pst >= 0)
 			return pst;
+		pprof_quiet = quiet;
 		return cli_export_write("export", fmt->name, path, outpath, p,
 					fmt_pprof, prc);
 	}
@@ -251,17 +268,10 @@ int cli_export(int argc, char **argv)
 		cli_err("export", "cannot open %s: %s", path, strerror(errno));
 		return CLI_USAGE;
 	}
-	int to_stdout = !strcmp(outpath, "-");
-	FILE *out = to_stdout ? stdout : fopen(outpath, "w");
-	if (!out) {
-		cli_err("export", "cannot write %s: %s", outpath,
-			strerror(errno));
+	struct cli_out out;
+	if (cli_out_open("export", outpath, &out) >= 0)
 		return CLI_USAGE;
-	}
-	/* Only a regular file is removed on failure (never /dev/null). */
 	struct stat st;
-	int regular =
-	    !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.snapshot = snapk;
@@ -269,22 +279,21 @@ int cli_export(int argc, char **argv)
 	opts.sample_interval = cli_sample_interval;
 	opts.progress = isatty(2) && stat(path, &st) == 0 &&
 			st.st_size > (off_t)PROGRESS_MIN_BYTES;
-	char err[512];
-	int rc = fmt->write(path, out, &opts, err, sizeof err), st_rc;
-	if (!to_stdout && fclose(out) != 0 && (rc == 0 || rc == -ENODATA)) {
-		snprintf(err, sizeof err, "writing %s: %s", outpath,
-			 strerror(errno));
-		rc = -EIO;
-	} else if (to_stdout && fflush(stdout) != 0 &&
-		   (rc == 0 || rc == -ENODATA)) {
-		snprintf(err, sizeof err, "writing standard output: %s",
-			 strerror(errno));
+	char err[512], note[512] = "";
+	opts.note = note;
+	opts.notelen = sizeof note;
+	int rc = fmt->write(path, out.f, &opts, err, sizeof err), st_rc;
+	int keep =
+	    rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP;
+	int crc = cli_out_close(&out, keep);
+	if (keep && crc < 0) {
+		snprintf(err, sizeof err, "cannot write %s: %s",
+			 strcmp(outpath, "-") ? outpath : "standard output",
+			 strerror(-crc));
 		rc = -EIO;
 	}
 	if (rc == EXPORT_EMPTY) {
 		cli_err("export", "%s", err);
-		if (regular)
-			unlink(outpath);
 		return CLI_TRUNCATED;
 	}
 	if (rc == 0)
@@ -301,10 +310,11 @@ int cli_export(int argc, char **argv)
 		st_rc = CLI_CORRUPT;
 	} else {
 		cli_err("export", "%s", err);
-		if (regular)
-			unlink(outpath);
 		return CLI_USAGE;
 	}
+	if (note[0])
+		cli_err("export", "note: to stay under %ux the log's size: %s",
+			EXPORT_SIZE_RATIO, note);
 	if (!quiet)
 		cli_err("export", "note: the %s format leaves out: %s",
 			fmt->name, fmt->left_out);

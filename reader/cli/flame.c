@@ -31,8 +31,11 @@ static const char flame_usage[] =
     "                     'ljlog folded --host' prints them\n"
     "  -h, --help         this help\n"
     "\n"
-    "Exit status as for 'ljlog report'; 2 also when the log has nothing to\n"
-    "show or OUT cannot be written.\n";
+    "OUT is written as OUT.tmp.PID and renamed when complete: a failed or\n"
+    "interrupted run leaves no OUT.\n"
+    "\n"
+    "Exit status as for 'ljlog report'; 1 also when the log has nothing to\n"
+    "show (no file is left), 2 when OUT cannot be written.\n";
 
 /* The page's title and --host (the write callback takes no context). */
 static const char *flame_title;
@@ -66,12 +69,12 @@ int cli_flame(int argc, char **argv)
 		case ':':
 			cli_err("flame", "option '%s' needs a value",
 				argv[optind - 1]);
-			fputs(flame_usage, stderr);
+			cli_see_help("flame");
 			return CLI_USAGE;
 		default:
 			cli_err("flame", "unknown option '%s'",
 				argv[optind - 1]);
-			fputs(flame_usage, stderr);
+			cli_see_help("flame");
 			return CLI_USAGE;
 		}
 	}
@@ -82,7 +85,7 @@ int cli_flame(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("flame", flame_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	struct profile *p;
 	char err[512];
 	int rc, st = cli_load("flame", path, PROFILE_CALLTREE, &p, &rc, err,

@@ -139,7 +139,7 @@ int cli_folded(int argc, char **argv)
 			else
 				cli_err("folded", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(folded_usage, stderr);
+			cli_see_help("folded");
 			return CLI_USAGE;
 		}
 	}
@@ -164,7 +164,7 @@ int cli_folded(int argc, char **argv)
 	}
 	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	/* The call tree is only needed for --calls, or for the default on a
 	** log that turns out to have no samples. */
 	int sampling = view >= 0 || flags || zone;

@@ -67,8 +67,9 @@ static const char heap_usage[] =
     "  --json             JSON instead of text\n"
     "  -h, --help         this help\n"
     "\n"
-    "Exit status: 0 success, 1 truncated log, 2 usage error, no such\n"
-    "snapshot or object, or the file cannot be opened, 3 corrupt log.\n";
+    "Exit status: 0 success, 1 truncated or empty log, no such snapshot\n"
+    "or object, 2 usage error or the file cannot be opened, 3 corrupt\n"
+    "log or not a log.\n";
 
 enum { BY_TYPE = 1, BY_SITE, BY_MT }; /* --by */
 
@@ -293,7 +294,7 @@ static int print_path(const struct hsnap *h, size_t k, uint64_t id, int json)
 	if (!hsnap_find(kp, id)) {
 		cli_err("heap", "snapshot %zu has no object with ID %llu", k,
 			(unsigned long long)id);
-		return CLI_USAGE;
+		return CLI_TRUNCATED; /* 1: no such object, as no snapshot */
 	}
 	const struct hsnap_edge **e;
 	long n = hsnap_path(kp, id, &e);
@@ -535,7 +536,7 @@ int cli_heap(int argc, char **argv)
 		default:
 			cli_err("heap", "unknown option or missing value '%s'",
 				argv[optind - 1]);
-			fputs(heap_usage, stderr);
+			cli_see_help("heap");
 			return CLI_USAGE;
 		}
 	}
@@ -546,7 +547,7 @@ int cli_heap(int argc, char **argv)
 	}
 	const char *file = cli_file_arg("heap", heap_usage, argc, argv);
 	if (!file)
-		return CLI_USAGE;
+		return cli_file_rc;
 	struct hsnap h;
 	int go, rc = CLI_OK;
 	char b1[32];
@@ -588,7 +589,7 @@ int cli_heap(int argc, char **argv)
 		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
 		hsnap_free(&h);
 		src_free(a);
-		return CLI_USAGE;
+		return CLI_TRUNCATED; /* 1, as export --format heapsnapshot */
 	}
 	if (!json && picked && k && (by || top)) /* which and why */
 		printf("snapshot %zu of %zu (the largest: %s live; --snapshot "

@@ -19,18 +19,19 @@ static const char usage_text[] =
     "usage: ljlog COMMAND [OPTIONS] FILE\n"
     "       ljlog record [-o FILE] [-e EVENTS] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Commands:\n"
+    "Commands ('ljlog COMMAND --help' for each):\n"
     "  record   run a LuaJIT program under the profiler\n"
     "  report   per-function, allocation, GC, VM, sample and trace report\n"
-    "           (--json)\n"
+    "           (--json, --leaks, --heap-interval, --zone)\n"
     "  folded   sampled stacks (or call stacks with self time), for\n"
     "           flamegraph.pl\n"
     "  export   the log in another tool's format (--format speedscope,\n"
-    "           chrome, pprof)\n"
+    "           chrome, pprof, heapsnapshot)\n"
     "  flame    a self-contained HTML flame graph\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
-    "  heap     heap snapshots: list, by type, path to an object, diff\n"
+    "  heap     heap snapshots: list, --top retainers, --by type, site or\n"
+    "           metatable, --path-to an object, --diff\n"
     "  top      live view of a growing log: top functions, GC share,\n"
     "           dropped samples\n"
     "\n"
@@ -38,8 +39,12 @@ static const char usage_text[] =
     "  -h, --help      this help; 'ljlog COMMAND --help' for a command\n"
     "  -V, --version   print the version\n"
     "\n"
-    "Exit status: 0 success, 1 truncated log, 2 usage error or file cannot\n"
-    "be opened, 3 corrupt log; record passes the program's status through.\n";
+    "Exit status: 0 success, 1 truncated or empty log, or nothing of what\n"
+    "was asked (nothing to export, no such snapshot, object or zone), 2\n"
+    "usage error, a file that cannot be opened or written, 3 corrupt log or\n"
+    "not a log, 4 (check) a write error in the profiled program stopped the\n"
+    "log; record passes the program's status through, 125 when no LuaJIT\n"
+    "VM was profiled and the program exited 0.\n";
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
@@ -52,15 +57,62 @@ void cli_err(const char *cmd, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Main thread. The one FILE left after the options, or NULL after a usage
-** message. */
+/* Main thread. See cli.h. */
+void cli_see_help(const char *cmd)
+{
+	fprintf(stderr, "see 'ljlog %s --help'\n", cmd);
+}
+
+/* Main thread. See cli.h. */
+int cli_file_rc = CLI_USAGE;
+
+/* Main thread. 0 when path may be a log; else the exit status after a
+** one-line message: an empty file is 1 (as a truncated log), a file that
+** does not start as a log (nor as a gzip stream) 3 (as a corrupt one). A
+** file that cannot be read is left to the command. */
+static int precheck(const char *cmd, const char *path)
+{
+	char b[FORMAT_MAGIC_LEN];
+	struct stat st;
+	FILE *f;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    !(f = fopen(path, "rb")))
+		return 0;
+	size_t n = fread(b, 1, sizeof b, f);
+	fclose(f);
+	if (n == 0 && st.st_size == 0) {
+		cli_err(cmd, "%s is empty: no log was written to it", path);
+		return CLI_TRUNCATED;
+	}
+	if (n >= 2 && (unsigned char)b[0] == 0x1f &&
+	    (unsigned char)b[1] == 0x8b)
+		return 0; /* gzip: the reader inflates it */
+	if (memcmp(b, FORMAT_MAGIC, n) != 0) {
+		cli_err(cmd,
+			"%s is not an ljlog log (it does not start with the "
+			"file magic)",
+			path);
+		return CLI_CORRUPT;
+	}
+	return 0;
+}
+
+/* Main thread. The one FILE left after the options, or NULL after a
+** one-line message (cli_file_rc: the exit status). */
 const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 			 char **argv)
 {
-	if (argc - optind == 1)
-		return argv[optind];
+	(void)usage;
+	cli_file_rc = CLI_USAGE;
+	if (argc - optind == 1) {
+		int rc = precheck(cmd, argv[optind]);
+		if (!rc)
+			return argv[optind];
+		cli_file_rc = rc;
+		return NULL;
+	}
 	cli_err(cmd, argc - optind ? "one FILE only" : "no FILE given");
-	fputs(usage, stderr);
+	cli_see_help(cmd);
 	return NULL;
 }
 
@@ -104,32 +156,21 @@ int cli_export_write(const char *cmd, const char *what, const char *path,
 		     const char *outp, struct profile *p,
 		     int (*write)(const struct profile *p, FILE *out), int rc)
 {
-	int tostdout = !strcmp(outp, "-");
-	FILE *out = tostdout ? stdout : fopen(outp, "wb");
-	if (!out) {
-		cli_err(cmd, "cannot write %s: %s", outp, strerror(errno));
+	struct cli_out out;
+	if (cli_out_open(cmd, outp, &out) >= 0) {
 		profile_free(p);
 		return CLI_USAGE;
 	}
-	/* Only a regular file is removed on failure (never /dev/null). */
-	struct stat sb;
-	int regular =
-	    !tostdout && fstat(fileno(out), &sb) == 0 && S_ISREG(sb.st_mode);
-	int e = write(p, out);
+	int e = write(p, out.f);
 	int saved = errno;
-	if (fflush(out) != 0 && !e) {
-		e = -EIO;
-		saved = errno;
-	}
-	if (!tostdout && fclose(out) != 0 && !e) {
-		e = -EIO;
-		saved = errno;
-	}
 	profile_free(p);
+	if (e == 0 && (e = cli_out_close(&out, 1)) < 0) {
+		saved = -e;
+		e = -EIO;
+	} else if (e != 0)
+		cli_out_close(&out, 0);
 	if (e == 0)
 		return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
-	if (regular)
-		unlink(outp);
 	if (e == -ENODATA)
 		cli_err(cmd,
 			"nothing to export as %s in %s: no samples, no "

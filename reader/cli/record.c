@@ -8,15 +8,19 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "blocks/format.h"
 #include "logger/opts.h"
+#include "reader.h"
 
 #ifndef LJLOG_LUAMODDIR
 #define LJLOG_LUAMODDIR "/usr/local/lib/lua/5.1"
@@ -40,7 +44,13 @@ static const char record_usage[] =
     "program (DIR/lua/ljlog.so), else in " LJLOG_LUAMODDIR ".\n"
     "\n"
     "Exit status: the program's (128+N when killed by signal N); 127 when it\n"
-    "cannot be run; 2 for a usage error or a bad option (nothing is run).\n";
+    "cannot be run; 2 for a usage error, a bad option or a log that cannot\n"
+    "be written (nothing is run); 125 when no LuaJIT VM was profiled (no log\n"
+    "with an INTRO block was written: PROGRAM is not a LuaJIT program) and\n"
+    "the program exited 0 (one that failed keeps its status).\n";
+
+/* Exit status when the program ran but no LuaJIT VM was profiled. */
+#define NO_VM 125
 
 /* Main thread. Print the usage to f. */
 static void usage(FILE *f)
@@ -156,6 +166,87 @@ static int set_env(const char *profile)
 	return 0;
 }
 
+/* Main thread. 0 when the log file's directory (of pattern, %p left in)
+** can be written, else -errno with dir filled. A command (|CMD) is not
+** checked. */
+static int dir_writable(const char *pattern, char *dir, size_t len)
+{
+	struct stat st;
+	if (pattern[0] == '|' ||
+	    opts_expand_file(pattern, getpid(), dir, len) < 0)
+		return 0;
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return -EISDIR;
+	char *slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	if (stat(dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(dir, W_OK | X_OK) == 0 ? 0 : -errno;
+}
+
+/* Main thread. 1 when path is a log whose first block is an INTRO (a VM
+** was profiled). */
+static int has_intro(const char *path)
+{
+	struct reader *r;
+	struct reader_block b;
+	char err[READER_ERR_MAX];
+	if (reader_open(&r, path, 0, err, sizeof err) < 0)
+		return 0;
+	int ok = reader_next(r, &b) > 0 && b.h.kind == FORMAT_KIND_INTRO;
+	reader_close(r);
+	return ok;
+}
+
+/* Main thread. Say where the logs of a run that started at t0 are; the
+** number with an INTRO block. pattern's %p is pid, or (a wrapper script
+** that runs luajit as its child) any pid whose log is newer than t0. */
+static int logs_written(const char *pattern, pid_t pid, time_t t0)
+{
+	char path[OPTS_FILE_MAX + 32], gl[2 * OPTS_FILE_MAX + 8];
+	struct stat st;
+	int n = 0;
+	if (pattern[0] == '|')
+		return 1; /* a command: cannot tell */
+	if (opts_expand_file(pattern, pid, path, sizeof path) == 0 &&
+	    stat(path, &st) == 0) {
+		cli_err("record", "log written to %s", path);
+		return has_intro(path);
+	}
+	if (!strstr(pattern, "%p"))
+		return 0;
+	size_t k = 0;
+	for (const char *p = pattern; *p && k + 3 < sizeof gl; p++) {
+		if (p[0] == '%' && (p[1] == 'p' || p[1] == '%')) {
+			gl[k++] = p[1] == 'p' ? '*' : '%';
+			p++;
+			continue;
+		}
+		if (strchr("*?[\\", *p))
+			gl[k++] = '\\';
+		gl[k++] = *p;
+	}
+	gl[k] = 0;
+	glob_t g;
+	if (glob(gl, 0, NULL, &g) != 0)
+		return 0;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		if (stat(g.gl_pathv[i], &st) == 0 && st.st_mtime >= t0 &&
+		    has_intro(g.gl_pathv[i])) {
+			cli_err("record", "log written to %s", g.gl_pathv[i]);
+			n++;
+		}
+	globfree(&g);
+	return n;
+}
+
 /* Main thread. 'ljlog record'. */
 int cli_record(int argc, char **argv)
 {
@@ -179,13 +270,13 @@ int cli_record(int argc, char **argv)
 			else
 				cli_err("record", "unknown option '%s'",
 					argv[optind - 1]);
-			usage(stderr);
+			cli_see_help("record");
 			return CLI_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		cli_err("record", "no PROGRAM given");
-		usage(stderr);
+		cli_see_help("record");
 		return CLI_USAGE;
 	}
 	if (out && (!*out || strchr(out, ','))) {
@@ -214,6 +305,15 @@ int cli_record(int argc, char **argv)
 		free(profile);
 		return CLI_USAGE;
 	}
+	char dir[OPTS_FILE_MAX + 32];
+	int de = dir_writable(opts.file, dir, sizeof dir);
+	if (de < 0) {
+		cli_err("record", "cannot write the log %s: %s%s%s", opts.file,
+			de == -EISDIR ? "" : dir, de == -EISDIR ? "" : ": ",
+			strerror(-de));
+		free(profile);
+		return CLI_USAGE;
+	}
 	if (set_env(profile) < 0) {
 		free(profile);
 		return CLI_USAGE;
@@ -221,6 +321,7 @@ int cli_record(int argc, char **argv)
 	free(profile);
 
 	fflush(NULL);
+	time_t t0 = time(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		cli_err("record", "fork: %s", strerror(errno));
@@ -250,11 +351,14 @@ int cli_record(int argc, char **argv)
 		return 127;
 	}
 
-	char path[OPTS_FILE_MAX + 32];
-	struct stat st;
-	if (opts_expand_file(opts.file, pid, path, sizeof path) == 0 &&
-	    stat(path, &st) == 0)
-		cli_err("record", "log written to %s", path);
+	/* No VM: 125, unless the program failed (its status says more). */
+	if (logs_written(opts.file, pid, t0) == 0) {
+		cli_err("record",
+			"no LuaJIT VM was profiled (is PROGRAM a LuaJIT "
+			"program?)");
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			return NO_VM;
+	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))

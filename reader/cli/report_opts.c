@@ -209,13 +209,13 @@ int cli_report(int argc, char **argv)
 			else
 				cli_err("report", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(report_usage, stderr);
+			cli_see_help("report");
 			return CLI_USAGE;
 		}
 	}
 	const char *path = cli_file_arg("report", report_usage, argc, argv);
 	if (!path)
-		return CLI_USAGE;
+		return cli_file_rc;
 	if (zone && iv_ns) {
 		cli_err("report", "--zone and --heap-interval cannot be "
 				  "combined (yet)");

@@ -521,12 +521,12 @@ int cli_top(int argc, char **argv)
 			else
 				cli_err("top", "unknown option '%s'",
 					argv[optind - 1]);
-			fputs(top_usage, stderr);
+			cli_see_help("top");
 			return CLI_USAGE;
 		}
 	}
 	if (!(t.path = cli_file_arg("top", top_usage, argc, argv)))
-		return CLI_USAGE;
+		return cli_file_rc;
 	if (profile_new(&t.p, 0) < 0) {
 		cli_err("top", "out of memory");
 		return CLI_USAGE;

@@ -9,7 +9,10 @@
 ** Lua stack in args), a "JIT" thread with the trace events as instants,
 ** a "zones" thread with the zones (ljlog.zone) as B/E slices and the
 ** marks as instants.
-** Names (metadata events) come last, once every track is known. Times are
+** Names (metadata events) come last, once every track is known. Past
+** 7/8 of the budget (export_budget) the frames, samples, GC, heap and JIT
+** events are left out (frames open then are closed): an instant "ljlog:
+** export cut here" marks where, "otherData" and the note say so. Times are
 ** microseconds from the log's start, with the nanoseconds as decimals.
 */
 #include "config.h"
@@ -30,6 +33,7 @@ enum { TID_GC = 1, TID_SAMPLES, TID_JIT, TID_ZONES, TID_CO0 };
 struct open {
 	uint64_t t;
 	uint32_t fn;
+	int skip; /* opened past the cut: not written */
 };
 
 /* One coroutine track. */
@@ -65,6 +69,12 @@ struct chrome {
 	struct hmap vmmap; /* vm + 1 -> index + 1 */
 	int err;	   /* first error (sticky) */
 	int have_frames, have_samples, have_gc, have_zones;
+	int seekable;	  /* ftello says the size (else: 100 bytes an event) */
+	uint64_t cut;	  /* bytes past which events are left out */
+	int is_cut;	  /* past it */
+	uint64_t cut_ts;  /* the time of the first event left out */
+	uint64_t dropped; /* events left out */
+	uint64_t next_check; /* written count at which to look again */
 };
 
 /* -- Output ------------------------------------------------------------------- */
@@ -85,6 +95,30 @@ static void ev_str(struct chrome *c, const char *key, const char *s)
 {
 	fprintf(c->out, ",\"%s\":", key);
 	json_quote(c->out, s, strlen(s));
+}
+
+/* Any thread. 1 when the output is past the cut (then the event at t of
+** VM vm is left out, and counted); the first time, an instant marks it. */
+static int cut_here(struct chrome *c, uint64_t t, uint32_t vm)
+{
+	if (!c->is_cut && c->written >= c->next_check) {
+		off_t pos = c->seekable ? ftello(c->out) : -1;
+		c->next_check = c->written + 256;
+		uint64_t n = pos >= 0 ? (uint64_t)pos : c->written * 100;
+		if (!c->cut)
+			c->cut = export_budget(&c->x) / 8 * 7;
+		if (n > c->cut) {
+			c->is_cut = 1;
+			c->cut_ts = t;
+			ev_begin(c, "i", t, vm, 0);
+			fputs(",\"name\":\"ljlog: export cut here (size "
+			      "limit), later events left out\",\"s\":\"g\"}",
+			      c->out);
+		}
+	}
+	if (c->is_cut)
+		c->dropped++;
+	return c->is_cut;
 }
 
 /* -- State -------------------------------------------------------------------- */
@@ -166,6 +200,8 @@ static void flush_opens(struct chrome *c, struct cotrack *tr, uint64_t t)
 {
 	while (tr->shown < tr->depth && tr->f[tr->shown].t < t) {
 		const struct open *o = &tr->f[tr->shown++];
+		if (o->skip)
+			continue;
 		ev_begin(c, "B", o->t, tr->vm, tr->tid);
 		frame_fields(c, o);
 	}
@@ -199,6 +235,7 @@ static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 	struct open *o = &tr->f[tr->depth++];
 	o->t = t;
 	o->fn = fn;
+	o->skip = cut_here(c, t, vm);
 	(void)resumed; /* a resumed frame is a slice like any other */
 }
 
@@ -223,10 +260,12 @@ static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 		tr->depth--;
 		return;
 	}
+	tr->shown = --tr->depth;
+	if (tr->f[tr->depth].skip)
+		return;
 	c->have_frames = 1;
 	ev_begin(c, "E", t, vm, tr->tid);
-	frame_fields(c, &tr->f[--tr->depth]);
-	tr->shown = tr->depth;
+	frame_fields(c, &tr->f[tr->depth]);
 }
 
 /* -- Events ------------------------------------------------------------------- */
@@ -359,6 +398,14 @@ static int on_event(void *ud, const struct decode_event *ev)
 	if (!(v = vm_get(c, ev->vm)))
 		return c->err = -ENOMEM;
 	v->last_ts = ev->ts;
+	if ((ev->op == FORMAT_OP_GC || ev->lo < FORMAT_VM_ZONE_PUSH ||
+	     ev->lo > FORMAT_VM_MARK) &&
+	    cut_here(c, ev->ts, ev->vm)) {
+		if (ev->op == FORMAT_OP_GC)
+			c->have_gc = 1;
+		v->gc_phase = -1;
+		return 0;
+	}
 	if (ev->op == FORMAT_OP_GC)
 		gc_event(c, v, ev);
 	else if (ev->lo == FORMAT_VM_ATTACH || ev->lo == FORMAT_VM_DETACH) {
@@ -386,8 +433,10 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 		return c->err;
 	if (!(v = vm_get(c, sm->vm)))
 		return c->err = -ENOMEM;
-	v->used |= 1u << TID_SAMPLES;
 	c->have_samples = 1;
+	if (cut_here(c, sm->ts, sm->vm))
+		return 0;
+	v->used |= 1u << TID_SAMPLES;
 	/* The root: the outermost Lua function (none: no stack). */
 	uint32_t root = sm->nlua;
 	while (root > 0 &&
@@ -512,6 +561,7 @@ int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 	c.x.obs.ud = &c;
 	c.x.obs.open = on_open;
 	c.x.obs.close = on_close;
+	c.seekable = ftello(out) >= 0;
 	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
 	int rc = export_pass_run(&c.x, path, o, err, errlen), wrc = 0;
 	if (c.x.p && !c.err && rc != -ENOMEM) {
@@ -538,7 +588,27 @@ int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 		} else
 			write_names(&c);
 	}
-	fputs("\n]}\n", out);
+	fputs("\n]", out);
+	if (c.is_cut) {
+		char msg[256];
+		snprintf(msg, sizeof msg,
+			 "%llu events left out from %.3f ms on: the export "
+			 "stopped at %llu MB (%ux the log's size, less room "
+			 "for the names)",
+			 (unsigned long long)c.dropped,
+			 export_ns_intro(&c.x, c.cut_ts) / 1e6,
+			 (unsigned long long)(c.cut >> 20), EXPORT_SIZE_RATIO);
+		fputs(",\"otherData\":{\"ljlog_cut\":", out);
+		json_quote(out, msg, strlen(msg));
+		fputs("}", out);
+		if (o && o->note)
+			snprintf(o->note, o->notelen,
+				 "%s; export a shorter log, or try --format "
+				 "speedscope or pprof, or 'ljlog flame', which "
+				 "aggregate",
+				 msg);
+	}
+	fputs("}\n", out);
 	if (c.err && !wrc)
 		wrc = c.err;
 	if (!wrc && (fflush(out) != 0 || ferror(out)))

@@ -73,7 +73,7 @@ int export_pass_run(struct export_pass *x, const char *path,
 	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
 		return rc;
 	x->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
-	if ((rc = profile_new(&x->p, 0)) < 0) {
+	if ((rc = profile_new(&x->p, x->flags)) < 0) {
 		reader_close(r);
 		snprintf(err, errlen, "out of memory");
 		return rc;
@@ -118,4 +118,11 @@ void export_pass_free(struct export_pass *x)
 {
 	profile_free(x->p);
 	x->p = NULL;
+}
+
+/* Any thread. See export.h. */
+uint64_t export_budget(const struct export_pass *x)
+{
+	uint64_t b = x->size * EXPORT_SIZE_RATIO;
+	return b < EXPORT_MIN_BUDGET ? EXPORT_MIN_BUDGET : b;
 }

@@ -21,6 +21,12 @@
 ** in err). */
 #define EXPORT_EMPTY (-ENOMSG)
 
+/* A writer keeps what it writes from a log under this many times the
+** log's size (with EXPORT_MIN_BUDGET at least): the events of a calls log
+** are aggregated or left out past it, and it says so in the note. */
+#define EXPORT_SIZE_RATIO 8u
+#define EXPORT_MIN_BUDGET (256u << 10)
+
 /* Options of a run. */
 struct export_opts {
 	int progress;	 /* a progress line on stderr (the CLI decides when) */
@@ -30,6 +36,10 @@ struct export_opts {
 	/* The sampling interval (ns, 0 unknown) that a log's INTRO options
 	** name, *wall set for wall-clock time; NULL: unknown. */
 	uint64_t (*sample_interval)(const char *options, int *wall);
+	/* Set by the writer: what it left out to keep within its budget
+	** (empty: nothing), for stderr. NULL: not wanted. */
+	char *note;
+	size_t notelen;
 };
 
 /* One decoding pass. */
@@ -37,6 +47,7 @@ struct export_pass {
 	struct profile *p;	 /* processors, finished after the pass */
 	struct decode_sink sink; /* the writer's own (after the profile's) */
 	struct calls_obs obs;	 /* the writer's frame observer, or zero */
+	unsigned flags;		 /* PROFILE_* for the profile */
 	/* From the INTRO block, during the pass. */
 	int have_intro;
 	uint64_t t0;	    /* INTRO clock counter >> ts_shift: time 0 */
@@ -56,6 +67,10 @@ int export_pass_run(struct export_pass *pass, const char *path,
 
 /* Any thread. Free the pass's profile. */
 void export_pass_free(struct export_pass *pass);
+
+/* Any thread. The bytes a writer may write for the log of pass (set once
+** the pass has started): EXPORT_SIZE_RATIO times its size. */
+uint64_t export_budget(const struct export_pass *pass);
 
 /* Any thread. ts units to ns since time 0, by the INTRO's rate (usable
 ** during the pass; the profile's final rate may differ a little). */

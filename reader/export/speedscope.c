@@ -2,11 +2,14 @@
 ** ljlog reader exports: speedscope's file format
 ** (https://www.speedscope.app/file-format-schema.json).
 **
-** One evented profile per coroutine (the frames calls_obs opens and
-** closes), one sampled profile per VM (Lua-first stacks, or merged ones
-** with export_opts.host, each sample weighing the timer intervals it
-** stands for; speedscope's samples carry no labels, so the trace a sample
-** ran is left out), one sampled profile in bytes
+** Two sampled profiles of the call tree: a sample per call path (the call
+** tree's nodes), weighing its self time, then its calls; the evented
+** profiles per coroutine (the frames calls_obs opens and closes) when they
+** fit in a share of the budget (export_budget), else none, with a note;
+** one sampled profile per VM (Lua-first stacks, or merged ones with
+** export_opts.host, each sample weighing the timer intervals it stands
+** for; speedscope's samples carry no labels, so the trace a sample ran is
+** left out), one sampled profile in bytes
 ** of the allocation sites, and per VM with zones or marks one evented
 ** profile "zones (VM n)": each zone (ljlog.zone) a frame opened and closed
 ** at its times (one still open at the end closes at the VM's last event),
@@ -51,7 +54,12 @@ struct track {
 };
 
 /* Frame kinds (the key of a shared frame: kind, a, line). */
-enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE, FR_ZONE, FR_MARK, FR_VM };
+enum { FR_FN, FR_TRACE, FR_STATE, FR_SITE, FR_ZONE, FR_MARK, FR_VM, FR_DEEP };
+
+/* Bytes an evented O or C event takes at most, about; bytes a weight
+** does. */
+#define EV_BYTES     48u
+#define WEIGHT_BYTES 24u
 
 struct ss {
 	struct export_pass x;
@@ -63,6 +71,9 @@ struct ss {
 	struct intern frames;	  /* (kind, a, line) -> frame index */
 	int err;		  /* first error (sticky) */
 	struct samples_frame *st; /* one sample's frames */
+	uint64_t nev;		  /* evented records so far */
+	int no_evented;		  /* past the budget: evented left out */
+	uint32_t cut_depth;	  /* call paths cut at this depth, 0 none */
 };
 
 /* -- Collecting --------------------------------------------------------------- */
@@ -146,6 +157,18 @@ static void track_add(struct ss *s, struct track *t, uint64_t ts, uint32_t a,
 	t->count++;
 }
 
+/* Any thread. 1 when the evented profiles are left out: their events
+** would take more than half the budget. */
+static int evented_full(struct ss *s)
+{
+	if (s->no_evented)
+		return 1;
+	if (++s->nev * EV_BYTES <= export_budget(&s->x) / 2)
+		return 0;
+	s->no_evented = 1;
+	return 1;
+}
+
 /* Any thread. calls_obs: a frame opens on a coroutine's track. */
 static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 		    int resumed)
@@ -153,7 +176,7 @@ static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 	struct ss *s = ud;
 	struct track *tr;
 	(void)resumed;
-	if (s->err)
+	if (s->err || evented_full(s))
 		return;
 	if (!(tr = track_get(s, vm, co, 0)))
 		s->err = -ENOMEM;
@@ -168,7 +191,7 @@ static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 	struct ss *s = ud;
 	struct track *tr;
 	(void)suspended;
-	if (s->err)
+	if (s->err || evented_full(s))
 		return;
 	if (!(tr = track_get(s, vm, co, 0)))
 		s->err = -ENOMEM;
@@ -563,6 +586,153 @@ static int write_alloc(struct ss *s, struct json *j)
 	return 0;
 }
 
+/* Any thread. The depth to cut the call paths at (0: none) so that the
+** stacks of each call-tree profile take at most an eighth of the budget;
+** depth
+** of each node in d (a node comes after its parent). */
+static uint32_t cut_depth(struct ss *s, const uint32_t *d, uint32_t maxd)
+{
+	const struct calls *c = &s->x.p->calls;
+	uint64_t *h = calloc((size_t)maxd + 1, sizeof *h), n = 0;
+	uint64_t max = export_budget(&s->x) / 8, eb = 1;
+	if (!h)
+		return 0;
+	/* An entry: a frame index (under the frames there can be) and ','. */
+	for (uint64_t v = s->x.p->fnid.n + intern_count(&s->frames) + 1; v;
+	     v /= 10)
+		eb++;
+	for (uint32_t i = 1; i < c->nnode; i++)
+		if (c->nodes[i].self || c->nodes[i].calls) {
+			h[d[i]]++;
+			n++;
+		}
+	uint32_t cut = 0;
+	for (uint32_t k = maxd; k >= 1; k--) {
+		uint64_t bytes = n * WEIGHT_BYTES;
+		for (uint32_t i = 1; i <= maxd; i++)
+			bytes += h[i] * eb * (i < k + 1 ? i : k + 1);
+		if (bytes <= max) {
+			cut = k == maxd ? 0 : k;
+			break;
+		}
+		cut = k;
+	}
+	free(h);
+	return cut;
+}
+
+/* Any thread. Write the call tree as a sampled profile: a sample per call
+** path, weighing its self time in nanoseconds (calls: its innermost
+** function's calls by that path, unit "none"). Paths deeper than the cut
+** (cut_depth) end at the cut in a frame "(calls deeper than N)" that
+** weighs their self time (calls). */
+static int write_calltree(struct ss *s, struct json *j, int calls)
+{
+	const struct calls *c = &s->x.p->calls;
+	uint32_t *d = malloc(c->nnode * sizeof *d), maxd = 0;
+	uint64_t *deep = NULL;
+	uint32_t *path = NULL;
+	double total = 0;
+	int rc = -ENOMEM;
+	if (!d)
+		return rc;
+	d[0] = 0;
+	for (uint32_t n = 1; n < c->nnode; n++) {
+		d[n] = d[c->nodes[n].parent] + 1;
+		maxd = d[n] > maxd ? d[n] : maxd;
+	}
+	if (!calls)
+		s->cut_depth = cut_depth(s, d, maxd);
+	if (!(path = malloc(((size_t)maxd + 2) * sizeof *path)))
+		goto done;
+	if (s->cut_depth) {
+		/* The self time of the nodes past the cut, on their ancestor
+		** at the cut. */
+		if (!(deep = calloc(c->nnode, sizeof *deep)))
+			goto done;
+		for (uint32_t n = 1; n < c->nnode; n++) {
+			uint32_t a = n;
+			uint64_t w =
+			    calls ? c->nodes[n].calls : c->nodes[n].self;
+			if (d[n] <= s->cut_depth || !w)
+				continue;
+			while (d[a] > s->cut_depth)
+				a = c->nodes[a].parent;
+			deep[a] += w;
+		}
+	}
+	json_obj(j, NULL);
+	json_cstr(j, "type", "sampled");
+	json_cstr(j, "name",
+		  calls ? "calls (by call path)"
+			: "call time (self time by call path)");
+	json_cstr(j, "unit", calls ? "none" : "nanoseconds");
+	json_u64(j, "startValue", 0);
+	json_arr(j, "samples");
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t n = 1; n < c->nnode; n++) {
+			uint64_t self =
+			    d[n] <= s->cut_depth || !s->cut_depth
+				? (calls ? c->nodes[n].calls : c->nodes[n].self)
+				: 0;
+			uint64_t dp = deep ? deep[n] : 0;
+			for (int k = 0; k < 2; k++) {
+				uint64_t w = k ? dp : self;
+				if (!w)
+					continue;
+				if (pass) {
+					double ns =
+					    calls
+						? (double)w
+						: (double)profile_ns(s->x.p, w);
+					json_num(j, NULL, ns);
+					total += ns;
+					continue;
+				}
+				size_t m = 0;
+				if (k)
+					path[m++] = UINT32_MAX;
+				for (uint32_t a = n; a; a = c->nodes[a].parent)
+					path[m++] = a;
+				json_arr(j, NULL);
+				while (m--) {
+					int64_t f =
+					    path[m] == UINT32_MAX
+						? frame_of(s, FR_DEEP,
+							   s->cut_depth, 0)
+						: frame_of(s, FR_FN,
+							   c->nodes[path[m]].fn,
+							   0);
+					if (f < 0)
+						goto done;
+					json_u64(j, NULL, (uint64_t)f);
+				}
+				json_close(j, ']');
+			}
+		}
+		json_close(j, ']');
+		if (!pass)
+			json_arr(j, "weights");
+	}
+	json_num(j, "endValue", total);
+	json_close(j, '}');
+	rc = 0;
+done:
+	free(d);
+	free(deep);
+	free(path);
+	return rc;
+}
+
+/* Any thread. Whether the call tree has self time to show. */
+static int has_calltree(const struct calls *c)
+{
+	for (uint32_t n = 1; n < c->nnode; n++)
+		if (c->nodes[n].self || c->nodes[n].calls)
+			return 1;
+	return 0;
+}
+
 /* Any thread. Write the shared frames. */
 static void write_frames(struct ss *s, struct json *j)
 {
@@ -598,6 +768,10 @@ static void write_frames(struct ss *s, struct json *j)
 			line = tr->line;
 		} else if (kind == FR_ZONE) {
 			json_cstr(j, "name", zones_str(&s->x.p->zones, a));
+		} else if (kind == FR_DEEP) {
+			snprintf(name, sizeof name, "(calls deeper than %u)",
+				 a);
+			json_cstr(j, "name", name);
 		} else if (kind == FR_MARK) {
 			snprintf(name, sizeof name, "mark: %s",
 				 zones_str(&s->x.p->zones, a));
@@ -651,6 +825,9 @@ static int write_all(struct ss *s, FILE *out)
 	json_cstr(&j, "name", name);
 	json_u64(&j, "activeProfileIndex", 0);
 	json_arr(&j, "profiles");
+	if (has_calltree(&p->calls) && ((rc = write_calltree(s, &j, 0)) < 0 ||
+					(rc = write_calltree(s, &j, 1)) < 0))
+		return rc;
 	int show = s->x.opts && s->x.opts->progress;
 	for (size_t i = 0; i < s->ntrack && !rc; i++) {
 		if (show) {
@@ -659,8 +836,10 @@ static int write_all(struct ss *s, FILE *out)
 				i + 1, s->ntrack);
 			fflush(stderr);
 		}
-		rc = s->tracks[i]->sampled ? write_sampled(s, &j, s->tracks[i])
-					   : write_evented(s, &j, s->tracks[i]);
+		if (s->tracks[i]->sampled)
+			rc = write_sampled(s, &j, s->tracks[i]);
+		else if (!s->no_evented)
+			rc = write_evented(s, &j, s->tracks[i]);
 	}
 	if (show)
 		fputs("\r\033[K", stderr);
@@ -676,6 +855,25 @@ static int write_all(struct ss *s, FILE *out)
 	json_close(&j, '}');
 	json_close(&j, '}');
 	return 0;
+}
+
+/* Any thread. Say what was left out to stay within the budget. */
+static void note(struct ss *s, const struct export_opts *o)
+{
+	int n = 0;
+	o->note[0] = 0;
+	if (s->no_evented)
+		n = snprintf(
+		    o->note, o->notelen,
+		    "the calls are too many for evented profiles "
+		    "(over %llu KB of events): they are in the profiles "
+		    "\"call time\" and \"calls\" (by call path) only",
+		    (unsigned long long)(export_budget(&s->x) / 2 >> 10));
+	if (s->cut_depth && n >= 0 && (size_t)n < o->notelen)
+		snprintf(o->note + n, o->notelen - (size_t)n,
+			 "%scall paths deeper than %u calls end in a frame "
+			 "\"(calls deeper than %u)\"",
+			 n ? "; " : "", s->cut_depth, s->cut_depth);
 }
 
 /* Any thread. Whether the heap processor saw allocated bytes. */
@@ -698,9 +896,11 @@ int export_speedscope(const char *path, FILE *out, const struct export_opts *o,
 	s.x.obs.ud = &s;
 	s.x.obs.open = on_open;
 	s.x.obs.close = on_close;
+	s.x.flags = PROFILE_CALLTREE;
 	int rc = export_pass_run(&s.x, path, o, err, errlen), wrc = 0;
 	if (s.x.p && !s.err && rc != -ENOMEM) {
-		if (!s.ntrack && !has_alloc(&s.x.p->heap)) {
+		if (!s.ntrack && !has_alloc(&s.x.p->heap) &&
+		    !has_calltree(&s.x.p->calls)) {
 			snprintf(err, errlen,
 				 "%s has no calls, samples or allocations to "
 				 "export (record with calls, sample or alloc)",
@@ -710,6 +910,8 @@ int export_speedscope(const char *path, FILE *out, const struct export_opts *o,
 			wrc = -ENOMEM;
 		else
 			wrc = write_all(&s, out);
+		if (!wrc && o && o->note)
+			note(&s, o);
 	}
 	if (s.err && !wrc)
 		wrc = s.err;

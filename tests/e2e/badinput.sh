@@ -4,7 +4,9 @@
 # built for each get one clear line on stderr while the program runs on,
 # unprofiled, with its own output and exit status; the Lua API returns
 # nil + message instead of raising; `ljlog record` refuses a bad option
-# without running the program.
+# without running the program. Every reading command says one line for a
+# file that is not a log (exit 3) and for an empty one (exit 1), and one
+# line plus "see 'ljlog CMD --help'" for an unknown option (exit 2).
 . "$(dirname "$0")/lib.sh"
 
 prog=$E2E/plain.lua
@@ -124,3 +126,43 @@ grep -qF "$running" "$T/run.err" || fail "LuaJIT mismatch: the message does not 
 grep -qF "LuaJIT 0.0.0-mismatch" "$T/run.err" || fail "LuaJIT mismatch: the message does not name the expected version: $(cat "$T/run.err")"
 [ -e "$log" ] && fail "LuaJIT mismatch: a log was written"
 ok "LuaJIT mismatch: one line naming '$running' and 'LuaJIT 0.0.0-mismatch'; unprofiled (JIT on, no log); output and status unchanged"
+
+# -- Reading commands: not a log, an empty file, an unknown option ----------------
+
+echo "hello, I am a text file, not a log" >"$T/text.txt"
+: >"$T/empty.ljlog"
+# one_line CMD...: run it (rc set), stderr must be one line.
+one_line() {
+	rc=0
+	ljlog "$@" >"$T/cmd.out" 2>"$T/cmd.err" || rc=$?
+	local lines
+	lines=$(wc -l <"$T/cmd.err")
+	[ "$lines" -eq 1 ] || { show "$T/cmd.err"; fail "ljlog $*: expected one line on stderr, got $lines"; }
+}
+for cmd in report "report --leaks" "report --json" top "top --once" folded "flame -o $T/o.html" \
+	"export -f speedscope -o $T/o.json" "export -f chrome -o $T/o.json" "export -f pprof -o $T/o.pb" \
+	"export -f heapsnapshot -o $T/o.hs" heap "heap --by type" dump check; do
+	# shellcheck disable=SC2086
+	one_line $cmd "$T/text.txt"
+	expect_eq "ljlog $cmd text.txt: exit status" 3 "$rc"
+	grep -q "is not an ljlog log" "$T/cmd.err" || fail "ljlog $cmd text.txt: $(cat "$T/cmd.err")"
+	[ -s "$T/cmd.out" ] && { show "$T/cmd.out"; fail "ljlog $cmd text.txt: printed a report"; }
+	# shellcheck disable=SC2086
+	one_line $cmd "$T/empty.ljlog"
+	expect_eq "ljlog $cmd empty.ljlog: exit status" 1 "$rc"
+	grep -q "is empty: no log was written to it" "$T/cmd.err" || fail "ljlog $cmd empty.ljlog: $(cat "$T/cmd.err")"
+	[ -s "$T/cmd.out" ] && { show "$T/cmd.out"; fail "ljlog $cmd empty.ljlog: printed a report"; }
+	set -- "$T"/o.*
+	[ -e "$1" ] && fail "ljlog $cmd: left $*"
+done
+ok "every reading command: a text file is one line and exit 3, an empty file one line and exit 1, no output"
+
+for cmd in report top folded flame export dump check heap record; do
+	rc=0
+	ljlog $cmd --bogus-flag "$T/text.txt" >"$T/cmd.out" 2>"$T/cmd.err" || rc=$?
+	expect_eq "ljlog $cmd --bogus-flag: exit status" 2 "$rc"
+	expect_eq "ljlog $cmd --bogus-flag: stderr lines" 2 "$(wc -l <"$T/cmd.err")"
+	grep -q -- "--bogus-flag" "$T/cmd.err" || fail "ljlog $cmd --bogus-flag: does not name it: $(cat "$T/cmd.err")"
+	expect_eq "ljlog $cmd --bogus-flag: last line" "see 'ljlog $cmd --help'" "$(tail -n 1 "$T/cmd.err")"
+done
+ok "every command: an unknown option is one line naming it, then see 'ljlog CMD --help', exit 2"

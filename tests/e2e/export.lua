@@ -1,8 +1,8 @@
 -- ljlog e2e: a program for `ljlog export` (export.sh): calls with a tail
 -- call, errors thrown through pcall, coroutines that yield from nested
 -- calls (one finished, one left suspended), and enough work for samples.
--- Arguments: [N] (rounds of the main loop).
-local N = tonumber(arg and arg[1]) or 2000
+-- Arguments: [N [W]] (rounds of the main loop, of the sampler's loop).
+local N, W = tonumber(arg and arg[1]) or 2000, tonumber(arg and arg[2]) or 15000
 
 local function leaf(n)
 	local s = 0
@@ -63,7 +63,7 @@ coroutine.resume(left, 3)
 coroutine.resume(left)
 
 -- Work for the sampler (a fixed amount: the calls are counted).
-for _ = 1, 15000 do
+for _ = 1, W do
 	sum = sum + leaf(1000)
 end
 print(sum > 0)

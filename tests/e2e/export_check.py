@@ -2,11 +2,14 @@
 """ljlog e2e: independent checks of `ljlog export` files.
 
   export_check.py speedscope FILE REPORT_JSON [FOLDED]
-      Every evented profile nests (each C closes the frame on top, times
-      never go back) and ends balanced; per function (by frame name), the
-      calls (O events, less the frames a resumed coroutine opens again) and
-      the total time (the union, per VM, of the times a frame of it is open
-      on any coroutine's profile) equal `ljlog report --json`'s; with
+      The call-tree profiles ("call time", "calls"): per function (by frame
+      name, as the innermost frame of a path) the self time and the calls
+      equal `ljlog report --json`'s. Evented profiles per coroutine, when
+      the file has them (a small log): every one nests (each C closes the
+      frame on top, times never go back) and ends balanced; per function,
+      the calls (O events, less the frames a resumed coroutine opens again)
+      and the total time (the union, per VM, of the times a frame of it is
+      open on any coroutine's profile) equal the report's; with
       FOLDED (`ljlog folded` output), the samples per function of the
       sampled profiles (self: innermost frame; total: anywhere in the
       stack) equal the folded stacks', and their weights sum, per VM, to
@@ -120,6 +123,9 @@ def speedscope(path, report_path, folded_path=None):
     print("ok: speedscope: %d evented profiles, %d events, all nested and balanced" % (nprof, nev))
 
     r = json.load(open(report_path))
+    calltree(d, names, r)
+    if not nprof:
+        print("ok: speedscope: no evented profiles (the calls are in the call-tree profiles)")
     want_calls = defaultdict(int)
     want_total = defaultdict(int)
     for f in r["functions"]:
@@ -131,7 +137,7 @@ def speedscope(path, report_path, folded_path=None):
         total[name] += union_length(iv)
         count[name] += len(iv)
     checked = 0
-    for name in set(want_calls) | set(calls):
+    for name in (set(want_calls) | set(calls)) if nprof else ():
         if want_calls[name] != calls[name]:
             fail("%s: %d calls in the export, %d in the report" % (name, calls[name], want_calls[name]))
         # The export writes times in ns with 3 decimals, the report rounds
@@ -165,7 +171,8 @@ def speedscope(path, report_path, folded_path=None):
     stotal = defaultdict(int)
     nsmp = 0
     for p in d["profiles"]:
-        if p["type"] != "sampled" or p["unit"] != "nanoseconds":
+        if (p["type"] != "sampled" or p["unit"] != "nanoseconds" or
+                p["name"].startswith("call time")):
             continue
         if len(p["samples"]) != len(p["weights"]):
             fail("%s: %d samples, %d weights" % (p["name"], len(p["samples"]), len(p["weights"])))
@@ -192,13 +199,55 @@ def speedscope(path, report_path, folded_path=None):
         want = {"VM %d samples" % v["id"]: v["intervals"] * iv
                 for v in r["vm_list"] if v["samples"]}
         got = {p["name"]: sum(p["weights"]) for p in d["profiles"]
-               if p["type"] == "sampled" and p["unit"] == "nanoseconds"}
+               if p["type"] == "sampled" and p["unit"] == "nanoseconds" and
+               not p["name"].startswith("call time")}
         for name in set(want) | set(got):
             if abs(want.get(name, 0) - got.get(name, 0)) > 1e-6 * want.get(name, 1):
                 fail("%s: weights sum to %r ns, report: intervals x %d ns = %r"
                      % (name, got.get(name), iv, want.get(name)))
         print("ok: speedscope: the sampled profiles weigh %s ns: the report's "
               "intervals x %d ns" % (sorted(want.values()), iv))
+
+
+def calltree(d, names, r):
+    """The call-tree profiles against the report: self time and calls."""
+    prof = {p["name"].split(" (")[0]: p for p in d["profiles"]
+            if p["name"].startswith(("call time (", "calls ("))}
+    want_calls = defaultdict(int)
+    want_self = defaultdict(int)
+    for f in r["functions"]:
+        want_calls[f["name"]] += f["calls"]
+        want_self[f["name"]] += f["self_ns"]
+    if not any(want_calls.values()):
+        if prof:
+            fail("call-tree profiles in a log without calls")
+        return
+    if set(prof) != {"call time", "calls"}:
+        fail("call-tree profiles: %s" % sorted(prof))
+    got = {}
+    npath = defaultdict(int)  # paths per function, both profiles
+    for k, p in prof.items():
+        if p["type"] != "sampled" or len(p["samples"]) != len(p["weights"]):
+            fail("%s: not a sampled profile with a weight per sample" % p["name"])
+        w = defaultdict(float)
+        for st, x in zip(p["samples"], p["weights"]):
+            if not st or x <= 0:
+                fail("%s: empty stack or weight %r" % (p["name"], x))
+            w[names[st[-1]]] += x
+            npath[names[st[-1]]] += 1
+        got[k] = w
+    for name in set(want_calls) | set(got["calls"]):
+        if got["calls"][name] != want_calls[name]:
+            fail("calls (by call path): %s: %r calls, %d in the report"
+                 % (name, got["calls"][name], want_calls[name]))
+        # Each path's ns rounds to the ns, as the report's sum does: a
+        # bound on rounding, not on timing.
+        if abs(got["call time"][name] - want_self[name]) > \
+                0.5 * (npath[name] + 1) + 1e-9 * want_self[name]:
+            fail("call time: %s: self %.3f ns, %d in the report"
+                 % (name, got["call time"][name], want_self[name]))
+    print("ok: speedscope: call-tree profiles: calls and self time of %d functions "
+          "equal the report's" % sum(1 for v in want_calls.values() if v))
 
 
 def chrome(path):

@@ -6,8 +6,9 @@
 # notes), page error, alert or "Something went wrong" fails, and every
 # profile (switched to with 'n') must show the functions the program ran.
 # Both formats (speedscope imports Chrome trace events too), with calls
-# and samples (JIT off), and with samples, allocations, GC and trace events
-# (JIT on). A file broken on purpose (a close that does not match the open
+# and samples (JIT off; a short run, whose speedscope export keeps the
+# evented profiles per coroutine), with samples, allocations, GC and trace
+# events (JIT on), and a calls log of a few MB (the bounded exports). A file broken on purpose (a close that does not match the open
 # frame) must fail the same check. Skips when node, the npm tools or
 # chromium are absent (scripts/setup-tools.sh installs them).
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +25,7 @@ load() {
 	$CHECK loaded "$f.load" "$@" || fail "speedscope on $(basename "$f")"
 }
 
-profile "file=$T/a.ljlog,nodefaults,calls,sample=1ms" "$E2E/export.lua" >/dev/null 2>"$T/a.err" ||
+profile "file=$T/a.ljlog,nodefaults,calls,sample=1ms" "$E2E/export.lua" 20 20 >/dev/null 2>"$T/a.err" ||
 	{ show "$T/a.err"; fail "the calls run failed"; }
 check_complete "$T/a.ljlog"
 ljlog export -q -f speedscope -o "$T/a.speedscope.json" "$T/a.ljlog" || fail "export speedscope failed"
@@ -45,6 +46,27 @@ load "$T/j.speedscope.json" "work ($slua:3)"
 ok "speedscope loads the speedscope export with the JIT on (samples, allocations)"
 load "$T/j.chrome.json"
 ok "speedscope loads the chrome export with the JIT on (GC, heap, JIT, samples)"
+
+# A calls log of a few MB: the bounded exports (speedscope aggregates the
+# calls by call path, chrome is cut with a note) still load.
+cat >"$T/many.lua" <<'LUA'
+local function leaf(n) return n % 7 end
+local function mid(n) return leaf(n) + leaf(n + 1) end
+local function top(n) return mid(n) + leaf(n) end
+local function rec(d, n) if d == 0 then return top(n) end return rec(d - 1, n) + 0 end
+local s = 0
+for i = 1, 80000 do s = s + rec(i % 8, i) end
+print(s)
+LUA
+profile "file=$T/m.ljlog,nodefaults,calls" "$T/many.lua" >/dev/null 2>"$T/m.err" ||
+	{ show "$T/m.err"; fail "the many-calls run failed"; }
+ljlog export -q -f speedscope -o "$T/m.speedscope.json" "$T/m.ljlog" 2>/dev/null || fail "export speedscope (many) failed"
+ljlog export -q -f chrome -o "$T/m.chrome.json" "$T/m.ljlog" 2>/dev/null || fail "export chrome (many) failed"
+mlua=$T/many.lua
+load "$T/m.speedscope.json" "rec ($mlua:4)" "top ($mlua:3)" "mid ($mlua:2)" "leaf ($mlua:1)"
+ok "speedscope loads the bounded speedscope export of a $(stat -c %s "$T/m.ljlog")-byte calls log ($(stat -c %s "$T/m.speedscope.json") bytes)"
+load "$T/m.chrome.json"
+ok "speedscope loads the cut chrome export of it ($(stat -c %s "$T/m.chrome.json") bytes)"
 
 # The check can fail: an evented profile whose close does not match.
 python3 - "$T/a.speedscope.json" "$T/broken.json" <<'PY'

@@ -214,11 +214,11 @@ ok "heap --diff 3 4: REBORN #$rid is new"
 
 # Bad requests.
 rc=0; $LJLOG heap --snapshot 99 --by type "$log" >/dev/null 2>"$T/e" || rc=$?
-expect_eq "--snapshot 99: exit status" 2 "$rc"
+expect_eq "--snapshot 99: exit status" 1 "$rc"
 grep -q "no snapshot 99" "$T/e" || fail "--snapshot 99 message: $(cat "$T/e")"
 rc=0; $LJLOG heap --path-to 999999999 --snapshot 1 "$log" >/dev/null 2>"$T/e" || rc=$?
-expect_eq "--path-to unknown ID: exit status" 2 "$rc"
+expect_eq "--path-to unknown ID: exit status" 1 "$rc"
 rc=0; $LJLOG heap --by size "$log" >/dev/null 2>"$T/e" || rc=$?
 expect_eq "--by size: exit status" 2 "$rc"
 $LJLOG heap --help | grep -q "usage: ljlog heap" || fail "heap --help"
-ok "bad snapshot index, unknown ID and --by value: exit status 2 with a message"
+ok "no such snapshot, no such ID: exit status 1 (as export); bad --by value: 2; each with a message"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # ljlog e2e: `ljlog record` profiles an unmodified program and passes its
-# exit status through.
+# exit status through; a program that is not LuaJIT (no VM profiled) is
+# one line and exit 125 (its own status when it failed); a log it cannot write is refused before the
+# program runs (exit 2).
 . "$(dirname "$0")/lib.sh"
 
 # A program that prints its arguments, calls hop() once per argument
@@ -58,3 +60,43 @@ expect_eq "ljlog record -o rec2-%p.ljlog: the pid in the name is the INTRO pid" 
 expect_eq "ljlog record -e nodefaults,alloc: calls recorded" 0 \
 	"$(json_get "$T/r.json" 'sum(f["calls"] for f in d["functions"])')"
 ok "ljlog record -e nodefaults,alloc -o rec2-%p.ljlog: exit 0 passed through, allocations and no calls, %p = pid $pid"
+
+# No LuaJIT VM: a program that never runs luajit, and PUC Lua 5.1.
+for prog in "true" "lua5.1 -e print(1)"; do
+	# shellcheck disable=SC2086
+	set -- $prog
+	command -v "$1" >/dev/null || { echo "skip: $1 is not installed"; continue; }
+	rm -f "$T/novm.ljlog"
+	rc=0
+	ljlog record -o "$T/novm.ljlog" -e calls -- "$@" >"$T/out" 2>"$T/err" || rc=$?
+	expect_eq "ljlog record -- $prog: exit status" 125 "$rc"
+	expect_eq "ljlog record -- $prog: stderr" \
+		"ljlog record: no LuaJIT VM was profiled (is PROGRAM a LuaJIT program?)" "$(cat "$T/err")"
+	ok "ljlog record -- $prog: 'no LuaJIT VM was profiled', exit 125"
+done
+# A program that fails without a VM keeps its status, with the message.
+rc=0
+ljlog record -o "$T/novm.ljlog" -- sh -c 'exit 5' >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record -- sh -c 'exit 5': exit status" 5 "$rc"
+grep -q "no LuaJIT VM was profiled" "$T/err" || { show "$T/err"; fail "exit 5, no VM: no message"; }
+ok "ljlog record -- sh -c 'exit 5': the message, and the program's status 5"
+# A log left empty (no INTRO block): no VM either.
+printf '#!/bin/sh\n: >"$1"\n' >"$T/touch.sh"
+chmod +x "$T/touch.sh"
+rc=0
+ljlog record -o "$T/novm.ljlog" -- "$T/touch.sh" "$T/novm.ljlog" >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record of a program that leaves an empty log: exit status" 125 "$rc"
+grep -q "no LuaJIT VM was profiled" "$T/err" || { show "$T/err"; fail "empty log: no message"; }
+ok "ljlog record: an empty log (no INTRO block) is no VM profiled, exit 125"
+
+# A log that cannot be written: refused before the program runs.
+for out in /nonexistent/dir/x.ljlog "$T"; do
+	rm -f "$T/ran"
+	rc=0
+	ljlog record -o "$out" -- "${run[@]}" -e "io.open('$T/ran', 'w'):close()" >"$T/out" 2>"$T/err" || rc=$?
+	expect_eq "ljlog record -o $out: exit status" 2 "$rc"
+	[ -e "$T/ran" ] && fail "ljlog record -o $out: the program ran"
+	expect_eq "ljlog record -o $out: stderr lines" 1 "$(wc -l <"$T/err")"
+	grep -qF "cannot write the log $out" "$T/err" || { show "$T/err"; fail "ljlog record -o $out: message"; }
+	ok "ljlog record -o $out: '$(cat "$T/err")', exit 2, the program not run"
+done
