@@ -40,8 +40,8 @@ run() {
 
 run "binary-trees 16" "$top/bench/binarytrees.lua" 16
 run "strings 300000" "$top/bench/strings.lua" 300000
-run "spectral-norm 1500" "$top/bench/spectral.lua" 1500
-lc=$(lua5.1 -e 'print(package.searchpath("luacheck.main", package.path))' 2>/dev/null || true)
+run "spectral-norm 3000" "$top/bench/spectral.lua" 3000
+lc=$(luajit -e 'print(package.searchpath("luacheck.main", "/usr/share/lua/5.1/?.lua;" .. package.path) or "")' 2>/dev/null || true)
 pl=/usr/share/lua/5.1/pl
 if [ -n "$lc" ] && [ -d "$pl" ]; then
 	cat >"$tmp/lc.lua" <<'EOF'

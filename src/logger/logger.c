@@ -658,8 +658,14 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	}
 	/* An allocation in compiled code is charged to the snapshot before
 	** its call: with a snapshot per line, that is its own line. Only the
-	** traces that may allocate get them (the rest keep mode). */
-	if ((o.events & OPTS_ALLOC) && !o.lines && !o.nolines) {
+	** traces that may allocate get them (the rest keep mode). Sampled
+	** allocation (alloc=RATE, in the default set) does without: they
+	** cost a compile-heavy program a fifth of its time (luacheck over
+	** Penlight: 1.20x, 0.97x without), and its sites in traces are then
+	** the line of the snapshot before (its function stays right). */
+	if ((o.events & OPTS_ALLOC) && o.alloc_rate && !o.lines) {
+		/* mode as sample left it */
+	} else if ((o.events & OPTS_ALLOC) && !o.lines && !o.nolines) {
 		char jerr[256];
 		if (jitev_alloc_lines_on(L, &vm->jrec, mode, jerr,
 					 sizeof jerr) < 0) {
