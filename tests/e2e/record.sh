@@ -66,6 +66,12 @@ for prog in "true" "lua5.1 -e print(1)"; do
 	# shellcheck disable=SC2086
 	set -- $prog
 	command -v "$1" >/dev/null || { echo "skip: $1 is not installed"; continue; }
+	# PUC Lua loads the module through LUA_INIT: a sanitized module in a
+	# program without the sanitizer's runtime aborts (not ljlog's doing).
+	if [ "$1" = lua5.1 ] && [ -n "$LJLOG_TEST_PRELOAD" ]; then
+		echo "skip: $prog under a sanitizer (its runtime is not in lua5.1)"
+		continue
+	fi
 	rm -f "$T/novm.ljlog"
 	rc=0
 	ljlog record -o "$T/novm.ljlog" -e calls -- "$@" >"$T/out" 2>"$T/err" || rc=$?
