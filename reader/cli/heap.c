@@ -86,25 +86,9 @@ static int load(const char *path, struct hsnap *h, struct alloc_src *a)
 	char err[512];
 	struct reader *r;
 	struct decode *d;
-	struct decode_sink sink, one;
+	struct decode_sink sink;
 	struct fanout fan;
-	memset(&sink, 0, sizeof sink);
-	if (a) { /* fnid first, then the heap: hsnap reads their state */
-		fanout_init(&fan);
-		memset(&one, 0, sizeof one);
-		fnid_sink(&a->fnid, &one);
-		fanout_add(&fan, &one);
-		memset(&one, 0, sizeof one);
-		heap_sink(&a->heap, &one);
-		fanout_add(&fan, &one);
-		memset(&one, 0, sizeof one);
-		hsnap_sink(h, &one);
-		fanout_add(&fan, &one);
-		fanout_sink(&fan, &sink);
-		hsnap_sites(h, &a->heap);
-	} else {
-		hsnap_sink(h, &sink);
-	}
+	hsnap_sink_sites(h, a ? &a->heap : NULL, &fan, &sink);
 	int rc = reader_open(&r, path, 0, err, sizeof err);
 	if (rc < 0) {
 		cli_err("heap", "%s", err);

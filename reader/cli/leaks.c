@@ -97,25 +97,9 @@ static int split_decode(const char *path, struct hsnap *h, struct heap *hp)
 	char err[512];
 	struct reader *r;
 	struct decode *d;
-	struct decode_sink sink, one;
+	struct decode_sink sink;
 	struct fanout fan;
-	memset(&sink, 0, sizeof sink);
-	if (hp) {
-		fanout_init(&fan);
-		memset(&one, 0, sizeof one);
-		fnid_sink(hp->fnid, &one);
-		fanout_add(&fan, &one);
-		memset(&one, 0, sizeof one);
-		heap_sink(hp, &one);
-		fanout_add(&fan, &one);
-		memset(&one, 0, sizeof one);
-		hsnap_sink(h, &one);
-		fanout_add(&fan, &one);
-		fanout_sink(&fan, &sink);
-		hsnap_sites(h, hp);
-	} else {
-		hsnap_sink(h, &sink);
-	}
+	hsnap_sink_sites(h, hp, &fan, &sink);
 	if (reader_open(&r, path, 0, err, sizeof err) < 0)
 		return -1;
 	if (decode_new(&d, &sink) < 0) {

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/fanout.h"
+
 /* Any thread. See hsnap.h. */
 void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
 {
@@ -434,4 +436,28 @@ oom:
 	free(q);
 	hmap_free(&first);
 	return -ENOMEM;
+}
+
+/* Any thread. See hsnap.h. */
+void hsnap_sink_sites(struct hsnap *h, struct heap *hp, struct fanout *fan,
+		      struct decode_sink *s)
+{
+	struct decode_sink one;
+	memset(s, 0, sizeof *s);
+	if (!hp) {
+		hsnap_sink(h, s);
+		return;
+	}
+	fanout_init(fan);
+	memset(&one, 0, sizeof one);
+	fnid_sink(hp->fnid, &one);
+	fanout_add(fan, &one);
+	memset(&one, 0, sizeof one);
+	heap_sink(hp, &one);
+	fanout_add(fan, &one);
+	memset(&one, 0, sizeof one);
+	hsnap_sink(h, &one);
+	fanout_add(fan, &one);
+	fanout_sink(fan, s);
+	hsnap_sites(h, hp);
 }

@@ -105,6 +105,14 @@ void hsnap_free(struct hsnap *h);
 ** callbacks). */
 void hsnap_sink(struct hsnap *h, struct decode_sink *s);
 
+struct fanout;
+
+/* Any thread. Plug h into s; when hp is not NULL, through fan, after
+** hp's functions and hp itself (h reads their state: hsnap_sites), so
+** that the kept objects get sites. fan lives as long as the decoder. */
+void hsnap_sink_sites(struct hsnap *h, struct heap *hp, struct fanout *fan,
+		      struct decode_sink *s);
+
 /* Any thread. A reference's label, as a path step: "[3]", ".name",
 ** "[table #12]", "(metatable)", "(upvalue x)", "(stack 5 x)". */
 void hsnap_label(const struct decode_href *r, char *buf, size_t cap);

@@ -447,9 +447,9 @@ static void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
-	if (UTIL_LIKELY(
-		vm->g->gc.state == vm->gcstate &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+	if (UTIL_LIKELY(vm->g->gc.state == vm->gcstate &&
+			!__atomic_load_n(&vm->s.stack_moving,
+					 __ATOMIC_RELAXED))) {
 		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
@@ -467,10 +467,10 @@ static void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 static void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	if (UTIL_LIKELY(
-		vm->alloc_left > (int64_t)nsize &&
-		vm->g->gc.state == vm->gcstate &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+	if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
+			vm->g->gc.state == vm->gcstate &&
+			!__atomic_load_n(&vm->s.stack_moving,
+					 __ATOMIC_RELAXED))) {
 		if (!ptr) {
 			vm->alloc_left -= (int64_t)nsize;
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);

@@ -663,9 +663,8 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	** cost a compile-heavy program a fifth of its time (luacheck over
 	** Penlight: 1.20x, 0.97x without), and its sites in traces are then
 	** the line of the snapshot before (its function stays right). */
-	if ((o.events & OPTS_ALLOC) && o.alloc_rate && !o.lines) {
-		/* mode as sample left it */
-	} else if ((o.events & OPTS_ALLOC) && !o.lines && !o.nolines) {
+	int per_line = (o.events & OPTS_ALLOC) && (!o.alloc_rate || o.lines);
+	if (per_line && !o.lines && !o.nolines) {
 		char jerr[256];
 		if (jitev_alloc_lines_on(L, &vm->jrec, mode, jerr,
 					 sizeof jerr) < 0) {
@@ -674,7 +673,7 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		} else {
 			mode = 0;
 		}
-	} else if (o.events & OPTS_ALLOC) {
+	} else if (per_line) {
 		mode = JITEV_LINES;
 	}
 	if (mode && !o.nolines)

@@ -54,8 +54,7 @@ struct logger_vm {
 	int jit_was_on;		  /* ljlog turned the JIT off */
 	int jitev;		  /* trace events attached (jit) */
 	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
-	struct jitev_rec
-	    jrec; /* alloc: snapshots per line where it allocates */
+	struct jitev_rec jrec; /* alloc: snapshots per line where it allocates */
 	/* -- Cold ---------------------------------------------------------------- */
 	uint64_t *buf;		/* the buffer */
 	size_t buf_words;	/* its size in words */
@@ -78,16 +77,16 @@ struct logger_vm {
 	struct sample_vm s;	/* sampling (stat/sample.h) */
 	struct snap_vm snap;	/* heap snapshots' IDs (heap/snap.h) */
 	/* -- Snapshot triggers (snaptrig.c) ------------------------------------- */
-	int snap_exit;	     /* snapshot=exit */
-	uint64_t snap_ns;    /* snapshot=INTERVAL, 0 none */
-	uint64_t snap_due;   /* next one (CLOCK_MONOTONIC ns; timer thread) */
-	int snap_signal;     /* snapshot=SIGNAL, 0 none */
-	int snap_slot;	     /* its slot in snaptrig.c's table, -1 none */
-	int snap_armed;	     /* the hook is armed (atomic) */
-	unsigned snap_work;  /* what it does: SNAPTRIG_* (atomic) */
+	int snap_exit;	    /* snapshot=exit */
+	uint64_t snap_ns;   /* snapshot=INTERVAL, 0 none */
+	uint64_t snap_due;  /* next one (CLOCK_MONOTONIC ns; timer thread) */
+	int snap_signal;    /* snapshot=SIGNAL, 0 none */
+	int snap_slot;	    /* its slot in snaptrig.c's table, -1 none */
+	int snap_armed;	    /* the hook is armed (atomic) */
+	unsigned snap_work; /* what it does: SNAPTRIG_* (atomic) */
 	uint64_t names_next; /* no look for names before (monotonic ns;
 			     ** mapper lock) */
-	lua_Hook snap_oldf;  /* the hook it replaced */
+	lua_Hook snap_oldf; /* the hook it replaced */
 	int snap_oldmask, snap_oldcount;
 	/* The three above are written (arming thread), then published:
 	** the hook reads them after an acquire load of this (atomic). */
@@ -98,8 +97,7 @@ struct logger_vm {
 ** allocator wrapper's opaque pointer is the state. */
 static inline struct logger_vm *logger_vm_of(global_State *g)
 {
-	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd
-					   : NULL;
+	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd : NULL;
 }
 
 /* VM thread only. Attach to L's VM with options (LUAJIT_PROFILE syntax);
