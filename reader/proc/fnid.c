@@ -14,7 +14,9 @@
 #include <string.h>
 
 static const char *const pseudo_names[FNID_PS__MAX] = {
-    "(unknown)", "(gc)", "(jit)", "(internal)", "(trace)", "(before attach)",
+    "(unknown)",      "(gc)",	       "(jit)",
+    "(internal)",     "(trace)",       "(before attach)",
+    "(jit compiler)", "(interpreter)", "(luajit)",
 };
 
 /* Any thread. An empty table. */

@@ -35,14 +35,19 @@ enum fnid_kind {
 	FNID_HOST, /* host machine code known only from HOSTSYMs */
 };
 
-/* Pseudo-functions: allocation sites without a function. */
+/* Pseudo-functions: allocation sites without a function; what LuaJIT was
+** doing in a timer sample without a Lua function (GC samples are "(gc)"
+** too). */
 enum fnid_pseudo {
 	FNID_PS_UNKNOWN,
 	FNID_PS_GC,
 	FNID_PS_JIT,
 	FNID_PS_INTERNAL,
 	FNID_PS_TRACE,
-	FNID_PS_BEFORE, /* freed, allocated before the profiler attached */
+	FNID_PS_BEFORE,	  /* freed, allocated before the profiler attached */
+	FNID_PS_COMPILER, /* samples: LuaJIT's JIT compiler */
+	FNID_PS_INTERP,	  /* samples: its interpreter, no Lua frame read */
+	FNID_PS_LUAJIT,	  /* samples: its other code */
 	FNID_PS__MAX
 };
 

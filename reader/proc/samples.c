@@ -270,6 +270,22 @@ static int64_t node_get(struct samples *s, uint32_t parent, uint64_t frame)
 	return n;
 }
 
+static int state_in_vm(unsigned state);
+
+/* Any thread. The pseudo-function of what LuaJIT was doing in state, as
+** samples_vm_label names it. */
+static enum fnid_pseudo vm_pseudo(unsigned state)
+{
+	switch (state) {
+	case FORMAT_STATE_GC: return FNID_PS_GC;
+	case FORMAT_STATE_RECORD:
+	case FORMAT_STATE_OPT:
+	case FORMAT_STATE_ASM: return FNID_PS_COMPILER;
+	case FORMAT_STATE_INTERP: return FNID_PS_INTERP;
+	default: return FNID_PS_LUAJIT;
+	}
+}
+
 /* Any thread. One sample: counts, and its stack into the sample tree. */
 static int on_sample(void *ud, const struct decode_sample *sm)
 {
@@ -308,6 +324,14 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	}
 	for (i = vm; i-- > 0;)
 		f[n++] = SF(SAMPLES_SF_HOST, obj_idx(s, sm->host[i]));
+	/* Without a Lua frame, in LuaJIT's own code (not the host's: an
+	** interpreter frame, or the collector or compiler), the sample is
+	** charged to what LuaJIT was doing (count): its pseudo-function is
+	** made now, while the functions may still grow. */
+	if (!sm->nlua && (vm < sm->nhost || state_in_vm(sm->state)) &&
+	    sm->state != FORMAT_STATE_IDLE && sm->state != FORMAT_STATE_LJLOG &&
+	    fnid_pseudo(s->fnid, vm_pseudo(sm->state)) < 0)
+		return -ENOMEM;
 	if (sm->trace) {
 		uint32_t t = obj_idx(s, sm->trace);
 		s->traces[t].samples++;
@@ -462,10 +486,9 @@ static int count(struct samples *s)
 				stamp[fr[i].fn] = n;
 				s->fns[fr[i].fn].samples_total += c;
 			}
-		nf = samples_stack(s, n, SAMPLES_VIEW_MERGED,
-				   SAMPLES_ST_NOTRACE, fr);
-		/* Self: the innermost Lua frame, else the leaf. Line: the
-		** innermost PROTO frame. */
+		/* Self: the innermost Lua frame, else the view's leaf: a host
+		** function, or what LuaJIT was doing (its pseudo-function,
+		** made by on_sample). Line: the innermost PROTO frame. */
 		int64_t self = -1, lfn = -1;
 		uint64_t line = 0;
 		for (uint32_t m = n; m; m = s->nodes[m].parent) {
@@ -483,6 +506,8 @@ static int count(struct samples *s)
 		}
 		if (self < 0 && nf && fr[nf - 1].kind == SAMPLES_FR_FN)
 			self = fr[nf - 1].fn;
+		else if (self < 0 && nf && fr[nf - 1].kind == SAMPLES_FR_VM)
+			self = s->fnid->pseudo[vm_pseudo(fr[nf - 1].idx)];
 		if (self >= 0) {
 			s->fns[self].samples += c;
 			if (stamp[self] != n) { /* a leaf the view folds */
