@@ -98,13 +98,22 @@ chown root:root "$D/host-suid"
 chmod 4755 "$D/host-suid"
 echo 'local function f() return 1 end for _ = 1, 10 do f() end print("ran")' >"$D/s.lua"
 chmod 644 "$D/s.lua"
-for opt in "file=$D/out/host.ljlog" "file=|touch $D/out/ran"; do
-	as_user LUAJIT_PROFILE="log:$opt,calls" "$D/host-suid" --script "$D/s.lua" \
-		>"$T/h.out" 2>"$T/h.err" || { show "$T/h.err"; fail "the host ($opt) failed"; }
-	grep -q '^ran' "$T/h.out" || { show "$T/h.out"; fail "the host ($opt): the script did not run"; }
-	nothing_written "set-user-ID host, LUAJIT_PROFILE=log:$opt" "$T/h.err"
-done
-ok "set-user-ID host linked with libljlog: LUAJIT_PROFILE ignored (preload attach), one line"
+# Does this host's lua_newstate go through libljlog's preload attach? Not
+# when the linker put LuaJIT's library first (the luajit2 build): then
+# there is nothing here to turn against its owner.
+LUAJIT_PROFILE="log:file=$T/ctl.ljlog,calls" "$HOST" --script "$D/s.lua" >/dev/null 2>&1 ||
+	fail "the host failed unprofiled"
+if [ ! -s "$T/ctl.ljlog" ]; then
+	ok "(set-user-ID host with LUAJIT_PROFILE left out: this host's VMs do not go through libljlog's lua_newstate, so LUAJIT_PROFILE does nothing here even without set-user-ID)"
+else
+	for opt in "file=$D/out/host.ljlog" "file=|touch $D/out/ran"; do
+		as_user LUAJIT_PROFILE="log:$opt,calls" "$D/host-suid" --script "$D/s.lua" \
+			>"$T/h.out" 2>"$T/h.err" || { show "$T/h.err"; fail "the host ($opt) failed"; }
+		grep -q '^ran' "$T/h.out" || { show "$T/h.out"; fail "the host ($opt): the script did not run"; }
+		nothing_written "set-user-ID host, LUAJIT_PROFILE=log:$opt" "$T/h.err"
+	done
+	ok "set-user-ID host linked with libljlog: LUAJIT_PROFILE ignored (preload attach), one line"
+fi
 
 as_user LUAJIT_PROFILE="log:file=|touch $D/out/ran" "$D/host-suid" --script "$D/s.lua" \
 	--options "file=$D/out/host-api.ljlog,calls" >"$T/h.out" 2>"$T/h.err" ||
