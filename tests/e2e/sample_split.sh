@@ -83,23 +83,36 @@ if jit == "off":
     if not bad:
         msg.append("by line: f and g on their own lines, most on %d and %d" % (fbody, gbody))
 if bad:
-    sys.exit("[%s] %s" % (label, "; ".join(bad)))
+    print("[%s] %s" % (label, "; ".join(bad)))
+    # Only shares off (4), or anything else too (1).
+    sys.exit(4 if all("expected 75%" in b for b in bad) else 1)
 print("ok: sample_split: [%s] %s (of %d samples)" % (label, ", ".join(msg), d["samples"]))
 PY
 	SPLIT_RC=$rc
-	# Too few samples (3) is for split_cpu to judge; a failure elsewhere.
-	[ "$rc" -eq 0 ] || { [ "$rc" -eq 3 ] && [ "${SPLIT_MORE:-0}" = 1 ]; } ||
+	# Too few samples (3) and a share off (4) are for split_cpu to judge;
+	# failures elsewhere.
+	[ "$rc" -eq 0 ] || { [ "$rc" -ge 3 ] && [ "$rc" -le 4 ] &&
+		[ "${SPLIT_MORE:-0}" = 1 ]; } ||
 		fail "[$label] split check failed (see above)"
 }
 
 # split_cpu JIT SECONDS OPTIONS: split on the thread's CPU clock, run for
 # longer while the run had too few samples to judge (the kernel ticks a
 # CPU-time timer only while the thread runs: on a loaded machine a CPU
-# second brings fewer signals), up to 4x as long.
+# second brings fewer signals), up to 4x as long. A share off by more than
+# 5 points is measured once more: with more runnable threads than cores,
+# the kernel's tick accounting of CPU time drifted one run of three to
+# 69.7% or 80.9% (jit.profile uses the same clock); off twice fails.
 split_cpu() {
-	local secs=$2 tries=0
+	local secs=$2 tries=0 again=0
 	while :; do
 		SPLIT_MORE=1 split "$1" "cpu=$secs" "$3" noref
+		if [ "$SPLIT_RC" -eq 4 ] && [ "$again" -eq 0 ]; then
+			again=1
+			echo "info: $test_name: [jit $1, $3] off by more than 5 points: measured once more"
+			continue
+		fi
+		[ "$SPLIT_RC" -eq 4 ] && fail "[jit $1, $3] split check failed twice (see above)"
 		[ "$SPLIT_RC" -eq 3 ] || return 0
 		tries=$((tries + 1))
 		[ "$tries" -lt 3 ] || fail "[jit $1, $3] fewer than 1000 samples in f and g even at cpu=$secs"
