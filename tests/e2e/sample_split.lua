@@ -2,7 +2,9 @@
 -- body; f does 3 * N iterations for every N of g, in alternation, so f
 -- takes 75% of the time spent in the two.
 -- Arguments: on|off (the JIT), ROUNDS or cpu=SECONDS (rounds until the
--- process has used that much CPU time).
+-- process has used that much CPU time, read with os.clock every round:
+-- bench/load_split.sh shows what that read does to CPU-time sampling on
+-- a machine with more runnable threads than cores).
 local mode = arg[1]
 local rounds, cpu = tonumber(arg[2]), tonumber((arg[2] or ""):match("^cpu=([%d.]+)$"))
 assert(rounds or cpu, "usage: on|off ROUNDS|cpu=SECONDS")

@@ -96,17 +96,18 @@ PY
 		fail "[$label] split check failed (see above)"
 }
 
-# split_cpu JIT SECONDS OPTIONS: split on the thread's CPU clock, run for
-# longer while the run had too few samples to judge (the kernel ticks a
-# CPU-time timer only while the thread runs: on a loaded machine a CPU
-# second brings fewer signals), up to 4x as long. A share off by more than
-# 5 points is measured once more: with more runnable threads than cores,
-# the kernel's tick accounting of CPU time drifted one run of three to
-# 69.7% or 80.9% (jit.profile uses the same clock); off twice fails.
+# split_cpu JIT ROUNDS OPTIONS: split on the thread's CPU clock, run for
+# more rounds while the run had too few samples to judge (the kernel fires
+# a CPU-time timer at most once per tick: 250 Hz here), up to 4x as many.
+# A share off by more than 5 points is measured once more; off twice fails.
+# The program counts rounds rather than read a CPU clock each round: a
+# clock read (os.clock) at the same point of every round skews tick-driven
+# CPU sampling on a machine with more runnable threads than cores (man
+# ljlog, "sample": bench/load_split.sh measures it).
 split_cpu() {
-	local secs=$2 tries=0 again=0
+	local rounds=$2 tries=0 again=0
 	while :; do
-		SPLIT_MORE=1 split "$1" "cpu=$secs" "$3" noref
+		SPLIT_MORE=1 split "$1" "$rounds" "$3" noref
 		if [ "$SPLIT_RC" -eq 4 ] && [ "$again" -eq 0 ]; then
 			again=1
 			echo "info: $test_name: [jit $1, $3] off by more than 5 points: measured once more"
@@ -115,15 +116,14 @@ split_cpu() {
 		[ "$SPLIT_RC" -eq 4 ] && fail "[jit $1, $3] split check failed twice (see above)"
 		[ "$SPLIT_RC" -eq 3 ] || return 0
 		tries=$((tries + 1))
-		[ "$tries" -lt 3 ] || fail "[jit $1, $3] fewer than 1000 samples in f and g even at cpu=$secs"
-		secs=$(python3 -c "print($secs * 2)")
-		echo "info: $test_name: [jit $1, $3] too few samples to judge: cpu=$secs"
+		[ "$tries" -lt 3 ] || fail "[jit $1, $3] fewer than 1000 samples in f and g even at $rounds rounds"
+		rounds=$((rounds * 2))
+		echo "info: $test_name: [jit $1, $3] too few samples to judge: $rounds rounds"
 	done
 }
 
 split on 60 "sample=250us,wall"
 split off 30 "sample=250us,wall"
 # The default clock (thread CPU time, one sample per kernel tick at most):
-# enough CPU seconds for 1000 samples at 250 Hz (no reference run: slow,
-# and the output depends on the rounds done).
-split_cpu on 4.5 "sample=1ms"
+# about 4 CPU seconds here, 1000 samples at 250 Hz (no reference run: slow).
+split_cpu on 1000 "sample=1ms"
