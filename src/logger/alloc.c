@@ -431,7 +431,7 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 ** no buffered record names an object, so frees need not be seen, nor GC
 ** phases; only the heap is kept from trimming (vmheap.h), and after a
 ** heap snapshot, frees are forgotten by its IDs (alloc_full). */
-static void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
+void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	if (UTIL_UNLIKELY(vm->snap.on))
@@ -443,7 +443,7 @@ static void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 /* VM thread only. lua_Alloc wrapper without alloc. Most calls of an
 ** allocation-heavy program record nothing: they go straight to the VM's
 ** allocator (a tail call), the rest through alloc_full. */
-static void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
+void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
@@ -464,7 +464,7 @@ static void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 /* VM thread only. lua_Alloc wrapper with alloc=RATE: nothing to record
 ** when the countdown does not run out and ptr is no sampled block (and no
 ** new GC phase, no stack mark). */
-static void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
+void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
@@ -519,7 +519,7 @@ static UTIL_NOINLINE void *exact_new(struct logger_vm *vm, size_t nsize)
 /* VM thread only. lua_Alloc wrapper with exact alloc. A new block or a
 ** free, with no new GC phase, no sampler and no heap snapshot to tell, is
 ** recorded by exact_new or exact_free; the rest goes through alloc_full. */
-static void *alloc_lua_exact(void *ud, void *ptr, size_t osize, size_t nsize)
+void *alloc_lua_exact(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate || vm->s.on ||
@@ -542,9 +542,3 @@ lua_Alloc alloc_wrapper(unsigned events, uint64_t rate)
 	return events ? alloc_lua_plain : alloc_lua_bare;
 }
 
-/* Any thread. See alloc.h. */
-int alloc_is_wrapper(lua_Alloc f)
-{
-	return f == alloc_lua_exact || f == alloc_lua_rate ||
-	       f == alloc_lua_plain || f == alloc_lua_bare;
-}

@@ -17,8 +17,20 @@
 ** VM's own allocator. */
 lua_Alloc alloc_wrapper(unsigned events, uint64_t rate);
 
-/* Any thread. Whether f is one of the wrappers alloc_wrapper returns. */
-int alloc_is_wrapper(lua_Alloc f);
+/* VM thread only. The wrappers alloc_wrapper returns (named here for
+** alloc_is_wrapper only). */
+void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize);
+void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize);
+void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize);
+void *alloc_lua_exact(void *ud, void *ptr, size_t osize, size_t nsize);
+
+/* Any thread. Whether f is one of the wrappers alloc_wrapper returns (on
+** every hook and C call: inline). */
+static inline int alloc_is_wrapper(lua_Alloc f)
+{
+	return f == alloc_lua_exact || f == alloc_lua_rate ||
+	       f == alloc_lua_plain || f == alloc_lua_bare;
+}
 
 /* Any thread (attach). Words of C stack searched for the return address
 ** into a trace: ALLOC_TRACE_SCAN, or fewer when LJLOG_TEST_TRACE_SCAN in

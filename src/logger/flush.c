@@ -48,6 +48,38 @@ static inline unsigned memo_slot(uint64_t key, uint64_t tag)
 	return (unsigned)(h >> 56) & (SITE_MEMO - 1);
 }
 
+/* Functions an encoding pass mapped, direct-mapped by address: a call-heavy
+** stretch enters a few functions over and over (as sites, an ID found once
+** stays valid for the pass). The kind is part of the key. id 0: empty. */
+#define FN_MEMO 256
+struct fn_memo {
+	uint64_t last_key, last_id; /* recursion enters the same one */
+	uint64_t key[FN_MEMO], id[FN_MEMO];
+};
+
+/* Caller holds m's lock. The ID of an ENTER's function (kind BUF_ENTER_LUA,
+** _C or _FF; key its prototype, C function or ffid). */
+static inline uint64_t enter_id(struct mapper *m, struct fn_memo *fm,
+				unsigned kind, uint64_t key)
+{
+	uint64_t k = key ^ (uint64_t)kind << 60;
+	if (k == fm->last_key && fm->last_id)
+		return fm->last_id;
+	uint64_t h = k * 0x9e3779b97f4a7c15u;
+	unsigned i = (unsigned)(h >> 56) & (FN_MEMO - 1);
+	fm->last_key = k;
+	if (fm->id[i] && fm->key[i] == k)
+		return fm->last_id = fm->id[i];
+	uint64_t id = mapper_ref(m,
+				 kind == BUF_ENTER_LUA ? MAPPER_PROTO
+				 : kind == BUF_ENTER_C ? MAPPER_CFUNC
+						       : MAPPER_FFUNC,
+				 (uintptr_t)key, 0);
+	fm->key[i] = k;
+	fm->id[i] = id;
+	return fm->last_id = id;
+}
+
 /* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte
 ** (with flag: FORMAT_ALLOC_NODT for an ALLOC without dt, else 0), then ID
 ** and line. */
@@ -107,7 +139,10 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 	uint64_t anext = 0, fprev = 0;
 	int64_t slot = 0;
 	struct site_memo sm;
+	struct fn_memo fm;
 	memset(sm.id, 0, sizeof sm.id);
+	memset(fm.id, 0, sizeof fm.id);
+	fm.last_id = 0;
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)
@@ -139,23 +174,20 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			w += 5; /* buf_words[BUF_ALLOC] */
 			goto next_sized;
 		}
-		switch (kind) {
-		case BUF_ENTER_LUA:
-		case BUF_ENTER_C:
-		case BUF_ENTER_FF:
-			id = mapper_ref(m,
-					kind == BUF_ENTER_LUA ? MAPPER_PROTO
-					: kind == BUF_ENTER_C ? MAPPER_CFUNC
-							      : MAPPER_FFUNC,
-					(uintptr_t)w[2], 0);
-			p = put_slot(p, FORMAT_OP_ENTER, (int64_t)x - slot);
-			slot = (int64_t)x;
-			p = blocks_uleb_put(p, id);
-			break;
-		case BUF_EXIT:
+		if (kind == BUF_EXIT) {
 			p = put_slot(p, FORMAT_OP_EXIT, (int64_t)x - slot);
 			slot = (int64_t)x;
-			break;
+			w += 2; /* buf_words[BUF_EXIT] */
+			goto next;
+		}
+		if (kind - BUF_ENTER_LUA <= BUF_ENTER_FF - BUF_ENTER_LUA) {
+			p = put_slot(p, FORMAT_OP_ENTER, (int64_t)x - slot);
+			slot = (int64_t)x;
+			p = blocks_uleb_put(p, enter_id(m, &fm, kind, w[2]));
+			w += 3; /* buf_words[BUF_ENTER_*] */
+			goto next;
+		}
+		switch (kind) {
 		case BUF_REALLOC:
 			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, 0, x, w[2]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
@@ -233,6 +265,7 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			break;
 		}
 		w += buf_rec_words(w);
+	next:
 		p = blocks_uleb_put(p, dt);
 		count++;
 		continue;
