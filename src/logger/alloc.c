@@ -436,7 +436,8 @@ void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 	struct logger_vm *vm = ud;
 	if (UTIL_UNLIKELY(vm->snap.on))
 		return alloc_full(vm, ptr, osize, nsize);
-	vmheap_keep(vm->heap);
+	if (ptr) /* LuaJIT trims only when it frees */
+		vmheap_keep(vm->heap);
 	return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 }
 
