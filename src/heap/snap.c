@@ -33,6 +33,7 @@ struct obj {
 	uint64_t id;   /* heap ID */
 	uint64_t size; /* bytes, as LuaJIT frees it */
 	uint8_t reached;
+	uint32_t rstart; /* its reference targets in walk.ri from here + 1 */
 };
 
 /* The name of a reference, by kind (FORMAT_HREF_*). */
@@ -63,6 +64,13 @@ struct walk {
 	uint64_t vm_id;
 	TValue **fr; /* frames of one thread, innermost first */
 	size_t nfr, frcap;
+	/* The mark pass keeps each walked object's reference targets (index +
+	** 1, in the order refs() meets them) so that the write pass, which
+	** meets the same ones in the same order, needs no address lookup. */
+	uint32_t *ri;
+	size_t rn, rcap;
+	int rec;     /* mark pass: keeping them (0: stopped, out of memory) */
+	size_t rcur; /* write pass: the next to replay + 1, 0 none */
 };
 
 /* -- Sizes ----------------------------------------------------------------- */
@@ -313,6 +321,7 @@ static size_t add(struct walk *w, GCobj *o)
 	ob->o = o;
 	ob->size = obj_size(w->g, o);
 	ob->reached = 0;
+	ob->rstart = 0;
 	ob->id = *x >> 32;
 	*x = (*x & ~IDX_MASK) | w->n;
 	return w->n;
@@ -341,14 +350,32 @@ static void push(struct walk *w, size_t i)
 	w->stk[w->sp++] = (uint32_t)i;
 }
 
-/* VM thread only. Mark pass: reach o. */
-static void reach(struct walk *w, GCobj *o)
+/* VM thread only. Mark pass: reach o; its index + 1 (0: out of memory). */
+static size_t reach(struct walk *w, GCobj *o)
 {
 	size_t i = add(w, o);
 	if (i && !w->v[i - 1].reached) {
 		w->v[i - 1].reached = 1;
 		push(w, i - 1);
 	}
+	return i;
+}
+
+/* VM thread only. Mark pass: keep the target index + 1 i of the object
+** being walked; 0 when it cannot be kept (its replay is then off). */
+static int keep_target(struct walk *w, size_t i)
+{
+	if (w->rn == w->rcap) {
+		size_t nc = w->rcap ? w->rcap * 2 : 4096;
+		uint32_t *nr =
+		    nc < UINT32_MAX ? realloc(w->ri, nc * sizeof *nr) : NULL;
+		if (!nr)
+			return 0;
+		w->ri = nr;
+		w->rcap = nc;
+	}
+	w->ri[w->rn++] = (uint32_t)i;
+	return 1;
 }
 
 /* VM thread only. The heap ID of o (0 when unknown). */
@@ -358,13 +385,27 @@ static uint64_t id_of(struct walk *w, GCobj *o)
 	return i ? w->v[i - 1].id : 0;
 }
 
+/* VM thread only. Write pass: the heap ID of target, the next kept one
+** when it is that object (else looked up). */
+static uint64_t target_id(struct walk *w, GCobj *target)
+{
+	if (w->rcur && w->rcur <= w->rn) {
+		size_t i = w->ri[w->rcur++ - 1];
+		if (i && i <= w->n && w->v[i - 1].o == target)
+			return w->v[i - 1].id;
+	}
+	return id_of(w, target);
+}
+
 /* VM thread only. One reference to target, named by r. */
 static void ref(struct walk *w, const struct rname *r, GCobj *target)
 {
 	if (!target)
 		return;
 	if (!w->emit) {
-		reach(w, target);
+		size_t i = reach(w, target);
+		if (w->rec && !(i && keep_target(w, i)))
+			w->rec = 0;
 		return;
 	}
 	put_u8(w, r->kind | (r->weak ? FORMAT_HREF_WEAK : 0));
@@ -388,7 +429,7 @@ static void ref(struct walk *w, const struct rname *r, GCobj *target)
 		break;
 	default: break;
 	}
-	put_uleb(w, id_of(w, target));
+	put_uleb(w, target_id(w, target));
 }
 
 /* VM thread only. A reference to the object a TValue holds, if any. */
@@ -776,6 +817,22 @@ static size_t mt_name(GCtab *mt, char *buf, size_t cap)
 				strVdata(tv));
 }
 
+/* Any context. Write text then v in decimal at p (room for 16 + 10 bytes
+** is the caller's); the end. */
+static char *dec_text(char *p, const char *text, unsigned v)
+{
+	char d[10];
+	int k = 0;
+	while (*text)
+		*p++ = *text++;
+	do
+		d[k++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (k > 0)
+		*p++ = d[--k];
+	return p;
+}
+
 /* VM thread only. The short text of o's OBJECT record, into buf. */
 static size_t obj_text(struct walk *w, GCobj *o, char *buf, size_t cap)
 {
@@ -825,14 +882,15 @@ static size_t obj_text(struct walk *w, GCobj *o, char *buf, size_t cap)
 		n = snprintf(buf, cap, "ctype %u", (unsigned)o->cd.ctypeid);
 		break;
 #endif
-	case ~LJ_TTAB:
-		n = snprintf(buf, cap, "array %u hash %u",
-			     (unsigned)o->tab.asize,
-			     o->tab.hmask ? (unsigned)o->tab.hmask + 1 : 0);
+	case ~LJ_TTAB: { /* "array %u hash %u", the commonest: no snprintf */
+		unsigned hs = o->tab.hmask ? (unsigned)o->tab.hmask + 1 : 0;
+		char *e = dec_text(buf, "array ", (unsigned)o->tab.asize);
+		n = (int)(dec_text(e, " hash ", hs) - buf);
 		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
 			n += (int)mt_name(tab_of(o->tab.metatable), buf + n,
 					  cap - (size_t)n);
 		break;
+	}
 	case ~LJ_TUDATA:
 		n = snprintf(buf, cap, "%u bytes", (unsigned)o->ud.len);
 		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
@@ -955,7 +1013,9 @@ static void emit_obj(struct walk *w, size_t i)
 	put_u8(w, ob->reached ? 0 : FORMAT_HOBJ_UNREACHABLE);
 	size_t tl = obj_text(w, ob->o, text, sizeof text);
 	put_str(w, text, tl);
+	w->rcur = ob->rstart;
 	refs(w, ob->o);
+	w->rcur = 0;
 	put_u8(w, 0);
 	block_close(w, 0);
 }
@@ -983,8 +1043,13 @@ int snap_take(struct snap_vm *s, lua_State *L, uint64_t vm_id, struct wbuf *out,
 	enumerate(&w);
 	roots(&w);
 	while (w.sp && !w.err) {
-		size_t i = w.stk[--w.sp];
+		size_t i = w.stk[--w.sp], start = w.rn + 1;
+		w.rec = 1;
 		refs(&w, w.v[i].o);
+		/* Kept whole, or not replayed at all. */
+		w.v[i].rstart =
+		    w.rec && start <= UINT32_MAX ? (uint32_t)start : 0;
+		w.rec = 0;
 	}
 	/* Write: objects with their references, roots, the summary. */
 	w.emit = 1;
@@ -1018,6 +1083,7 @@ int snap_take(struct snap_vm *s, lua_State *L, uint64_t vm_id, struct wbuf *out,
 	free(w.v);
 	free(w.stk);
 	free(w.fr);
+	free(w.ri);
 	if (w.err) {
 		snprintf(err, errlen, "heap snapshot: out of memory");
 		return w.err;
