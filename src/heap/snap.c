@@ -294,6 +294,15 @@ static size_t find(struct walk *w, GCobj *o)
 /* VM thread only. Add o (once); its index + 1, or 0 when out of memory. */
 static size_t add(struct walk *w, GCobj *o)
 {
+	/* Met before in this walk (a reference): found by o itself, which is
+	** its base but for a VLA cdata's, without reading o (a cache miss
+	** per reference). No other allocation starts where o is. */
+	uint64_t *y = snap_map_get(&w->s->ids, (uintptr_t)o);
+	if (y) {
+		size_t j = (size_t)(*y & IDX_MASK);
+		if (j && j <= w->n && w->v[j - 1].o == o)
+			return j;
+	}
 	int added = 0;
 	uint64_t *x = snap_map_ref(&w->s->ids, obj_base(o), &added);
 	if (!x) {
