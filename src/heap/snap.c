@@ -283,26 +283,24 @@ static void block_close(struct walk *w, int force)
 ** object here. */
 #define IDX_MASK 0xffffffffull
 
+/* VM thread only. Index + 1 of o in this snapshot, looked up by key (its
+** base address), 0 when not in it. */
+static size_t find_at(struct walk *w, GCobj *o, uintptr_t key)
+{
+	uint64_t *x = snap_map_get(&w->s->ids, key);
+	size_t i = x ? (size_t)(*x & IDX_MASK) : 0;
+	return i && i <= w->n && w->v[i - 1].o == o ? i : 0;
+}
+
 /* VM thread only. Index + 1 of o in this snapshot, 0 when not in it. */
 static size_t find(struct walk *w, GCobj *o)
 {
-	uint64_t *x = snap_map_get(&w->s->ids, obj_base(o));
-	size_t i = x ? (size_t)(*x & IDX_MASK) : 0;
-	return i && i <= w->n && w->v[i - 1].o == o ? i : 0;
+	return find_at(w, o, obj_base(o));
 }
 
 /* VM thread only. Add o (once); its index + 1, or 0 when out of memory. */
 static size_t add(struct walk *w, GCobj *o)
 {
-	/* Met before in this walk (a reference): found by o itself, which is
-	** its base but for a VLA cdata's, without reading o (a cache miss
-	** per reference). No other allocation starts where o is. */
-	uint64_t *y = snap_map_get(&w->s->ids, (uintptr_t)o);
-	if (y) {
-		size_t j = (size_t)(*y & IDX_MASK);
-		if (j && j <= w->n && w->v[j - 1].o == o)
-			return j;
-	}
 	int added = 0;
 	uint64_t *x = snap_map_ref(&w->s->ids, obj_base(o), &added);
 	if (!x) {
@@ -362,7 +360,12 @@ static void push(struct walk *w, size_t i)
 /* VM thread only. Mark pass: reach o; its index + 1 (0: out of memory). */
 static size_t reach(struct walk *w, GCobj *o)
 {
-	size_t i = add(w, o);
+	/* Added already, at enumeration: found by o itself, which is its base
+	** but for a VLA cdata's, without reading o (a cache miss per
+	** reference). No other allocation starts where o is. */
+	size_t i = find_at(w, o, (uintptr_t)o);
+	if (!i)
+		i = add(w, o);
 	if (i && !w->v[i - 1].reached) {
 		w->v[i - 1].reached = 1;
 		push(w, i - 1);

@@ -31,76 +31,47 @@ static uint8_t *put_slot(uint8_t *p, unsigned op, int64_t delta)
 	return blocks_uleb_put(p, z);
 }
 
-/* Sites an encoding pass mapped, direct-mapped by key and tag: allocation-
-** heavy code allocates from a few sites over and over (binary-trees: from
-** several traces in turn, which a memo of the last two missed 85% of the
-** time), and an ID found once in a pass stays valid for the rest of it
-** (nothing is forgotten while m's lock is held). id 0: an empty entry. */
-#define SITE_MEMO 256
-struct site_memo {
-	uint64_t key[SITE_MEMO], tag[SITE_MEMO], id[SITE_MEMO];
+/* IDs an encoding pass mapped (allocation sites, ENTER's functions),
+** direct-mapped by key and tag: allocation-heavy code allocates from a few
+** sites over and over (binary-trees: from several traces in turn, which a
+** memo of the last two missed 85% of the time), call-heavy code enters a
+** few functions, and an ID found once in a pass stays valid for the rest
+** of it (nothing is forgotten while m's lock is held). id 0: an empty
+** entry. */
+#define ID_MEMO 256
+struct id_memo {
+	uint64_t key[ID_MEMO], tag[ID_MEMO], id[ID_MEMO];
 };
 
-/* Any thread. The memo entry of (key, tag). */
-static inline unsigned memo_slot(uint64_t key, uint64_t tag)
+/* Caller holds m's lock. mapper_ref(m, kind, key, traceno) through the
+** memo. */
+static inline uint64_t memo_ref(struct mapper *m, struct id_memo *im,
+				unsigned kind, uint64_t key, unsigned traceno)
 {
+	uint64_t tag = (uint64_t)kind << 32 | traceno;
 	uint64_t h = (key ^ tag << 3) * 0x9e3779b97f4a7c15u;
-	return (unsigned)(h >> 56) & (SITE_MEMO - 1);
-}
-
-/* Functions an encoding pass mapped, direct-mapped by address: a call-heavy
-** stretch enters a few functions over and over (as sites, an ID found once
-** stays valid for the pass). The kind is part of the key. id 0: empty. */
-#define FN_MEMO 256
-struct fn_memo {
-	uint64_t last_key, last_id; /* recursion enters the same one */
-	uint64_t key[FN_MEMO], id[FN_MEMO];
-};
-
-/* Caller holds m's lock. The ID of an ENTER's function (kind BUF_ENTER_LUA,
-** _C or _FF; key its prototype, C function or ffid). */
-static inline uint64_t enter_id(struct mapper *m, struct fn_memo *fm,
-				unsigned kind, uint64_t key)
-{
-	uint64_t k = key ^ (uint64_t)kind << 60;
-	if (k == fm->last_key && fm->last_id)
-		return fm->last_id;
-	uint64_t h = k * 0x9e3779b97f4a7c15u;
-	unsigned i = (unsigned)(h >> 56) & (FN_MEMO - 1);
-	fm->last_key = k;
-	if (fm->id[i] && fm->key[i] == k)
-		return fm->last_id = fm->id[i];
-	uint64_t id = mapper_ref(m,
-				 kind == BUF_ENTER_LUA ? MAPPER_PROTO
-				 : kind == BUF_ENTER_C ? MAPPER_CFUNC
-						       : MAPPER_FFUNC,
-				 (uintptr_t)key, 0);
-	fm->key[i] = k;
-	fm->id[i] = id;
-	return fm->last_id = id;
+	unsigned i = (unsigned)(h >> 56) & (ID_MEMO - 1);
+	if (im->id[i] && key == im->key[i] && tag == im->tag[i])
+		return im->id[i];
+	uint64_t id = mapper_ref(m, kind, (uintptr_t)key, traceno);
+	im->key[i] = key;
+	im->tag[i] = tag;
+	im->id[i] = id;
+	return id;
 }
 
 /* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte
 ** (with flag: FORMAT_ALLOC_NODT for an ALLOC without dt, else 0), then ID
 ** and line. */
-static inline uint8_t *put_site(struct mapper *m, struct site_memo *sm,
+static inline uint8_t *put_site(struct mapper *m, struct id_memo *im,
 				uint8_t *p, unsigned op, unsigned flag,
 				uint64_t x, uint64_t key)
 {
 	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
 	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
-	uint64_t tag = (uint64_t)keykind << 32 | traceno, id = 0;
-	if (keykind != MAPPER_NONE) {
-		unsigned i = memo_slot(key, tag);
-		if (sm->id[i] && key == sm->key[i] && tag == sm->tag[i]) {
-			id = sm->id[i];
-		} else {
-			id = mapper_ref(m, keykind, (uintptr_t)key, traceno);
-			sm->key[i] = key;
-			sm->tag[i] = tag;
-			sm->id[i] = id;
-		}
-	}
+	uint64_t id = 0;
+	if (keykind != MAPPER_NONE)
+		id = memo_ref(m, im, keykind, key, traceno);
 	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site | flag);
 	p = blocks_uleb_put(p, id);
 	return blocks_uleb_put(p, BUF_SITE_LINE(x));
@@ -138,11 +109,8 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 	** blocks from the newest down). */
 	uint64_t anext = 0, fprev = 0;
 	int64_t slot = 0;
-	struct site_memo sm;
-	struct fn_memo fm;
-	memset(sm.id, 0, sizeof sm.id);
-	memset(fm.id, 0, sizeof fm.id);
-	fm.last_id = 0;
+	struct id_memo im;
+	memset(im.id, 0, sizeof im.id);
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)
@@ -165,7 +133,7 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			goto next_sized;
 		}
 		if (kind == BUF_ALLOC) {
-			p = put_site(m, &sm, p, FORMAT_OP_ALLOC,
+			p = put_site(m, &im, p, FORMAT_OP_ALLOC,
 				     dt ? 0 : FORMAT_ALLOC_NODT, x, w[2]);
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - anext));
@@ -183,13 +151,18 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 		if (kind - BUF_ENTER_LUA <= BUF_ENTER_FF - BUF_ENTER_LUA) {
 			p = put_slot(p, FORMAT_OP_ENTER, (int64_t)x - slot);
 			slot = (int64_t)x;
-			p = blocks_uleb_put(p, enter_id(m, &fm, kind, w[2]));
+			p = blocks_uleb_put(
+			    p, memo_ref(m, &im,
+					kind == BUF_ENTER_LUA ? MAPPER_PROTO
+					: kind == BUF_ENTER_C ? MAPPER_CFUNC
+							      : MAPPER_FFUNC,
+					w[2], 0));
 			w += 3; /* buf_words[BUF_ENTER_*] */
 			goto next;
 		}
 		switch (kind) {
 		case BUF_REALLOC:
-			p = put_site(m, &sm, p, FORMAT_OP_REALLOC, 0, x, w[2]);
+			p = put_site(m, &im, p, FORMAT_OP_REALLOC, 0, x, w[2]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[5] - w[3]));
