@@ -1,6 +1,10 @@
 /*
 ** ljlog per-VM event buffer: raw records of 64-bit words.
 ** Records hold raw pointers; flush (logger/flush.c) maps and encodes them.
+** Mapped records: flush_map rewrites a buffer in place, each pointer
+** replaced by its ID (ENTER's function, an ALLOC's or REALLOC's site key
+** (0 for none), SWITCH's coroutine, a trace event's prototype or trace),
+** a text record's ID in its x (BUF_TEXT_ID_SHIFT).
 */
 #ifndef LJLOG_LOGGER_BUF_H
 #define LJLOG_LOGGER_BUF_H
@@ -29,8 +33,12 @@ enum buf_rec {
 	BUF_MARK,	 /* x length, then the text's bytes (BUF_TEXT_WORDS) */
 };
 
-/* Words of text a ZONE_PUSH or MARK record carries after its two words. */
+/* Words of text a ZONE_PUSH or MARK record carries after its two words;
+** its x: the text's length (at most FORMAT_STRING_MAX), and once mapped
+** (flush_map), its STRING's ID above. */
 #define BUF_TEXT_WORDS(len) (((len) + 7) / 8)
+#define BUF_TEXT_LEN_MASK   0xffu
+#define BUF_TEXT_ID_SHIFT   8
 
 /* Words in the largest record, and the room kept free before a flush:
 ** a record plus the SWITCH that may precede it. */
@@ -60,7 +68,7 @@ static inline unsigned buf_rec_words(const uint64_t *w)
 	unsigned kind = BUF_KIND(w[0]);
 	unsigned n = buf_words[kind];
 	if (kind == BUF_ZONE_PUSH || kind == BUF_MARK)
-		n += (unsigned)BUF_TEXT_WORDS(BUF_X(w[0]));
+		n += (unsigned)BUF_TEXT_WORDS(BUF_X(w[0]) & BUF_TEXT_LEN_MASK);
 	return n;
 }
 

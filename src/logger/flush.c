@@ -1,8 +1,11 @@
 /*
-** ljlog flush: encode a VM's raw buffer into MAPPING and EVENTS blocks.
-** Encoding reserves the worst case once, then emits without checks. The
-** encoder knows the buffer's records and the mapper, nothing of the
-** sampler or of the output file: logger.c writes what it makes.
+** ljlog flush: a VM's raw buffer into MAPPING and EVENTS blocks, in two
+** passes. The map pass (VM thread, mapper lock) puts IDs in place of the
+** records' pointers while the objects live, and makes the MAPPING block;
+** the encode pass (the writer thread, or the VM thread without one) turns
+** the mapped records into an EVENTS block, reserving the worst case once,
+** then emitting without checks. Neither writes: logger.c and
+** flushq.c write what they make.
 */
 #include "logger/flush.h"
 
@@ -16,6 +19,9 @@
 /* Worst-case encoded bytes per raw buffer word (a word becomes at most one
 ** 10-byte uleb; the op byte and escapes fit in the slack). */
 #define ENC_PER_WORD 11
+
+_Static_assert(FORMAT_STRING_MAX <= BUF_TEXT_LEN_MASK,
+	       "a text's length does not fit below its ID");
 
 /* -- Encoding ----------------------------------------------------------------- */
 
@@ -60,34 +66,104 @@ static inline uint64_t memo_ref(struct mapper *m, struct id_memo *im,
 	return id;
 }
 
-/* Caller holds m's lock. Site of an ALLOC/REALLOC: kind in the op byte
-** (with flag: FORMAT_ALLOC_NODT for an ALLOC without dt, else 0), then ID
-** and line. */
-static inline uint8_t *put_site(struct mapper *m, struct id_memo *im,
-				uint8_t *p, unsigned op, unsigned flag,
-				uint64_t x, uint64_t key)
+/* -- The map pass ---------------------------------------------------------------- */
+
+/* Caller holds m's lock. The ID of an ALLOC/REALLOC's site key (x: its
+** site word), 0 for a site without one. */
+static inline uint64_t site_id(struct mapper *m, struct id_memo *im, uint64_t x,
+			       uint64_t key)
 {
-	unsigned site = (unsigned)(x & 15), keykind = (unsigned)(x >> 4) & 15;
-	unsigned traceno = keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0;
-	uint64_t id = 0;
-	if (keykind != MAPPER_NONE)
-		id = memo_ref(m, im, keykind, key, traceno);
-	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | site | flag);
+	unsigned keykind = (unsigned)(x >> 4) & 15;
+	if (keykind == MAPPER_NONE)
+		return 0;
+	return memo_ref(m, im, keykind, key,
+			keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0);
+}
+
+/* Caller holds m's lock, in a pass. Put IDs in place of the pointers of
+** the records [w, end) (buf.h, "Mapped records"). */
+static void map_events(struct mapper *m, uint64_t *w, const uint64_t *end)
+{
+	struct id_memo im;
+	memset(im.id, 0, sizeof im.id);
+	while (w < end) {
+		uint64_t x = BUF_X(w[0]);
+		unsigned kind = BUF_KIND(w[0]), len;
+		switch (kind) {
+		case BUF_ALLOC:
+		case BUF_REALLOC: w[2] = site_id(m, &im, x, w[2]); break;
+		case BUF_ENTER_LUA:
+		case BUF_ENTER_C:
+		case BUF_ENTER_FF:
+			w[2] = memo_ref(m, &im,
+					kind == BUF_ENTER_LUA ? MAPPER_PROTO
+					: kind == BUF_ENTER_C ? MAPPER_CFUNC
+							      : MAPPER_FFUNC,
+					w[2], 0);
+			break;
+		case BUF_SWITCH:
+			w[2] =
+			    mapper_ref(m, MAPPER_COROUTINE, (uintptr_t)w[2], 0);
+			break;
+		case BUF_TRACE_START:
+		case BUF_TRACE_ABORT:
+			if (w[2])
+				w[2] = mapper_ref(m, MAPPER_PROTO,
+						  (uintptr_t)w[2], 0);
+			break;
+		case BUF_TRACE_STOP:
+			w[2] = mapper_ref(m, MAPPER_TRACE, (uintptr_t)w[2],
+					  (unsigned)x);
+			break;
+		case BUF_ZONE_PUSH:
+		case BUF_MARK:
+			len = (unsigned)(x & BUF_TEXT_LEN_MASK);
+			w[0] = BUF_W0(
+			    kind,
+			    len | mapper_string(m, (const char *)(w + 2), len)
+				      << BUF_TEXT_ID_SHIFT);
+			break;
+		}
+		w += buf_rec_words(w);
+	}
+}
+
+/* Caller holds m's lock. See flush.h. */
+int flush_map(struct mapper *m, uint64_t *w, const uint64_t *end,
+	      struct wbuf *out)
+{
+	mapper_assert_held(m);
+	mapper_begin(m, out);
+	map_events(m, w, end);
+	return mapper_end(m);
+}
+
+/* -- The encode pass ---------------------------------------------------------------- */
+
+/* Any thread. Site of an ALLOC/REALLOC: kind in the op byte (with flag:
+** FORMAT_ALLOC_NODT for an ALLOC without dt, else 0), then ID and line. */
+static inline uint8_t *put_site(uint8_t *p, unsigned op, unsigned flag,
+				uint64_t x, uint64_t id)
+{
+	*p++ = (uint8_t)(op << FORMAT_OP_SHIFT | (x & 15) | flag);
 	p = blocks_uleb_put(p, id);
 	return blocks_uleb_put(p, BUF_SITE_LINE(x));
 }
 
-/* Caller holds m's lock. A trace abort's reason and message. */
+/* Not m's lock holder. A trace abort's reason and message (a fast
+** function's name, under m's lock). */
 static uint8_t *put_abort(struct mapper *m, uint8_t *p, const uint64_t *w)
 {
 	char msg[160];
 	unsigned reason = (unsigned)(w[3] >> 32);
 	int64_t info = (int64_t)w[4];
 	char ffb[128];
-	const char *ff =
-	    info > 0 && info < 256
-		? names_ffname(&m->names, (unsigned)info, ffb, sizeof ffb)
-		: NULL;
+	const char *ff = NULL;
+	if (info > 0 && info < 256) {
+		mapper_lock(m);
+		ff = names_ffname(&m->names, (unsigned)info, ffb, sizeof ffb);
+		mapper_unlock(m);
+	}
 	jitev_message(reason, info, ff, msg, sizeof msg);
 	p = blocks_uleb_put(p, reason);
 	return blocks_str_put(p, msg, strlen(msg));
@@ -96,21 +172,19 @@ static uint8_t *put_abort(struct mapper *m, uint8_t *p, const uint64_t *w)
 /* Bytes an abort's message may add beyond the per-word reservation. */
 #define ABORT_EXTRA (BLOCKS_ULEB_MAX * 2 + 160)
 
-/* Caller holds m's lock. Encode the events of [w, end) into fe->scratch,
+/* Owner of fe. Encode the mapped events of [w, end) into fe->scratch,
 ** which has room for ENC_PER_WORD bytes a word left (plus slack): their
 ** count in *count, the first timestamp in *base; 0 or -ENOMEM. */
 static int encode_events(struct flush_enc *fe, struct mapper *m,
 			 const uint64_t *w, const uint64_t *end, uint64_t *base,
 			 uint8_t *p, uint64_t *countp)
 {
-	uint64_t count = 0, prev_t, addr = 0, id;
+	uint64_t count = 0, prev_t, addr = 0;
 	/* Version 12 guesses: where the next ALLOC's block starts (just past
 	** the last one's chunk), and the last FREE's address (the sweep frees
 	** blocks from the newest down). */
 	uint64_t anext = 0, fprev = 0;
 	int64_t slot = 0;
-	struct id_memo im;
-	memset(im.id, 0, sizeof im.id);
 
 	*base = prev_t = w[1] >> CLOCK_TS_SHIFT;
 	if (*base < fe->t_prev)
@@ -133,7 +207,7 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			goto next_sized;
 		}
 		if (kind == BUF_ALLOC) {
-			p = put_site(m, &im, p, FORMAT_OP_ALLOC,
+			p = put_site(p, FORMAT_OP_ALLOC,
 				     dt ? 0 : FORMAT_ALLOC_NODT, x, w[2]);
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - anext));
@@ -151,18 +225,13 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 		if (kind - BUF_ENTER_LUA <= BUF_ENTER_FF - BUF_ENTER_LUA) {
 			p = put_slot(p, FORMAT_OP_ENTER, (int64_t)x - slot);
 			slot = (int64_t)x;
-			p = blocks_uleb_put(
-			    p, memo_ref(m, &im,
-					kind == BUF_ENTER_LUA ? MAPPER_PROTO
-					: kind == BUF_ENTER_C ? MAPPER_CFUNC
-							      : MAPPER_FFUNC,
-					w[2], 0));
+			p = blocks_uleb_put(p, w[2]);
 			w += 3; /* buf_words[BUF_ENTER_*] */
 			goto next;
 		}
 		switch (kind) {
 		case BUF_REALLOC:
-			p = put_site(m, &im, p, FORMAT_OP_REALLOC, 0, x, w[2]);
+			p = put_site(p, FORMAT_OP_REALLOC, 0, x, w[2]);
 			p = blocks_sleb_put(p, (int64_t)(w[3] - addr));
 			p = blocks_uleb_put(p, w[4]);
 			p = blocks_sleb_put(p, (int64_t)(w[5] - w[3]));
@@ -175,10 +244,8 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			p = blocks_uleb_put(p, w[2]);
 			break;
 		case BUF_SWITCH:
-			id =
-			    mapper_ref(m, MAPPER_COROUTINE, (uintptr_t)w[2], 0);
 			*p++ = FORMAT_OP_SWITCH << FORMAT_OP_SHIFT;
-			p = blocks_uleb_put(p, id);
+			p = blocks_uleb_put(p, w[2]);
 			break;
 		case BUF_TRACE_ABORT:
 			/* Its message may outgrow the per-word room: make
@@ -191,25 +258,20 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 				return -ENOMEM;
 			/* fall through */
 		case BUF_TRACE_START:
-			id = w[2] ? mapper_ref(m, MAPPER_PROTO, (uintptr_t)w[2],
-					       0)
-				  : 0;
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 					 (kind == BUF_TRACE_START
 					      ? FORMAT_VM_TRACE_START
 					      : FORMAT_VM_TRACE_ABORT));
 			p = blocks_uleb_put(p, x);
-			p = blocks_uleb_put(p, id);
+			p = blocks_uleb_put(p, w[2]);
 			p = blocks_uleb_put(p, (uint32_t)w[3]);
 			if (kind == BUF_TRACE_ABORT)
 				p = put_abort(m, p, w);
 			break;
 		case BUF_TRACE_STOP:
-			id = mapper_ref(m, MAPPER_TRACE, (uintptr_t)w[2],
-					(unsigned)x);
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 					 FORMAT_VM_TRACE_STOP);
-			p = blocks_uleb_put(p, id);
+			p = blocks_uleb_put(p, w[2]);
 			break;
 		case BUF_TRACE_FLUSH:
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
@@ -217,12 +279,11 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 			break;
 		case BUF_ZONE_PUSH:
 		case BUF_MARK:
-			id = mapper_string(m, (const char *)(w + 2), (size_t)x);
 			*p++ =
 			    (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
 				      (kind == BUF_MARK ? FORMAT_VM_MARK
 							: FORMAT_VM_ZONE_PUSH));
-			p = blocks_uleb_put(p, id);
+			p = blocks_uleb_put(p, x >> BUF_TEXT_ID_SHIFT);
 			break;
 		case BUF_ZONE_POP:
 			*p++ = (uint8_t)(FORMAT_OP_VM << FORMAT_OP_SHIFT |
@@ -257,17 +318,16 @@ static int encode_events(struct flush_enc *fe, struct mapper *m,
 ** the six ulebs of its payload's head: the block is framed in place. */
 #define EVENTS_HEAD (FORMAT_HEADER_LEN + 6 * BLOCKS_ULEB_MAX)
 
-/* Caller holds m's lock. MAPPING (when new IDs were made) into out, then
-** EVENTS framed in place in fe->scratch (no copy: an allocation-heavy
-** program's log is hundreds of MB). */
+/* Owner of fe, not m's lock holder. See flush.h. The EVENTS block is
+** framed in place in fe->scratch (no copy: an allocation-heavy program's
+** log is hundreds of MB). */
 int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 		 const uint64_t *end, const struct writer_clock *c,
-		 struct wbuf *out, uint64_t *nevents)
+		 uint64_t *nevents)
 {
-	size_t words = (size_t)(end - w), out0 = out->len;
+	size_t words = (size_t)(end - w);
 	uint64_t base, count, t_prev = fe->t_prev;
 
-	mapper_assert_held(m);
 	fe->block = NULL;
 	fe->block_len = 0;
 	if (words == 0)
@@ -278,20 +338,13 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 	if (!p)
 		return -ENOMEM;
 	fe->scratch.len = EVENTS_HEAD;
-	mapper_begin(m, out);
-	int r = encode_events(fe, m, w, end, &base, p + EVENTS_HEAD, &count);
-	int nmap = mapper_end(m);
-	if (r < 0 || nmap < 0) {
-		/* IDs made in this pass stay in the map with no record
-		** written: forget the whole pass's work by dropping the
-		** events (as before). */
-		out->len = out0;
+	if (encode_events(fe, m, w, end, &base, p + EVENTS_HEAD, &count) < 0) {
 		fe->t_prev = t_prev;
 		return -ENOMEM;
 	}
 
 	uint8_t head[6 * BLOCKS_ULEB_MAX], *q = head;
-	q = blocks_uleb_put(q, m->vm_id);
+	q = blocks_uleb_put(q, m->vm_id); /* set at attach, never again */
 	q = blocks_uleb_put(q, count);
 	q = blocks_uleb_put(q, base);
 	q = blocks_uleb_put(q, c->counter);
@@ -306,7 +359,7 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 	fe->block = blk;
 	fe->block_len = len;
 	*nevents = count;
-	return nmap;
+	return 0;
 }
 
 /* Owner only. Free the encoder's memory. */

@@ -1,5 +1,6 @@
 /*
-** ljlog flush: map the buffer's pointers to IDs, encode, write.
+** ljlog flush: map the buffer's pointers to IDs (VM thread), then encode
+** (writer thread); flushq.c and logger.c write.
 */
 #ifndef LJLOG_LOGGER_FLUSH_H
 #define LJLOG_LOGGER_FLUSH_H
@@ -17,16 +18,24 @@ struct flush_enc {
 	size_t block_len;
 };
 
-/* Caller holds m's lock. Encode the raw buffer records [w, end) (buf.h)
-** of m's VM: a MAPPING block for IDs made now (mapper_begin/end) appended
-** to out, and the EVENTS block stamped with the CLOCK triple c in
-** fe->block (fe->block_len bytes, valid until the next call): written
-** after out's blocks. The number of MAPPING blocks appended (0 or 1) with
-** *nevents set, or -ENOMEM (out is then as it was, fe->block NULL). Reads
-** the VM objects the records point to: call before the GC can free them. */
+/* Caller holds m's lock. The map pass: put IDs in place of the pointers
+** of the raw buffer records [w, end) (buf.h) of m's VM, the MAPPING block
+** for IDs made now (mapper_begin/end) appended to out. The number of
+** blocks appended (0 or 1), or -ENOMEM (out is then as it was, and the
+** records are to be dropped: IDs in them may be forgotten). Reads the VM
+** objects the records point to: call before the GC can free them. */
+int flush_map(struct mapper *m, uint64_t *w, const uint64_t *end,
+	      struct wbuf *out);
+
+/* Owner of fe, not m's lock holder (taken for a trace abort's message).
+** The encode pass: the records [w, end) that flush_map mapped, into an
+** EVENTS block stamped with the CLOCK triple c in fe->block (fe->block_len
+** bytes, valid until the next call), to be written after the MAPPING
+** block of their map pass. 0 with *nevents set, or -ENOMEM (fe->block
+** NULL). Reads nothing of the VM. */
 int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 		 const uint64_t *end, const struct writer_clock *c,
-		 struct wbuf *out, uint64_t *nevents);
+		 uint64_t *nevents);
 
 /* Owner only. Free the encoder's memory. */
 void flush_enc_free(struct flush_enc *fe);

@@ -180,8 +180,8 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 static void premap_stack(struct logger_vm *vm, lua_State *L);
 
 /* VM thread only. Map, encode and write the buffer; empty it. The mapper's
-** lock is held across the write: a drainer that finds an ID this flush
-** made must not write a block using it before its MAPPING is out. */
+** lock is held across the MAPPING's write: a drainer that finds an ID this
+** flush made must not write a block using it before its MAPPING is out. */
 void logger_flush(struct logger_vm *vm)
 {
 	uint64_t nevents = 0;
@@ -199,21 +199,25 @@ void logger_flush(struct logger_vm *vm)
 	clock_pair_now(&c);
 	vm->out.len = 0;
 	mapper_lock(&vm->map);
-	int nmap = flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
-				&vm->out, &nevents);
+	int nmap = flush_map(&vm->map, vm->buf, vm->bp, &vm->out), ok = 0;
 	if (nmap >= 0) {
-		/* The MAPPING first (the ID rule), then the EVENTS block
-		** where the encoder framed it: a failed write is sticky, so
-		** no EVENTS goes out without its MAPPING. */
+		/* The MAPPING first (the ID rule): a failed write is sticky,
+		** so no EVENTS goes out without its MAPPING. */
 		writer_lock();
-		if (writer_is_open() &&
-		    (!nmap || writer_write(&vm->out, (unsigned)nmap, 0) == 0))
+		ok = writer_is_open() &&
+		     (!nmap || writer_write(&vm->out, (unsigned)nmap, 0) == 0);
+		writer_unlock();
+	}
+	mapper_unlock(&vm->map);
+	if (ok && flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
+			       &nevents) == 0) {
+		writer_lock();
+		if (writer_is_open())
 			writer_write_bytes(vm->fe.block, vm->fe.block_len, 1,
 					   nevents);
 		writer_unlock();
 		vm->nevents += nevents;
 	}
-	mapper_unlock(&vm->map);
 	vm->bp = vm->buf;
 	sample_busy(&vm->s, -1);
 	vm->in_flush = 0;
