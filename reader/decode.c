@@ -307,6 +307,11 @@ int dec_end(struct decode *d, const struct reader_block *b,
 				 "error %llu",
 				 (unsigned long long)e->stop_error);
 	}
+	e->flush_waits = e->flush_wait_ns = 0;
+	if (d->intro.version >= 15 &&
+	    ((rc = dec_get_u(c, "flush_waits", &e->flush_waits)) < 0 ||
+	     (rc = dec_get_u(c, "flush_wait_ns", &e->flush_wait_ns)) < 0))
+		return dec_bad_field(d, b, c, rc);
 	if ((rc = dec_check_tail(d, b, c, "END")) < 0)
 		return rc;
 	if (e->events != d->events)

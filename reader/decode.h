@@ -62,6 +62,9 @@ struct decode_end {
 	** cut to fit). */
 	uint64_t stop_error;
 	char stop_reason[128];
+	/* (version 15) Waits of VM threads for the writer thread: how many,
+	** nanoseconds in all (0 before). */
+	uint64_t flush_waits, flush_wait_ns;
 };
 
 struct decode_tsnap;

@@ -135,6 +135,9 @@ static int on_end(void *ud, const struct decode_end *e)
 	if (e->stop_error)
 		printf("  stopped by a write error: %s (errno %" PRIu64 ")\n",
 		       e->stop_reason, e->stop_error);
+	if (e->flush_waits)
+		printf("  flush_waits %" PRIu64 ", flush_wait_ns %" PRIu64 "\n",
+		       e->flush_waits, e->flush_wait_ns);
 	return 0;
 }
 

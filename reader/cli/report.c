@@ -989,6 +989,13 @@ void report_text(const struct profile *p, const char *path, int rc,
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
 	       p->nvm, p->coroutines, p->events, t.calls, p->smp.samples);
+	if (p->have_end && p->end.flush_waits)
+		printf(
+		    "  the program waited %s for ljlog's writer thread (%" PRIu64
+		    " times all its buffers were queued): a larger "
+		    "buffer= helps\n",
+		    cli_fmt_time(a, sizeof a, p->end.flush_wait_ns),
+		    p->end.flush_waits);
 	if (p->calls.unmatched_exits)
 		printf("  %" PRIu64 " returns from frames entered before the "
 		       "profiler attached\n",
@@ -1093,6 +1100,8 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "unmatched_exits", p->calls.unmatched_exits);
 	json_u64(&j, "samples", s->samples);
 	json_u64(&j, "samples_dropped", s->samples_dropped);
+	json_u64(&j, "flush_waits", p->have_end ? p->end.flush_waits : 0);
+	json_u64(&j, "flush_wait_ns", p->have_end ? p->end.flush_wait_ns : 0);
 	json_u64(&j, "signals", s->signals);
 	json_u64(&j, "intervals", s->intervals);
 	{

@@ -30,8 +30,9 @@
 ** 14: a sample with a trace carries chkofs (the profile check its code
 **     stops at next); FORMAT_STATE_TRACED: a trace outside state 7;
 **     NAME records (a name found after the function's record); sample
-**     state FORMAT_STATE_LJLOG (ljlog's own work on the VM's thread). */
-#define FORMAT_VERSION 14
+**     state FORMAT_STATE_LJLOG (ljlog's own work on the VM's thread).
+** 15: END ends with flush_waits and flush_wait_ns (the writer thread). */
+#define FORMAT_VERSION 15
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"

@@ -83,6 +83,8 @@ static struct {
 	uint64_t events;  /* events in EVENTS blocks written */
 	uint64_t vms;	  /* VMs attached over the run */
 	uint64_t dropped; /* samples dropped */
+	uint64_t waits;	  /* a VM thread waited for the writer thread */
+	uint64_t wait_ns; /* for so long, all told */
 	/* bytes, blocks and events before the last batch written */
 	uint64_t last_bytes, last_blocks, last_events;
 	char path[4096];
@@ -216,7 +218,7 @@ static int put_end(struct wbuf *b, const struct writer_clock *c, int stop)
 	const char *why = stop ? strerror(-stop) : "";
 	size_t wl = strlen(why);
 	size_t off = writer_block_begin(b);
-	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(b, 128 + wl);
+	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(b, 160 + wl);
 	if (!p)
 		return -ENOMEM;
 	p = blocks_uleb_put(p, out.events);
@@ -227,6 +229,8 @@ static int put_end(struct wbuf *b, const struct writer_clock *c, int stop)
 	p = put_clock(p, c);
 	p = blocks_uleb_put(p, (uint64_t)-stop);
 	p = blocks_str_put(p, why, wl);
+	p = blocks_uleb_put(p, out.waits);
+	p = blocks_uleb_put(p, out.wait_ns);
 	b->len = (size_t)(p - b->p);
 	writer_block_end(b, off, FORMAT_KIND_END);
 	return 0;
@@ -353,6 +357,7 @@ int writer_open(const char *path, int fd, const struct writer_intro *in,
 	if (in != &intro) /* a forked child's VMs are counted already */
 		out.vms = 0;
 	out.dropped = 0;
+	out.waits = out.wait_ns = 0;
 	snprintf(out.path, sizeof out.path, "%s", path);
 	wbuf_free(&b);
 	return 0;
@@ -413,6 +418,13 @@ int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
 void writer_count_dropped(uint64_t n)
 {
 	out.dropped += n;
+}
+
+/* Caller holds the global lock. See writer.h. */
+void writer_count_waits(uint64_t n, uint64_t ns)
+{
+	out.waits += n;
+	out.wait_ns += ns;
 }
 
 /* Caller holds the global lock. Count one more VM attached over the run. */

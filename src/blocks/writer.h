@@ -99,6 +99,10 @@ int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
 /* Caller holds the global lock. Count n more dropped samples (END). */
 void writer_count_dropped(uint64_t n);
 
+/* Caller holds the global lock. Count n more waits of a VM thread for the
+** writer thread, ns nanoseconds in all (END flush_waits, flush_wait_ns). */
+void writer_count_waits(uint64_t n, uint64_t ns);
+
 /* Caller holds the global lock. Count one more VM attached over the run. */
 void writer_count_vm(void);
 

@@ -80,27 +80,50 @@ static inline uint64_t site_id(struct mapper *m, struct id_memo *im, uint64_t x,
 			keykind == MAPPER_TRACE ? BUF_SITE_TRACENO(x) : 0);
 }
 
+/* Mapper kinds of ENTER's function, by record kind from BUF_ENTER_LUA. */
+static const uint8_t enter_kind[] = {MAPPER_PROTO, MAPPER_CFUNC, MAPPER_FFUNC};
+
 /* Caller holds m's lock, in a pass. Put IDs in place of the pointers of
 ** the records [w, end) (buf.h, "Mapped records"). */
 static void map_events(struct mapper *m, uint64_t *w, const uint64_t *end)
 {
 	struct id_memo im;
+	/* The last ENTER's function and its ID: recursion enters the same
+	** one again and again. */
+	uint64_t last_key = 0, last_id = 0;
+	unsigned last_kind = 0, len;
 	memset(im.id, 0, sizeof im.id);
 	while (w < end) {
 		uint64_t x = BUF_X(w[0]);
-		unsigned kind = BUF_KIND(w[0]), len;
+		unsigned kind = BUF_KIND(w[0]);
+		/* The commonest records first: EXIT and FREE name nothing. */
+		if (kind == BUF_EXIT) {
+			w += 2; /* buf_words[BUF_EXIT] */
+			continue;
+		}
+		if (kind == BUF_FREE) {
+			w += 3; /* buf_words[BUF_FREE] */
+			continue;
+		}
+		if (kind - BUF_ENTER_LUA <= BUF_ENTER_FF - BUF_ENTER_LUA) {
+			if (w[2] != last_key || kind != last_kind) {
+				last_id = memo_ref(
+				    m, &im, enter_kind[kind - BUF_ENTER_LUA],
+				    w[2], 0);
+				last_key = w[2];
+				last_kind = kind;
+			}
+			w[2] = last_id;
+			w += 3; /* buf_words[BUF_ENTER_*] */
+			continue;
+		}
+		if (kind == BUF_ALLOC) {
+			w[2] = site_id(m, &im, x, w[2]);
+			w += 5; /* buf_words[BUF_ALLOC] */
+			continue;
+		}
 		switch (kind) {
-		case BUF_ALLOC:
 		case BUF_REALLOC: w[2] = site_id(m, &im, x, w[2]); break;
-		case BUF_ENTER_LUA:
-		case BUF_ENTER_C:
-		case BUF_ENTER_FF:
-			w[2] = memo_ref(m, &im,
-					kind == BUF_ENTER_LUA ? MAPPER_PROTO
-					: kind == BUF_ENTER_C ? MAPPER_CFUNC
-							      : MAPPER_FFUNC,
-					w[2], 0);
-			break;
 		case BUF_SWITCH:
 			w[2] =
 			    mapper_ref(m, MAPPER_COROUTINE, (uintptr_t)w[2], 0);

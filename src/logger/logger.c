@@ -179,12 +179,12 @@ static int check_vm(lua_State *L, char *err, size_t errlen)
 
 static void premap_stack(struct logger_vm *vm, lua_State *L);
 
-/* VM thread only. Map, encode and write the buffer; empty it. The mapper's
-** lock is held across the MAPPING's write: a drainer that finds an ID this
+/* VM thread only. Map the buffer, write the MAPPING, hand the buffer to
+** the writer thread; go on with another. The mapper's lock is held across
+** the MAPPING's write: a drainer that finds an ID this
 ** flush made must not write a block using it before its MAPPING is out. */
 void logger_flush(struct logger_vm *vm)
 {
-	uint64_t nevents = 0;
 	struct writer_clock c;
 	if (vm->in_flush || vm->bp == vm->buf)
 		return;
@@ -209,18 +209,26 @@ void logger_flush(struct logger_vm *vm)
 		writer_unlock();
 	}
 	mapper_unlock(&vm->map);
-	if (ok && flush_encode(&vm->fe, &vm->map, vm->buf, vm->bp, &c,
-			       &nevents) == 0) {
-		writer_lock();
-		if (writer_is_open())
-			writer_write_bytes(vm->fe.block, vm->fe.block_len, 1,
-					   nevents);
-		writer_unlock();
-		vm->nevents += nevents;
+	if (ok) { /* the EVENTS: the writer thread's now */
+		vm->buf = flushq_submit(&vm->q, vm->bp, &c);
+		vm->bend = vm->buf + vm->buf_words - BUF_SLACK;
 	}
 	vm->bp = vm->buf;
 	sample_busy(&vm->s, -1);
 	vm->in_flush = 0;
+}
+
+/* VM thread only. Flush, and wait until every event vm buffered is
+** written: what the VM writes next comes after them. The last buffer is
+** written by this thread, after those queued: a VM that stops, or ends,
+** has no use for the writer thread (a short run never starts it). */
+static void flush_sync(struct logger_vm *vm)
+{
+	int sync = vm->q.sync;
+	flushq_drain(&vm->q);
+	vm->q.sync = 1;
+	logger_flush(vm);
+	vm->q.sync = sync;
 }
 
 /* VM thread only. See logger.h. The lock is held across the write, as in
@@ -289,7 +297,7 @@ int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
 			 "heap snapshot: the log is being written");
 		return -EBUSY;
 	}
-	logger_flush(vm); /* the events before it come first in the log */
+	flush_sync(vm); /* the events before it come first in the log */
 	vm->out.len = 0;
 	sample_busy(&vm->s, 1);
 	int n = snap_take(&vm->snap, L, vm->id, &vm->out, err, errlen), r = n;
@@ -432,11 +440,12 @@ static void at_exit(void)
 		}
 		sample_flush_now(&mine[i]->s);
 		record_vm_event(mine[i], BUF_DETACH);
-		logger_flush(mine[i]);
+		flush_sync(mine[i]);
 		/* Names still unknown: a last look (compiled code may never
 		** have stopped at the armed hook). */
 		logger_look_names(mine[i], mainthread(mine[i]->g));
 	}
+	flushq_drain_all(); /* every VM's events before the END */
 	close_log();
 }
 
@@ -447,6 +456,7 @@ static void at_exit(void)
 static void at_fork_prepare(void)
 {
 	fork_tid = util_tid();
+	flushq_fork_prepare();
 	sample_fork_prepare();
 }
 
@@ -454,6 +464,7 @@ static void at_fork_prepare(void)
 static void at_fork_parent(void)
 {
 	sample_fork_parent();
+	flushq_fork_parent();
 }
 
 /* Child side of fork(), single-threaded: the child profiles on into a log
@@ -478,6 +489,7 @@ static void at_fork_child(void)
 	else if (opts_expand_file(log_pattern, pid, path, sizeof path - 24) ==
 		 0)
 		snprintf(path + strlen(path), 24, ".%ld", (long)pid);
+	flushq_fork_child();
 	sample_fork_child();
 	pre.len = 0;
 	for (struct logger_vm *vm = vms; vm; vm = vm->next) {
@@ -513,9 +525,8 @@ static void vm_free(struct logger_vm *vm)
 	mapper_free(&vm->map);
 	addrset_free(&vm->sampled);
 	snap_free(&vm->snap);
-	flush_enc_free(&vm->fe);
+	flushq_free(&vm->q);
 	wbuf_free(&vm->out);
-	free(vm->buf);
 	free(vm);
 }
 
@@ -551,10 +562,11 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	logger_pin();
 
 	struct logger_vm *vm = calloc(1, sizeof *vm);
-	if (!vm || !(vm->buf = malloc(o.buffer)) ||
+	if (!vm ||
+	    !(vm->buf = flushq_init(&vm->q, &vm->map, o.buffer, o.nowriter)) ||
 	    mapper_init(&vm->map, g, 0) < 0) {
 		if (vm) {
-			free(vm->buf);
+			flushq_free(&vm->q);
 			free(vm);
 		}
 		snprintf(err, errlen, "out of memory for a %zu byte buffer",
@@ -758,7 +770,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		jitev_lines_off(L, vm->jitlines);
 	jitev_alloc_lines_off(L, &vm->jrec);
 	record_vm_event(vm, BUF_DETACH);
-	logger_flush(vm);
+	flush_sync(vm); /* its events before the END, its buffers back */
 	/* Names still unknown (the flush just mapped the last functions): a
 	** last look, as compiled code may never have stopped at the hook. */
 	logger_look_names(vm, L);

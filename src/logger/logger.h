@@ -15,6 +15,7 @@
 #include "logger/alloc.h"
 #include "logger/buf.h"
 #include "logger/flush.h"
+#include "logger/flushq.h"
 #include "logger/jitev.h"
 #include "logger/opts.h"
 #include "logger/vmheap.h"
@@ -56,15 +57,14 @@ struct logger_vm {
 	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
 	struct jitev_rec jrec; /* alloc: snapshots per line where it allocates */
 	/* -- Cold ---------------------------------------------------------------- */
-	uint64_t *buf;		/* the buffer */
+	uint64_t *buf;		/* the buffer being filled (q's) */
 	size_t buf_words;	/* its size in words */
 	uint64_t flush_ticks;	/* flush interval in counter ticks, 0 none */
 	uint64_t id;		/* VM ID in the log */
 	pid_t tid;		/* thread that attached */
 	struct mapper map;	/* pointer -> ID, names (shared with s) */
-	struct flush_enc fe;	/* the flush's encoder */
+	struct flushq_vm q;	/* buffers, the writer thread's side */
 	struct wbuf out;	/* blocks of a flush */
-	uint64_t nevents;	/* events recorded */
 	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
 	unsigned trace_slot;	/* where the last return address was found */
 	unsigned vm_flags;	/* its VM record's flags (FORMAT_VM_*) */
@@ -141,9 +141,10 @@ void logger_look_names(struct logger_vm *vm, lua_State *L);
 ** pass (one that found nothing else to write). */
 void logger_write_names(struct logger_vm *vm);
 
-/* VM thread only. Map, encode and write vm's buffered events (MAPPING,
-** then EVENTS, one write); empty the buffer. Must run before the GC frees
-** anything the buffer points to. */
+/* VM thread only. Map vm's buffered events and write their MAPPING, then
+** hand them to the writer thread (flushq.h), which encodes and writes the
+** EVENTS; go on with another buffer. Must run before the GC frees anything
+** the buffer points to. */
 void logger_flush(struct logger_vm *vm);
 
 /* VM thread only (allocator wrapper). The GC is about to sweep: map every

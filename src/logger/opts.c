@@ -11,7 +11,7 @@
 
 static const char valid_list[] =
     "calls, alloc[=RATE], gc, sample[=INTERVAL], host, nohost, wall, jit, "
-    "nodefaults, keepjit, lines, nolines, vmtrim, file=PATH, file=|COMMAND, fd=N, "
+    "nodefaults, keepjit, lines, nolines, vmtrim, nowriter, file=PATH, file=|COMMAND, fd=N, "
     "buffer=SIZE, flush=INTERVAL, snapshot=exit+INTERVAL+SIGUSR1|SIGUSR2";
 
 /* Any context. The valid option names, for messages and --help. */
@@ -181,6 +181,8 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 			o->lines = 1, o->nolines = 0;
 		else if (word_is(s, len, "vmtrim"))
 			o->vmtrim = 1;
+		else if (word_is(s, len, "nowriter"))
+			o->nowriter = 1;
 		else if (word_is(s, len, "sample"))
 			*named |= OPTS_SAMPLE;
 		else if (word_is(s, len, "jit"))

@@ -39,6 +39,7 @@ struct opts {
 	int lines;	     /* sample: a snapshot per line, not per function */
 	int nolines;	     /* sample, alloc: no snapshots of ours */
 	int vmtrim;	     /* let LuaJIT's allocator trim its heap */
+	int nowriter;	     /* encode and write on the VM's thread */
 	int nohost;	     /* sample: no host (C) stacks */
 	int wall;	     /* sample: wall-clock time, not CPU time */
 	uint64_t sample_ns;  /* sample: interval of thread CPU time */

@@ -113,13 +113,13 @@ void sample_fork_parent(void)
 }
 
 /* Child side of fork(), single-threaded: see sample.h. The locks the
-** prepare handler took are made anew. */
+** prepare handler took (this thread) are let go; the condition's waiters
+** are gone: made anew. */
 void sample_fork_child(void)
 {
-	pthread_mutex_init(&smtx, NULL);
 	pthread_cond_init(&unpinned, NULL);
 	for (struct sample_vm *s = sampling; s; s = s->next) {
-		pthread_mutex_init(&s->hostlock, NULL);
+		pthread_mutex_unlock(&s->hostlock);
 		__atomic_store_n(&sample_slots[s->slot], NULL,
 				 __ATOMIC_RELAXED);
 		s->pins = 0;
@@ -128,6 +128,7 @@ void sample_fork_child(void)
 	}
 	sampling = NULL;
 	helper_started = 0;
+	pthread_mutex_unlock(&smtx);
 }
 
 /* Caller holds smtx. Install the handler once; refuse to take SIGPROF from

@@ -5,7 +5,8 @@
 #  - _exit() without lua_close at several moments (before the first flush,
 #    after a few, after many), with flush=1ms;
 #  - SIGKILL while the writer is inside a flush: the log goes through a pipe
-#    whose reader stops reading, so the writer blocks in write() with part
+#    whose reader stops reading, so the writer (the program's thread for a
+#    MAPPING, ljlog's writer thread for EVENTS) blocks in write() with part
 #    of a block written; the reader then drains what it got.
 . "$(dirname "$0")/lib.sh"
 
@@ -72,21 +73,24 @@ with open(out, "wb") as f:
 open(got + ".done", "w").close()
 PY
 log=$T/killed.ljlog
-# in_write PID: the process is blocked writing to the full pipe.
+# in_write PID: a thread of the process (the program's, or ljlog's writer
+# thread) is blocked writing to the full pipe.
 in_write() {
-	local w s
-	w=$(cat "/proc/$1/wchan" 2>/dev/null || true)
-	s=$(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null || true)
-	case $w in *pipe_write* | *pipe_wait*) return 0 ;; esac
-	[ "$(uname -m)" = x86_64 ] && [ "$s" = 1 ] && return 0
-	[ "$(uname -m)" = aarch64 ] && [ "$s" = 64 ] && return 0
+	local t w s
+	for t in /proc/"$1"/task/*; do
+		w=$(cat "$t/wchan" 2>/dev/null || true)
+		s=$(cut -d' ' -f1 "$t/syscall" 2>/dev/null || true)
+		case $w in *pipe_write* | *pipe_wait*) return 0 ;; esac
+		[ "$(uname -m)" = x86_64 ] && [ "$s" = 1 ] && return 0
+		[ "$(uname -m)" = aarch64 ] && [ "$s" = 64 ] && return 0
+	done
 	return 1
 }
 profile_bg "file=|python3 $T/reader.py $log $T/got $T/go 200000,calls,alloc,gc,flush=1ms,buffer=64k" \
 	"$prog" 100 "" spin >"$T/spin.out" 2>"$T/spin.err"
 pid=$BG_PID
 wait_for 60 test -s "$T/got" || fail "the pipe's reader never got its first bytes: $(cat "$T/spin.err")"
-wait_for 60 in_write "$pid" || fail "the profiled program never blocked in write() (wchan $(cat "/proc/$pid/wchan" 2>/dev/null))"
+wait_for 60 in_write "$pid" || fail "the profiled program never blocked in write() (wchan $(cat /proc/"$pid"/task/*/wchan 2>/dev/null | tr '\0' ' '))"
 kill -9 "$pid"
 rc=0
 wait "$pid" || rc=$?

@@ -146,6 +146,10 @@ void lblog_end(struct lblog *l)
 		lb_uleb(&p, l->stop_error);
 		lb_str(&p, l->stop_reason ? l->stop_reason : "");
 	}
+	if ((l->version ? l->version : FORMAT_VERSION) >= 15) {
+		lb_uleb(&p, l->flush_waits);
+		lb_uleb(&p, l->flush_wait_ns);
+	}
 	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
 	lb_free(&p);
 }

@@ -44,6 +44,8 @@ struct lblog {
 	uint64_t version;	 /* INTRO version, 0 for FORMAT_VERSION */
 	uint64_t stop_error;	 /* END (version 5): the write error, 0 none */
 	const char *stop_reason; /* END (version 5): its text, NULL "" */
+	uint64_t flush_waits;	 /* END (version 15) */
+	uint64_t flush_wait_ns;
 };
 
 /* MAPPING payload under construction. */

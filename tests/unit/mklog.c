@@ -224,6 +224,8 @@ int main(int argc, char **argv)
 	lb_uleb(&p, l.clock);
 	lb_uleb(&p, 0); /* stop_error: closed by the writer */
 	lb_str(&p, ""); /* stop_reason */
+	lb_uleb(&p, 0); /* flush_waits (version 15) */
+	lb_uleb(&p, 0); /* flush_wait_ns */
 	lblog_block(&l, FORMAT_KIND_END, p.buf, p.len);
 	fwrite(l.file.buf, 1, l.file.len, f);
 	lb_free(&p);

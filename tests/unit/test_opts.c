@@ -65,6 +65,9 @@ Test(opts, families)
 	cr_assert_eq(ok("log:sample,nolines,lines").nolines, 0);
 	cr_assert_eq(ok("log:vmtrim").events, OPTS_DEFAULTS);
 	cr_assert_eq(ok("log:calls").vmtrim, 0);
+	cr_assert_eq(ok("log:nowriter").nowriter, 1);
+	cr_assert_eq(ok("log:nowriter").events, OPTS_DEFAULTS);
+	cr_assert_eq(ok("log:calls").nowriter, 0);
 	cr_assert_eq(ok("log:keepjit").events, OPTS_DEFAULTS);
 	cr_assert_eq(ok("log:calls,,alloc,").events, OPTS_CALLS | OPTS_ALLOC);
 	cr_assert_eq(ok("log:sample").events, OPTS_SAMPLE);

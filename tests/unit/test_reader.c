@@ -966,6 +966,32 @@ Test(reader, end_names_write_error)
 	lblog_free(&l);
 }
 
+Test(reader, end_counts_writer_waits)
+{
+	struct lblog l;
+	struct seen s;
+	char err[512];
+	standard_log(&l, 0);
+	l.flush_waits = 7;
+	l.flush_wait_ns = 123456789;
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.e.flush_waits, 7);
+	cr_assert_eq(s.e.flush_wait_ns, 123456789);
+	lblog_free(&l);
+
+	/* Version 14: END ends at stop_reason; no waits. */
+	lblog_init(&l);
+	l.version = 14;
+	lblog_intro(&l, 1);
+	l.flush_waits = 7; /* not written: version 14 */
+	lblog_end(&l);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(s.e.flush_waits, 0);
+	cr_assert_eq(s.e.flush_wait_ns, 0);
+	lblog_free(&l);
+}
+
 Test(reader, unknown_kind_skipped)
 {
 	struct lblog l;
