@@ -388,19 +388,24 @@ PY
 # Heap snapshots: the VM's pause per million objects and the log's bytes
 # per object (ljlog heap --json, best of RUNS snapshots).
 bench_snapshot() {
-	local log=$tmp/snap.ljlog n=${SNAP_OBJECTS:-1000000}
-	LUAJIT_PROFILE="log:file=$log,nodefaults" "$luajit" -lljlog "$src/snapshot.lua" "$n" "$runs" >/dev/null
-	echo "snapshot ($n tables, $runs snapshots):"
-	"$b/ljlog" heap --json "$log" | python3 -c '
+	local log=$tmp/snap.ljlog n=${SNAP_OBJECTS:-1000000} kind
+	for kind in tables strings; do
+		LUAJIT_PROFILE="log:file=$log,nodefaults" "$luajit" -lljlog "$src/snapshot.lua" "$n" "$runs" "$kind" >/dev/null
+		case $kind in
+		tables) echo "snapshot ($n empty tables, $runs snapshots):" ;;
+		strings) echo "snapshot ($((n / 2)) tables with a string each, $runs snapshots):" ;;
+		esac
+		"$b/ljlog" heap --json "$log" | python3 -c '
 import json, os, sys
 s = json.load(sys.stdin)["snapshots"]
 objs = s[0]["objects"]
 best = min(x["pause_ns"] for x in s)
 nbytes = s[0]["bytes"]
 size = os.path.getsize(sys.argv[1])
-print(f"  {objs} objects, {nbytes} bytes; best pause {best / 1e6:.1f} ms: {best / 1e6 / objs * 1e6:.1f} ms per million objects")
-print(f"  log {size} bytes for {len(s)} snapshots: {size / (objs * len(s)):.1f} bytes per object")
+print(f"  {objs} objects, {nbytes} bytes; best pause {best / 1e6:.1f} ms: {best / 1e6 / objs * 1e6:.1f} ms per million objects ({objs / best * 1e3:.2f} M objects/s; budget 5)")
+print(f"  log {size} bytes for {len(s)} snapshots: {size / (objs * len(s)):.1f} bytes per object (budget 24)")
 ' "$log"
+	done
 }
 
 # -- budgets: the cost budgets of the issues side by side: unprofiled vs

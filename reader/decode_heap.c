@@ -1,12 +1,14 @@
 /*
 ** ljlog reader library: HEAP blocks (heap snapshots, version 8; object
-** addresses, version 10).
+** addresses, version 10; IDs, targets and indexes as differences and a
+** table's sizes as numbers, version 16).
 ** Each record goes to the sink as it is read; strings point into the
 ** payload.
 */
 #include "decode_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,8 +34,24 @@ static int get_u8(struct decode_cur *c, const char *name, unsigned *v)
 	return 0;
 }
 
-/* Any thread. One reference's fields after its kind byte into r. */
-static int get_ref(struct decode_cur *c, struct decode_href *r)
+/* Any thread. A sleb field as a difference from base (modulo 2^64). */
+static int get_rel(struct decode_cur *c, const char *name, uint64_t base,
+		   uint64_t *v)
+{
+	int64_t d;
+	if (blocks_sleb_get(&c->p, c->end, &d) < 0) {
+		c->field = name;
+		return -EBADMSG;
+	}
+	*v = base + (uint64_t)d;
+	return 0;
+}
+
+/* Any thread. One reference's fields after its kind byte into r (version
+** 16: target and array index as differences from *tprev and *aprev, the
+** OBJECT's last ones). */
+static int get_ref(struct decode_cur *c, struct decode_href *r, uint64_t *tprev,
+		   uint64_t *aprev, int rel)
 {
 	int rc = 0;
 	r->n = r->key = 0;
@@ -41,6 +59,11 @@ static int get_ref(struct decode_cur *c, struct decode_href *r)
 	r->namelen = 0;
 	switch (r->kind) {
 	case FORMAT_HREF_ARRAY:
+		if (!rel) {
+			rc = dec_get_u(c, "ref index", &r->n);
+		} else if ((rc = get_rel(c, "ref index", *aprev, &r->n)) == 0)
+			*aprev = r->n;
+		break;
 	case FORMAT_HREF_CONST:
 	case FORMAT_HREF_TRACE_CONST:
 		rc = dec_get_u(c, "ref index", &r->n);
@@ -65,21 +88,51 @@ static int get_ref(struct decode_cur *c, struct decode_href *r)
 		break;
 	default: break;
 	}
-	if (rc == 0)
+	if (rc == 0 && !rel)
 		rc = dec_get_u(c, "ref target", &r->target);
+	else if (rc == 0 &&
+		 (rc = get_rel(c, "ref target", *tprev, &r->target)) == 0)
+		*tprev = r->target;
 	return rc;
 }
 
-/* Any thread. An OBJECT record; *addr the block's last OBJECT's address
-** (version 10: each is a difference from it). */
+/* Any thread. Version 16: a table's text, "array N hash M" and then what
+** the record's text holds (" mt NAME"), into d->htext. */
+static int table_text(struct decode *d, struct decode_cur *c,
+		      struct decode_hobj *o)
+{
+	uint64_t as, hs;
+	const char *t;
+	size_t tl;
+	int rc;
+	if ((rc = dec_get_u(c, "asize", &as)) < 0 ||
+	    (rc = dec_get_u(c, "hsize", &hs)) < 0 ||
+	    (rc = get_raw(c, "text", &t, &tl)) < 0)
+		return rc;
+	int n = snprintf(d->htext, sizeof d->htext, "array %llu hash %llu%.*s",
+			 (unsigned long long)as, (unsigned long long)hs,
+			 (int)(tl < 256 ? tl : 256), t);
+	o->text = d->htext;
+	o->textlen = n < 0			   ? 0
+		     : (size_t)n < sizeof d->htext ? (size_t)n
+						   : sizeof d->htext - 1;
+	return 0;
+}
+
+/* Any thread. An OBJECT record; *addr and *pid the block's last OBJECT's
+** address (version 10) and ID (version 16): each is a difference from it. */
 static int dec_obj(struct decode *d, const struct reader_block *b,
-		   struct decode_cur *c, struct decode_hobj *o, uint64_t *addr)
+		   struct decode_cur *c, struct decode_hobj *o, uint64_t *addr,
+		   uint64_t *pid)
 {
 	unsigned k;
 	int64_t da = 0;
-	int rc;
-	if ((rc = dec_get_u(c, "id", &o->id)) < 0)
+	uint64_t aprev = 0, tprev;
+	int rc, rel = d->intro.version >= 16;
+	if ((rc = rel ? get_rel(c, "id", *pid, &o->id)
+		      : dec_get_u(c, "id", &o->id)) < 0)
 		return dec_bad_field(d, b, c, rc);
+	*pid = tprev = o->id;
 	if (d->intro.version >= 10) {
 		if (blocks_sleb_get(&c->p, c->end, &da) < 0) {
 			c->field = "addr";
@@ -90,9 +143,19 @@ static int dec_obj(struct decode *d, const struct reader_block *b,
 		o->has_addr = 1;
 	}
 	if ((rc = get_u8(c, "type", &o->type)) < 0 ||
-	    (rc = dec_get_u(c, "size", &o->size)) < 0 ||
-	    (rc = get_u8(c, "flags", &o->flags)) < 0 ||
-	    (rc = get_raw(c, "text", &o->text, &o->textlen)) < 0)
+	    (rc = dec_get_u(c, "size", &o->size)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if (rel) { /* the flag in the type byte */
+		o->flags = o->type & FORMAT_HTYPE_UNREACHABLE
+			       ? FORMAT_HOBJ_UNREACHABLE
+			       : 0;
+		o->type &= ~FORMAT_HTYPE_UNREACHABLE;
+	} else if ((rc = get_u8(c, "flags", &o->flags)) < 0) {
+		return dec_bad_field(d, b, c, rc);
+	}
+	if ((rc = rel && o->type == FORMAT_HTYPE_TABLE
+		      ? table_text(d, c, o)
+		      : get_raw(c, "text", &o->text, &o->textlen)) < 0)
 		return dec_bad_field(d, b, c, rc);
 	if (o->id == 0 || o->type == 0 || o->type >= FORMAT_HTYPE__MAX)
 		return dec_corrupt(
@@ -124,7 +187,7 @@ static int dec_obj(struct decode *d, const struct reader_block *b,
 			    "payload offset %zu",
 			    (unsigned long long)o->id, r->kind,
 			    (size_t)(c->p - c->start - 1));
-		if ((rc = get_ref(c, r)) < 0)
+		if ((rc = get_ref(c, r, &tprev, &aprev, rel)) < 0)
 			return dec_bad_field(d, b, c, rc);
 		o->nref++;
 	}
@@ -174,7 +237,7 @@ static int dec_summary(struct decode *d, const struct reader_block *b,
 int dec_heap(struct decode *d, const struct reader_block *b,
 	     struct decode_cur *c)
 {
-	uint64_t vm, seq, addr = 0;
+	uint64_t vm, seq, addr = 0, pid = 0;
 	unsigned k;
 	int rc;
 	if ((rc = dec_get_u(c, "vm", &vm)) < 0 ||
@@ -194,7 +257,7 @@ int dec_heap(struct decode *d, const struct reader_block *b,
 		if (k == FORMAT_HEAP_OBJECT) {
 			struct decode_hobj o = {.vm = (uint32_t)vm,
 						.snapshot = seq};
-			if ((rc = dec_obj(d, b, c, &o, &addr)) != 0)
+			if ((rc = dec_obj(d, b, c, &o, &addr, &pid)) != 0)
 				return rc;
 		} else if (k == FORMAT_HEAP_ROOT) {
 			struct decode_hroot r = {.vm = (uint32_t)vm,

@@ -53,6 +53,7 @@ struct decode {
 	char *msg;		      /* TRACE_ABORT message, NUL-terminated */
 	size_t msgcap;
 	struct decode_href *hrefs; /* a heap object's references, reused */
+	char htext[320]; /* a table's text (version 16: made from its sizes) */
 	size_t hrefcap;
 	char err[ERR_MAX]; /* last error */
 };

@@ -31,8 +31,11 @@
 **     stops at next); FORMAT_STATE_TRACED: a trace outside state 7;
 **     NAME records (a name found after the function's record); sample
 **     state FORMAT_STATE_LJLOG (ljlog's own work on the VM's thread).
-** 15: END ends with flush_waits and flush_wait_ns (the writer thread). */
-#define FORMAT_VERSION 15
+** 15: END ends with flush_waits and flush_wait_ns (the writer thread).
+** 16: HEAP OBJECT IDs, reference targets and array indexes as differences
+**     (sleb); a table's sizes as numbers before its text; UNREACHABLE in
+**     the type byte (FORMAT_HTYPE_UNREACHABLE), no flags byte. */
+#define FORMAT_VERSION 16
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -190,8 +193,10 @@ enum format_htype {
 	FORMAT_HTYPE__MAX
 };
 
-#define FORMAT_HOBJ_UNREACHABLE 1u    /* OBJECT flags, bit 0 */
-#define FORMAT_HREF_WEAK	0x80u /* reference kind byte, bit 7 */
+#define FORMAT_HOBJ_UNREACHABLE 1u /* OBJECT flags, bit 0 */
+/* Version 16: no flags byte; UNREACHABLE is the type byte's bit 7. */
+#define FORMAT_HTYPE_UNREACHABLE 0x80u
+#define FORMAT_HREF_WEAK	 0x80u /* reference kind byte, bit 7 */
 
 /* Reference kinds (low 7 bits of a reference's first byte; 0 ends). */
 enum format_href {

@@ -60,6 +60,9 @@ struct walk {
 	struct wbuf *out;
 	size_t blk;	/* offset of the open block, (size_t)-1 none */
 	uintptr_t addr; /* the block's last OBJECT's addr (0 at its start) */
+	uint64_t pid;	/* and its heap ID (version 16: IDs as differences) */
+	uint64_t cur;	/* its last reference's target (its own ID at first) */
+	uint64_t aprev; /* its last array reference's index */
 	unsigned nblocks;
 	uint64_t vm_id;
 	TValue **fr; /* frames of one thread, innermost first */
@@ -261,6 +264,7 @@ static void block_open(struct walk *w)
 	put_uleb(w, w->vm_id);
 	put_uleb(w, w->s->seq);
 	w->addr = 0;
+	w->pid = 0;
 }
 
 /* VM thread only. Close the open block (force), or when it is large. */
@@ -422,7 +426,10 @@ static void ref(struct walk *w, const struct rname *r, GCobj *target)
 	}
 	put_u8(w, r->kind | (r->weak ? FORMAT_HREF_WEAK : 0));
 	switch (r->kind) {
-	case FORMAT_HREF_ARRAY:
+	case FORMAT_HREF_ARRAY: /* from the one before (in order) */
+		put_sleb(w, (int64_t)(r->n - w->aprev));
+		w->aprev = r->n;
+		break;
 	case FORMAT_HREF_CONST:
 	case FORMAT_HREF_TRACE_CONST: put_uleb(w, r->n); break;
 	case FORMAT_HREF_FIELD_STR:
@@ -441,7 +448,11 @@ static void ref(struct walk *w, const struct rname *r, GCobj *target)
 		break;
 	default: break;
 	}
-	put_uleb(w, target_id(w, target));
+	/* From the reference before (the object's own ID at first): a
+	** table's array slots hold objects made one after the other. */
+	uint64_t id = target_id(w, target);
+	put_sleb(w, (int64_t)(id - w->cur));
+	w->cur = id;
 }
 
 /* VM thread only. A reference to the object a TValue holds, if any. */
@@ -829,22 +840,6 @@ static size_t mt_name(GCtab *mt, char *buf, size_t cap)
 				strVdata(tv));
 }
 
-/* Any context. Write text then v in decimal at p (room for 16 + 10 bytes
-** is the caller's); the end. */
-static char *dec_text(char *p, const char *text, unsigned v)
-{
-	char d[10];
-	int k = 0;
-	while (*text)
-		*p++ = *text++;
-	do
-		d[k++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (k > 0)
-		*p++ = d[--k];
-	return p;
-}
-
 /* VM thread only. The short text of o's OBJECT record, into buf. */
 static size_t obj_text(struct walk *w, GCobj *o, char *buf, size_t cap)
 {
@@ -894,15 +889,10 @@ static size_t obj_text(struct walk *w, GCobj *o, char *buf, size_t cap)
 		n = snprintf(buf, cap, "ctype %u", (unsigned)o->cd.ctypeid);
 		break;
 #endif
-	case ~LJ_TTAB: { /* "array %u hash %u", the commonest: no snprintf */
-		unsigned hs = o->tab.hmask ? (unsigned)o->tab.hmask + 1 : 0;
-		char *e = dec_text(buf, "array ", (unsigned)o->tab.asize);
-		n = (int)(dec_text(e, " hash ", hs) - buf);
-		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
-			n += (int)mt_name(tab_of(o->tab.metatable), buf + n,
-					  cap - (size_t)n);
+	case ~LJ_TTAB: /* its sizes are numbers before the text */
+		if (!is_dead(w, o))
+			n = (int)mt_name(tab_of(o->tab.metatable), buf, cap);
 		break;
-	}
 	case ~LJ_TUDATA:
 		n = snprintf(buf, cap, "%u bytes", (unsigned)o->ud.len);
 		if (!is_dead(w, o) && n > 0 && (size_t)n < cap)
@@ -1016,13 +1006,20 @@ static void emit_obj(struct walk *w, size_t i)
 	struct obj *ob = &w->v[i];
 	block_open(w);
 	put_u8(w, FORMAT_HEAP_OBJECT);
-	put_uleb(w, ob->id);
+	put_sleb(w, (int64_t)(ob->id - w->pid));
+	w->pid = w->cur = ob->id;
+	w->aprev = 0;
 	uintptr_t a = obj_base(ob->o);
 	put_sleb(w, (int64_t)(a - w->addr));
 	w->addr = a;
-	put_u8(w, (unsigned)(ob->o->gch.gct - (uint8_t)~LJ_TSTR) + 1);
+	put_u8(w, ((unsigned)(ob->o->gch.gct - (uint8_t)~LJ_TSTR) + 1) |
+		      (ob->reached ? 0 : FORMAT_HTYPE_UNREACHABLE));
 	put_uleb(w, ob->size);
-	put_u8(w, ob->reached ? 0 : FORMAT_HOBJ_UNREACHABLE);
+	if (ob->o->gch.gct == (uint8_t)~LJ_TTAB) {
+		GCtab *t = &ob->o->tab;
+		put_uleb(w, t->asize);
+		put_uleb(w, t->hmask ? (uint64_t)t->hmask + 1 : 0);
+	}
 	size_t tl = obj_text(w, ob->o, text, sizeof text);
 	put_str(w, text, tl);
 	w->rcur = ob->rstart;

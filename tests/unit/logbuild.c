@@ -676,3 +676,68 @@ size_t lb_heap_in_use(void)
 	return mi.uordblks + mi.hblkhd;
 #endif
 }
+
+/* -- HEAP records ---------------------------------------------------------------- */
+
+/* Test thread. See logbuild.h. */
+void lbh_begin(struct lbheap *h, uint64_t version)
+{
+	h->version = version ? version : FORMAT_VERSION;
+	h->addr = h->pid = h->cur = h->aprev = 0;
+}
+
+/* Test thread. See logbuild.h. */
+void lbh_obj(struct lb *p, struct lbheap *h, uint64_t id, uint64_t addr,
+	     unsigned type, uint64_t size, unsigned flags, const char *text)
+{
+	lb_u8(p, FORMAT_HEAP_OBJECT);
+	if (h->version >= 16)
+		lb_sleb(p, (int64_t)(id - h->pid));
+	else
+		lb_uleb(p, id);
+	h->pid = h->cur = id;
+	h->aprev = 0;
+	if (h->version >= 10) {
+		lb_sleb(p, (int64_t)(addr - h->addr));
+		h->addr = addr;
+	}
+	if (h->version >= 16) {
+		lb_u8(p, type | (flags & FORMAT_HOBJ_UNREACHABLE
+				     ? FORMAT_HTYPE_UNREACHABLE
+				     : 0));
+		lb_uleb(p, size);
+	} else {
+		lb_u8(p, type);
+		lb_uleb(p, size);
+		lb_u8(p, flags);
+	}
+	unsigned as, hs;
+	int n = 0;
+	if (h->version >= 16 && type == FORMAT_HTYPE_TABLE) {
+		if (sscanf(text, "array %u hash %u%n", &as, &hs, &n) != 2)
+			as = hs = 0, n = 0;
+		lb_uleb(p, as);
+		lb_uleb(p, hs);
+	}
+	lb_str(p, text + n);
+}
+
+/* Test thread. See logbuild.h. */
+void lbh_index(struct lb *p, struct lbheap *h, uint64_t index)
+{
+	if (h->version >= 16)
+		lb_sleb(p, (int64_t)(index - h->aprev));
+	else
+		lb_uleb(p, index);
+	h->aprev = index;
+}
+
+/* Test thread. See logbuild.h. */
+void lbh_target(struct lb *p, struct lbheap *h, uint64_t target)
+{
+	if (h->version >= 16)
+		lb_sleb(p, (int64_t)(target - h->cur));
+	else
+		lb_uleb(p, target);
+	h->cur = target;
+}

@@ -186,4 +186,28 @@ void lblog_samples_raw(struct lblog *l, uint64_t vm, uint64_t count,
 ** under ASan): what a reader holds, for tests of its memory. */
 size_t lb_heap_in_use(void);
 
+/* HEAP records of one block, for any format version: what the fields are
+** differences from (addresses since version 10; IDs, targets and array
+** indexes since 16). */
+struct lbheap {
+	uint64_t version;
+	uint64_t addr, pid;  /* the block's last OBJECT's */
+	uint64_t cur, aprev; /* the OBJECT's last reference's target, index */
+};
+
+/* Test thread. A HEAP block's records start (version 0: FORMAT_VERSION). */
+void lbh_begin(struct lbheap *h, uint64_t version);
+
+/* Test thread. An OBJECT record's head (its references follow, then a 0
+** byte). A table's text "array N hash M[ mt NAME]" gives its sizes in
+** version 16. */
+void lbh_obj(struct lb *p, struct lbheap *h, uint64_t id, uint64_t addr,
+	     unsigned type, uint64_t size, unsigned flags, const char *text);
+
+/* Test thread. An array reference's index (after its kind byte). */
+void lbh_index(struct lb *p, struct lbheap *h, uint64_t index);
+
+/* Test thread. A reference's target (its last field). */
+void lbh_target(struct lb *p, struct lbheap *h, uint64_t target);
+
 #endif

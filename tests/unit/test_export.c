@@ -18,11 +18,11 @@
 enum { VM = 1, A = 2, B = 3, MAIN = 7, CO = 8 };
 
 /* Test thread. A log with Lua functions A and B, coroutines MAIN and CO. */
-static void begin(struct lblog *l)
+static void begin_version(struct lblog *l, uint64_t version)
 {
 	struct lbmap m;
 	lblog_init(l);
-	lblog_intro(l, 99);
+	lblog_intro_version(l, 99, version);
 	map_begin(&m, VM);
 	map_vm(&m, VM, 555, 900, 0);
 	map_proto(&m, A, "@t.lua", 1, 5);
@@ -30,6 +30,12 @@ static void begin(struct lblog *l)
 	map_co(&m, MAIN, FORMAT_CO_MAIN);
 	map_co(&m, CO, 0);
 	lblog_mapping(l, &m);
+}
+
+/* Test thread. begin_version for this format version. */
+static void begin(struct lblog *l)
+{
+	begin_version(l, FORMAT_VERSION);
 }
 
 /* Test thread. A runs on the first coroutine and resumes CO, where B runs,
@@ -194,50 +200,46 @@ Test(export, nothing_to_export)
 
 /* Test thread. One OBJECT record's head (its references follow); its
 ** address (version 10) 0x100 past the one before. */
-static void hobj(struct lb *p, uint64_t id, unsigned type, uint64_t size,
-		 unsigned flags, const char *text)
+static void hobj(struct lb *p, struct lbheap *h, uint64_t id, unsigned type,
+		 uint64_t size, unsigned flags, const char *text)
 {
-	lb_u8(p, FORMAT_HEAP_OBJECT);
-	lb_uleb(p, id);
-	lb_sleb(p, 0x100);
-	lb_u8(p, type);
-	lb_uleb(p, size);
-	lb_u8(p, flags);
-	lb_str(p, text);
+	lbh_obj(p, h, id, h->addr + 0x100, type, size, flags, text);
 }
 
 /* Test thread. A log with one heap snapshot: table 1 (metatable named
 ** Foo) holds string 2 (by key, weakly by key, by a key 1.5) and table 3
 ** (weakly at [1], at key 7); table 4 is unreachable; a part of 100 bytes. */
-static const char *heap_log(void)
+static const char *heap_log(uint64_t version)
 {
 	struct lblog l;
 	struct lb p = {0};
-	begin(&l);
+	struct lbheap h;
+	begin_version(&l, version);
+	lbh_begin(&h, version);
 	lb_uleb(&p, VM);
 	lb_uleb(&p, 1);
-	hobj(&p, 1, FORMAT_HTYPE_TABLE, 64, 0, "array 1 hash 4 mt Foo");
+	hobj(&p, &h, 1, FORMAT_HTYPE_TABLE, 64, 0, "array 1 hash 4 mt Foo");
 	lb_u8(&p, FORMAT_HREF_FIELD_STR);
 	lb_str(&p, "s");
-	lb_uleb(&p, 2);
+	lbh_target(&p, &h, 2);
 	lb_u8(&p, FORMAT_HREF_FIELD_STR | FORMAT_HREF_WEAK);
 	lb_str(&p, "w");
-	lb_uleb(&p, 2);
+	lbh_target(&p, &h, 2);
 	lb_u8(&p, FORMAT_HREF_ARRAY | FORMAT_HREF_WEAK);
-	lb_uleb(&p, 1);
-	lb_uleb(&p, 3);
+	lbh_index(&p, &h, 1);
+	lbh_target(&p, &h, 3);
 	lb_u8(&p, FORMAT_HREF_FIELD_NUM);
 	lb_str(&p, "7");
-	lb_uleb(&p, 3);
+	lbh_target(&p, &h, 3);
 	lb_u8(&p, FORMAT_HREF_FIELD_NUM);
 	lb_str(&p, "1.5");
-	lb_uleb(&p, 2);
+	lbh_target(&p, &h, 2);
 	lb_u8(&p, 0);
-	hobj(&p, 2, FORMAT_HTYPE_STRING, 26, 0, "a\"b\x01\xff");
+	hobj(&p, &h, 2, FORMAT_HTYPE_STRING, 26, 0, "a\"b\x01\xff");
 	lb_u8(&p, 0);
-	hobj(&p, 3, FORMAT_HTYPE_TABLE, 40, 0, "array 0 hash 0");
+	hobj(&p, &h, 3, FORMAT_HTYPE_TABLE, 40, 0, "array 0 hash 0");
 	lb_u8(&p, 0);
-	hobj(&p, 4, FORMAT_HTYPE_TABLE, 40, FORMAT_HOBJ_UNREACHABLE,
+	hobj(&p, &h, 4, FORMAT_HTYPE_TABLE, 40, FORMAT_HOBJ_UNREACHABLE,
 	     "array 0 hash 0");
 	lb_u8(&p, 0);
 	lb_u8(&p, FORMAT_HEAP_ROOT);
@@ -264,9 +266,28 @@ static const char *heap_log(void)
 	return path;
 }
 
+Test(export, heapsnapshot_same_from_every_heap_encoding)
+{
+	/* Version 16 writes IDs, targets and array indexes as differences
+	** and a table's sizes as numbers: the same snapshot written by
+	** version 15 and 10 exports the same. */
+	const char *path = heap_log(FORMAT_VERSION);
+	char *now = export_str(export_heapsnapshot, path, 0);
+	unlink(path);
+	for (uint64_t v = 10; v <= 15; v += 5) {
+		path = heap_log(v);
+		char *old = export_str(export_heapsnapshot, path, 0);
+		cr_assert_str_eq(old, now, "version %llu",
+				 (unsigned long long)v);
+		free(old);
+		unlink(path);
+	}
+	free(now);
+}
+
 Test(export, heapsnapshot_nodes_edges_strings)
 {
-	const char *path = heap_log();
+	const char *path = heap_log(FORMAT_VERSION);
 	char *s = export_str(export_heapsnapshot, path, 0);
 	/* Nodes: root, (registry), (unreachable), (VM allocations), objects
 	** 1-4 (ID 2 x id + 1), the part. Strings interned in the order met. */
@@ -310,15 +331,17 @@ Test(export, heapsnapshot_names_functions_by_their_last_name)
 	struct lblog l;
 	struct lbmap m;
 	struct lb p = {0};
+	struct lbheap h;
 	begin(&l);
+	lbh_begin(&h, 0);
 	map_begin(&m, VM);
 	map_cfunc(&m, 9, 0x401234, "host+0x1234", "/usr/bin/host");
 	lblog_mapping(&l, &m);
 	lb_uleb(&p, VM);
 	lb_uleb(&p, 1);
-	hobj(&p, 1, FORMAT_HTYPE_FUNCTION, 40, 0, "t.lua:1");
+	hobj(&p, &h, 1, FORMAT_HTYPE_FUNCTION, 40, 0, "t.lua:1");
 	lb_u8(&p, 0);
-	hobj(&p, 2, FORMAT_HTYPE_FUNCTION, 40, 0, "C 0x401234");
+	hobj(&p, &h, 2, FORMAT_HTYPE_FUNCTION, 40, 0, "C 0x401234");
 	lb_u8(&p, 0);
 	lb_u8(&p, FORMAT_HEAP_ROOT);
 	lb_str(&p, "registry");

@@ -539,6 +539,8 @@ Test(format, heap_records)
 	cr_assert_eq(FORMAT_HREF_WEAK, 0x80u);
 	cr_assert_not_null(strstr(sec, "bit 0 UNREACHABLE"));
 	cr_assert_eq(FORMAT_HOBJ_UNREACHABLE, 1u);
+	cr_assert_not_null(strstr(sec, "bit 7 UNREACHABLE"));
+	cr_assert_eq(FORMAT_HTYPE_UNREACHABLE, 0x80u);
 	/* Version 10: the block's address right after the ID. */
 	const char *id = strstr(sec, "    uleb   id  ");
 	const char *ad =

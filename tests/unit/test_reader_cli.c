@@ -607,21 +607,11 @@ Test(cli, samples_folded)
 
 /* -- Heap snapshots and allocation sites -------------------------------------- */
 
-/* Test thread. One OBJECT record without references; its block's address
-** as a difference from *prev (version 10 only). */
-static void hobj(struct lb *p, uint64_t version, uint64_t *prev, uint64_t id,
-		 unsigned type, uint64_t size, uint64_t addr, const char *text)
+/* Test thread. One OBJECT record without references. */
+static void hobj(struct lb *p, struct lbheap *h, uint64_t id, unsigned type,
+		 uint64_t size, uint64_t addr, const char *text)
 {
-	lb_u8(p, FORMAT_HEAP_OBJECT);
-	lb_uleb(p, id);
-	if (version >= 10) {
-		lb_sleb(p, (int64_t)(addr - *prev));
-		*prev = addr;
-	}
-	lb_u8(p, type);
-	lb_uleb(p, size);
-	lb_u8(p, 0);
-	lb_str(p, text);
+	lbh_obj(p, h, id, addr, type, size, 0, text);
 	lb_u8(p, 0);
 }
 
@@ -637,7 +627,7 @@ static const char *site_log(uint64_t version)
 	struct lbmap m;
 	struct lbev e;
 	struct lb p = {0};
-	uint64_t prev = 0;
+	struct lbheap h;
 	lblog_init(&l);
 	lblog_intro_version(&l, 1, version);
 	map_begin(&m, 1);
@@ -656,16 +646,17 @@ static const char *site_log(uint64_t version)
 	lblog_events(&l, 1, 0, &e);
 	lb_uleb(&p, 1); /* vm */
 	lb_uleb(&p, 1); /* snapshot */
-	hobj(&p, version, &prev, 1, FORMAT_HTYPE_TABLE, 40, 0x3000, "t1");
-	hobj(&p, version, &prev, 2, FORMAT_HTYPE_TABLE, 64, 0x1000, "t2");
-	hobj(&p, version, &prev, 3, FORMAT_HTYPE_STRING, 48, 0x2000, "s3");
+	lbh_begin(&h, version);
+	hobj(&p, &h, 1, FORMAT_HTYPE_TABLE, 40, 0x3000, "array 0 hash 1");
+	hobj(&p, &h, 2, FORMAT_HTYPE_TABLE, 64, 0x1000, "array 2 hash 0");
+	hobj(&p, &h, 3, FORMAT_HTYPE_STRING, 48, 0x2000, "s3");
 	lblog_block(&l, FORMAT_KIND_HEAP, p.buf, p.len);
 	p.len = 0;
-	prev = 0; /* each HEAP block starts from 0 */
+	lbh_begin(&h, version); /* each HEAP block starts from 0 */
 	lb_uleb(&p, 1);
 	lb_uleb(&p, 1);
-	hobj(&p, version, &prev, 4, FORMAT_HTYPE_STRING, 30, 0x4000, "s4");
-	hobj(&p, version, &prev, 5, FORMAT_HTYPE_STRING, 10, 0x5000, "s5");
+	hobj(&p, &h, 4, FORMAT_HTYPE_STRING, 30, 0x4000, "s4");
+	hobj(&p, &h, 5, FORMAT_HTYPE_STRING, 10, 0x5000, "s5");
 	lb_u8(&p, FORMAT_HEAP_SUMMARY);
 	for (int i = 0; i < 3; i++)
 		lb_uleb(&p, 100); /* CLOCK */
@@ -715,7 +706,8 @@ Test(cli, heap_by_site)
 	/* dump shows each object's address. */
 	out = out_of(LJLOG " dump -v %s", p);
 	has_line(out, "    object #5 string size 10 at 0x5000 \"s5\"");
-	has_line(out, "    object #1 table size 40 at 0x3000 \"t1\"");
+	has_line(out,
+		 "    object #1 table size 40 at 0x3000 \"array 0 hash 1\"");
 	free(out);
 	unlink(p);
 }
