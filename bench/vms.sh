@@ -8,14 +8,16 @@
 # 2 threads is the ratio with 1 (each VM pays only for itself). Runs
 # rotate within a round; the median ratio of ROUNDS is printed.
 #
-# Usage: bench/vms.sh [-n ROUNDS] [-t SECONDS] [BUILD_DIR]
-#        (default 5 rounds of 3 s runs, build/)
+# Usage: bench/vms.sh [-n ROUNDS] [-t SECONDS] [-o OPTIONS] [BUILD_DIR]
+#        (default 5 rounds of 3 s runs, build/; -o nowriter: OPTIONS
+#        added to each family's)
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-rounds=5 secs=3
+rounds=5 secs=3 extra=
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) rounds=$2; shift 2 ;;
+	-o) extra=,$2; shift 2 ;;
 	-t) secs=$2; shift 2 ;;
 	-h | --help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) break ;;
@@ -33,7 +35,7 @@ script=$top/tests/e2e/hosts_sysbench.lua
 # unprofiled).
 events() {
 	local pre= n
-	[ -n "$2" ] && pre="env LD_PRELOAD=$lib LUAJIT_PROFILE=log:file=$tmp/v.ljlog,$2"
+	[ -n "$2" ] && pre="env LD_PRELOAD=$lib LUAJIT_PROFILE=log:file=$tmp/v.ljlog,$2$extra"
 	n=$($pre "$sb" "$script" --threads="$1" --events=0 --time="$secs" run 2>/dev/null |
 		sed -n 's/^ *total number of events: *//p')
 	[ -n "$n" ] || { echo "bench: sysbench --threads=$1 ($2) printed no event count" >&2; exit 1; }
@@ -41,7 +43,7 @@ events() {
 }
 
 families="calls sample=1ms calls,sample=1ms"
-echo "sysbench, hosts_sysbench.lua, ${secs} s runs, $rounds rounds: events done relative to unprofiled"
+echo "sysbench, hosts_sysbench.lua, ${secs} s runs, $rounds rounds${extra:+, options +${extra#,}}: events done relative to unprofiled"
 for th in 1 2; do
 	: >"$tmp/r$th"
 	for r in $(seq "$rounds"); do

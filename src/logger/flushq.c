@@ -159,9 +159,13 @@ uint64_t *flushq_submit(struct flushq_vm *q, const uint64_t *end,
 	pthread_mutex_lock(&qlock);
 	while (holding)
 		pthread_cond_wait(&done, &qlock);
-	if (q->sync || start_locked() < 0) {
+	/* The VM's own thread writes it at once: when asked to; when no
+	** thread can be had; and when the writer is busy with other VMs'
+	** buffers and has none of this VM's (its order is kept), so that
+	** one writer is never what several busy VMs wait for. */
+	if (q->sync || (!q->queued && (head || busy)) || start_locked() < 0) {
 		pthread_mutex_unlock(&qlock);
-		write_buf(q, b); /* the VM's own thread, at once */
+		write_buf(q, b);
 		return b->words;
 	}
 	b->next = NULL;

@@ -54,9 +54,10 @@ uint64_t *flushq_init(struct flushq_vm *q, struct mapper *map, size_t bytes,
 
 /* VM thread only, no lock held. Hand over the mapped records [buffer, end)
 ** of the buffer being filled, whose MAPPING is out, with the flush's CLOCK
-** c; the buffer to fill next (the same one when it was written at once:
-** sync, or no writer thread could be started). Waits while all the VM's
-** buffers are handed over. */
+** c; the buffer to fill next. Waits while all the VM's buffers are handed
+** over. The same buffer when this thread wrote it at once: sync, no writer
+** thread could be started, or the writer is busy with other VMs' buffers
+** and has none of this one's. */
 uint64_t *flushq_submit(struct flushq_vm *q, const uint64_t *end,
 			const struct writer_clock *c);
 
