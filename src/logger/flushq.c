@@ -159,11 +159,19 @@ uint64_t *flushq_submit(struct flushq_vm *q, const uint64_t *end,
 	pthread_mutex_lock(&qlock);
 	while (holding)
 		pthread_cond_wait(&done, &qlock);
-	/* The VM's own thread writes it at once: when asked to; when no
-	** thread can be had; and when the writer is busy with other VMs'
-	** buffers and has none of this VM's (its order is kept), so that
-	** one writer is never what several busy VMs wait for. */
-	if (q->sync || (!q->queued && (head || busy)) || start_locked() < 0) {
+	/* The VM's own thread writes it at once (none of the VM's buffers
+	** queued: its order is kept) when asked to; when it holds few
+	** events, under FLUSHQ_MIN_WORDS and a quarter of the buffer
+	** (encoding them costs less than waking the writer and moving the
+	** buffer to its core: a GC cycle's flush before the sweep); when
+	** the writer is busy with other VMs' buffers (one writer is never
+	** what several busy VMs wait for); and when no thread can be had. */
+	size_t words = (size_t)(end - b->words), cap = q->bytes / 8 / 4;
+	if (q->sync ||
+	    (!q->queued &&
+	     (words < (cap < FLUSHQ_MIN_WORDS ? cap : FLUSHQ_MIN_WORDS) ||
+	      head || busy)) ||
+	    start_locked() < 0) {
 		pthread_mutex_unlock(&qlock);
 		write_buf(q, b);
 		return b->words;

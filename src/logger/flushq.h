@@ -22,6 +22,13 @@
 /* Buffers a VM may have: the one it fills and those handed over. */
 #define FLUSHQ_DEPTH 4
 
+/* Words below which (and below a quarter of the buffer) a VM's thread
+** encodes and writes its buffer itself: waking the writer and moving the
+** buffer to its core costs about as much as encoding 32 KiB of records
+** (bench/strings.lua with gc, a flush of a few events at each of 700 GC
+** cycles: 1.148x CPU handed over, 1.030x written in place). */
+#define FLUSHQ_MIN_WORDS 4096
+
 /* One buffer and, once handed over, the mapped records it holds. */
 struct flushq_buf {
 	uint64_t *words;	 /* the buffer, NULL until first needed */
@@ -55,9 +62,9 @@ uint64_t *flushq_init(struct flushq_vm *q, struct mapper *map, size_t bytes,
 /* VM thread only, no lock held. Hand over the mapped records [buffer, end)
 ** of the buffer being filled, whose MAPPING is out, with the flush's CLOCK
 ** c; the buffer to fill next. Waits while all the VM's buffers are handed
-** over. The same buffer when this thread wrote it at once: sync, no writer
-** thread could be started, or the writer is busy with other VMs' buffers
-** and has none of this one's. */
+** over. The same buffer when this thread wrote it at once, none of the
+** VM's being queued: sync, few words (FLUSHQ_MIN_WORDS), the writer
+** busy with other VMs' buffers, or no writer thread to be had. */
 uint64_t *flushq_submit(struct flushq_vm *q, const uint64_t *end,
 			const struct writer_clock *c);
 
