@@ -181,8 +181,8 @@ static void premap_stack(struct logger_vm *vm, lua_State *L);
 
 /* VM thread only. Map the buffer, write the MAPPING, hand the buffer to
 ** the writer thread; go on with another. The mapper's lock is held across
-** the MAPPING's write: a drainer that finds an ID this
-** flush made must not write a block using it before its MAPPING is out. */
+** the MAPPING's write: a drainer that finds an ID this flush made must not
+** write a block using it before its MAPPING is out. */
 void logger_flush(struct logger_vm *vm)
 {
 	struct writer_clock c;
