@@ -186,7 +186,7 @@ static UTIL_NOINLINE uint64_t site_replay(struct logger_vm *vm, jit_State *J,
 {
 	uint32_t mcofs;
 	GCtrace *P;
-	if ((T->nsnap < 2 || ofs - 1 < T->snap[1].mcofs) &&
+	if ((T->nsnap < 2 || ofs - 1 < tsnap_ofs(T, 1)) &&
 	    (P = jitev_replayed(&vm->jrec, J, T, &mcofs)) != NULL)
 		return trace_site(P, mcofs, key);
 	*key = (uint64_t)(uintptr_t)T;

@@ -175,7 +175,7 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			lines = nl;
 			cap = nc;
 		}
-		mcofs[k] = T->snap[k].mcofs;
+		mcofs[k] = tsnap_ofs(T, k);
 		nfr[k] = (uint8_t)n;
 		for (int j = 0; j < n; j++, nf++) {
 			ids[nf] =

@@ -101,7 +101,7 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs)
 		return 0;
 	while (lo < hi) {
 		SnapNo mid = (SnapNo)((lo + hi) >> 1);
-		if (ofs < T->snap[mid].mcofs)
+		if (ofs < tsnap_ofs(T, mid))
 			hi = mid;
 		else
 			lo = (SnapNo)(mid + 1);
@@ -130,7 +130,7 @@ int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
 		SnapNo s = 0;
 		for (SnapNo i = 0; i < T->nsnap && T->snap[i].ref <= ref; i++)
 			s = i;
-		*mcofs = T->snap[s].mcofs;
+		*mcofs = tsnap_ofs(T, s);
 		return 1;
 	}
 	return 0;

@@ -23,6 +23,15 @@ struct tsnap_frame {
 	uint32_t line;
 };
 
+/* Caller keeps T alive. Where snapshot i's machine code starts: a byte
+** offset into T's code. LuaJIT counts SnapShot.mcofs in MCode units (lj_jit.h:
+** bytes on x86, 4-byte instructions on arm64); the log and the samples'
+** offsets count bytes on every machine. */
+static inline uint32_t tsnap_ofs(const GCtrace *T, SnapNo i)
+{
+	return (uint32_t)T->snap[i].mcofs * (uint32_t)sizeof(MCode);
+}
+
 /* Caller keeps T alive. The Lua frames of T's snapshot i, outermost first,
 ** into out (at most max, the innermost kept); their count. A frame whose
 ** prototype cannot be told (a PC in no prototype the trace references) is
@@ -36,9 +45,9 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
 /* Caller keeps T alive. Where the first allocation that T sank (LuaJIT's
 ** allocation sinking: the table or cdata is made only where it escapes,
 ** at an exit or in a side trace) among those snapshot e restores was in
-** T's code: the start of the snapshot's code holding the sunk instruction,
-** whose frames name the constructor's line, into *mcofs. 1 when snapshot
-** e has one, else 0. */
+** T's code: the start of the snapshot's code holding the sunk instruction
+** (a byte offset), whose frames name the constructor's line, into *mcofs.
+** 1 when snapshot e has one, else 0. */
 int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
 
 #endif

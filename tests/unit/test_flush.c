@@ -505,7 +505,7 @@ Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
 			nbest = n, k = i, memcpy(best, fr, sizeof fr);
 	}
 	cr_assert_geq(nbest, 2, "a snapshot inside f");
-	uint64_t ofs = 1 + T->snap[k].mcofs;
+	uint64_t ofs = 1 + tsnap_ofs(T, k); /* bytes */
 	/* the last snapshot starting at or before the offset */
 	while (k + 1 < T->nsnap && T->snap[k + 1].mcofs == T->snap[k].mcofs)
 		k++;
