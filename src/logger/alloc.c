@@ -87,6 +87,105 @@ trace_retofs(struct logger_vm *vm, uintptr_t lo, uintptr_t len)
 	return 0;
 }
 
+#if LJ_TARGET_ARM64
+/* VM thread only (allocator). The trace whose code holds address v, or
+** NULL. Its machine code areas first: a word outside them is no trace's. */
+static GCtrace *trace_holding(jit_State *J, uintptr_t v)
+{
+	int in = 0;
+	for (MCLink *l = (MCLink *)J->mcarea; l && !in; l = (MCLink *)l->next)
+		in = v > (uintptr_t)l && v - (uintptr_t)l < l->size;
+	if (!in)
+		return NULL;
+	for (MSize k = 1; k < J->sizetrace; k++) {
+		GCtrace *T = traceref(J, k);
+		uintptr_t lo = T ? (uintptr_t)T->mcode : 0;
+		if (T && v > lo && v - lo < T->szmcode)
+			return T;
+	}
+	return NULL;
+}
+
+/* VM thread only (allocator). The depth cache's entry for return address
+** r. */
+static struct alloc_depth *depth_slot(struct logger_vm *vm, uintptr_t r)
+{
+	return &vm->trace_depths[(r >> 2) * 0x9e3779b97f4a7c15ull >> 56 &
+				 (ALLOC_DEPTHS - 1)];
+}
+
+/* VM thread only (allocator). Whether a call from return address r with
+** C stack depth d below its trace's frame has been seen: 1 yes, -1 not
+** at that depth (r was seen at others), 0 r not seen. */
+static int depth_known(struct logger_vm *vm, uintptr_t r, uint32_t d)
+{
+	struct alloc_depth *e = depth_slot(vm, r);
+	if (e->ret != r)
+		return 0;
+	return e->depth[0] == d || e->depth[1] == d ? 1 : -1;
+}
+
+/* VM thread only (allocator). Remember a call from r at depth d. */
+static void depth_learn(struct logger_vm *vm, uintptr_t r, uint32_t d)
+{
+	struct alloc_depth *e = depth_slot(vm, r);
+	if (e->ret != r)
+		*e = (struct alloc_depth){r, {d, d}};
+	else if (e->depth[0] != d)
+		e->depth[1] = e->depth[0], e->depth[0] = d;
+}
+
+/* VM thread only (allocator), in compiled code on arm64, whose VM stores
+** trace 0 in vmstate (vm_arm64.dasc: "Traces on ARM64 don't store the
+** trace #, so use 0"). The trace the allocating C code was called from,
+** with the return address into it in *ret; NULL when not found. The stack
+** is read from the interpreter's C frame cf down to this frame, and a word
+** counts only in the slot where the trace it points into has its callee
+** save it (tsnap_ret_slot). Two traces with spill areas of different
+** sizes can both pass, one word stale: the running trace's callee's
+** frame, and the C frames below down to this one, take as much stack
+** (cf - here - 16 - T->spadjust) as on the call's earlier runs. That
+** depth is learnt from the calls where one word passes, or one is left
+** once those seen before at other depths are set aside; where several
+** pass, the one seen at this depth is taken, else the highest left. The
+** words read belong to the callers' frames: not instrumented (their
+** redzones are not ours). */
+static UTIL_NOINLINE __attribute__((no_sanitize_address)) GCtrace *
+trace_by_ret(struct logger_vm *vm, jit_State *J, uintptr_t *ret)
+{
+	lua_State *L = gco2th(gcref(vm->g->cur_L));
+	uintptr_t lo = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t cf = (uintptr_t)cframe_raw(L->cframe);
+	if (!vm->trace_scan || cf <= lo + 24 || cf - lo > 65536)
+		return NULL;
+	uint32_t below = (uint32_t)(cf - lo - 16);
+	GCtrace *first = NULL, *left = NULL, *known = NULL;
+	uintptr_t r0 = 0, rl = 0, rk = 0;
+	int nleft = 0;
+	for (uintptr_t p = cf - 24; p >= lo && !known; p -= 8) {
+		uintptr_t v = *(const uintptr_t *)p;
+		GCtrace *T = trace_holding(J, v);
+		if (!T || !tsnap_ret_slot(T, cf, p, v))
+			continue;
+		if (!first)
+			first = T, r0 = v;
+		int k = depth_known(vm, v, below - T->spadjust);
+		if (k > 0)
+			known = T, rk = v;
+		else if (k == 0 && !nleft++)
+			left = T, rl = v;
+	}
+	if (known) {
+		*ret = rk;
+		return known;
+	}
+	if (nleft == 1)
+		depth_learn(vm, rl, below - left->spadjust);
+	*ret = left ? rl : r0;
+	return left ? left : first;
+}
+#endif
+
 /* VM thread only (allocator). The site of an allocation made by the
 ** function running on the current coroutine (see site_of); rec: the VM
 ** says RECORD (see site_rec), where anything but a Lua function's frame
@@ -208,10 +307,21 @@ site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
 	if (st >= 0) { /* compiled code: the running trace, where in it */
 		jit_State *J = G2J(g);
 		GCtrace *T = (MSize)st < J->sizetrace ? traceref(J, st) : NULL;
-		if (!T)
-			return FORMAT_SITE_TRACE;
-		uint64_t ofs =
-		    trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
+		uint64_t ofs;
+#if LJ_TARGET_ARM64
+		if (!T) {
+			uintptr_t r = 0;
+			if (!(T = trace_by_ret(vm, J, &r)))
+				return FORMAT_SITE_TRACE;
+			st = (int32_t)T->traceno;
+			ofs = r - (uintptr_t)T->mcode;
+		} else
+#endif
+		{
+			if (!T)
+				return FORMAT_SITE_TRACE;
+			ofs = trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
+		}
 		if (UTIL_UNLIKELY(T->root) && ofs)
 			return site_replay(vm, J, T, ofs, key, (uint64_t)st);
 		*key = (uint64_t)(uintptr_t)T;
@@ -448,9 +558,9 @@ void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	/* Nothing to record, no new GC phase, no stack mark to clear. */
-	if (UTIL_LIKELY(vm->g->gc.state == vm->gcstate &&
-			!__atomic_load_n(&vm->s.stack_moving,
-					 __ATOMIC_RELAXED))) {
+	if (UTIL_LIKELY(
+		vm->g->gc.state == vm->gcstate &&
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
 		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
@@ -468,10 +578,10 @@ void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	if (UTIL_LIKELY(vm->alloc_left > (int64_t)nsize &&
-			vm->g->gc.state == vm->gcstate &&
-			!__atomic_load_n(&vm->s.stack_moving,
-					 __ATOMIC_RELAXED))) {
+	if (UTIL_LIKELY(
+		vm->alloc_left > (int64_t)nsize &&
+		vm->g->gc.state == vm->gcstate &&
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
 		if (!ptr) {
 			vm->alloc_left -= (int64_t)nsize;
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
@@ -542,4 +652,3 @@ lua_Alloc alloc_wrapper(unsigned events, uint64_t rate)
 		return rate ? alloc_lua_rate : alloc_lua_exact;
 	return events ? alloc_lua_plain : alloc_lua_bare;
 }
-

@@ -43,4 +43,15 @@ unsigned alloc_trace_scan_words(void);
 ** lj_mem_newgco, the wrapper) takes about 25 words; sanitizer builds more. */
 #define ALLOC_TRACE_SCAN 128
 
+/* arm64: the return addresses into traces the allocator was called from,
+** each with the C stack the call took below the trace's frame (the
+** callee's frames down to the wrapper's: one or two such paths per call
+** site). They tell the running trace's return address from stale copies
+** of other traces' (alloc.c, trace_by_ret). VM thread only. */
+#define ALLOC_DEPTHS 256
+struct alloc_depth {
+	uintptr_t ret;
+	uint32_t depth[2];
+};
+
 #endif

@@ -91,6 +91,10 @@ struct logger_vm {
 	/* The three above are written (arming thread), then published:
 	** the hook reads them after an acquire load of this (atomic). */
 	int snap_ready;
+#if defined(__aarch64__)
+	/* -- Allocation sites in traces, arm64 (alloc.c, trace_by_ret) --------- */
+	struct alloc_depth trace_depths[ALLOC_DEPTHS];
+#endif
 };
 
 /* VM thread only. The VM's ljlog state, or NULL when not attached: our

@@ -2,12 +2,21 @@
 ** ljlog options: the LUAJIT_PROFILE grammar, log[:opt[,opt]...].
 ** Pure parsing: no LuaJIT, no allocation, usable from the CLI.
 */
+#include "config.h"
 #include "logger/opts.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+
+/* The default set. A machine without the sampler (configure: x86_64 and
+** aarch64 only) records the rest of it. */
+#if LJLOG_SAMPLER
+#define DEFAULTS OPTS_DEFAULTS
+#else
+#define DEFAULTS (OPTS_DEFAULTS & ~OPTS_SAMPLE)
+#endif
 
 static const char valid_list[] =
     "calls, alloc[=RATE], gc, sample[=INTERVAL], host, nohost, wall, jit, "
@@ -305,7 +314,7 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 	}
 	/* Named families replace the default set; nodefaults alone records
 	** none. */
-	o->events = named ? named : nodefaults ? 0 : OPTS_DEFAULTS;
+	o->events = named ? named : nodefaults ? 0 : DEFAULTS;
 	/* The default set samples allocation; 'alloc' named records each. */
 	if (!named && !nodefaults && !o->alloc_rate)
 		o->alloc_rate = OPTS_DEFAULT_ALLOC_RATE;

@@ -135,3 +135,106 @@ int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
 	}
 	return 0;
 }
+
+#if LJ_TARGET_ARM64
+/* Instructions of a callee's prologue read for its link register's save. */
+#define PROLOGUE_MAX 12
+
+/* arm64 instruction classes (Arm ARM, A64 base instructions), with sp
+** (register 31) as the base or destination where it says so. */
+#define A64_SUB_SP	 0xd10003ffu /* sub sp, sp, #imm12 {, lsl 12} */
+#define A64_SUB_SP_M	 0xff8003ffu
+#define A64_STP_SP_PRE	 0xa98003e0u /* stp xa, xb, [sp, #imm7*8]! */
+#define A64_STP_SP	 0xa90003e0u /* stp xa, xb, [sp, #imm7*8] */
+#define A64_STP_M	 0xffc003e0u
+#define A64_STR_SP_PRE	 0xf8000fe0u /* str xt, [sp, #simm9]! */
+#define A64_STR_SP_PRE_M 0xffe00fe0u
+#define A64_STR_SP	 0xf90003e0u /* str xt, [sp, #imm12*8] */
+#define A64_STR_SP_M	 0xffc003e0u
+#define A64_B		 0x14000000u /* b label; bl: 0x94000000 */
+#define A64_BL		 0x94000000u
+#define A64_B_M		 0xfc000000u
+#define A64_HINT	 0xd503201fu /* nop, bti, paciasp, ... */
+#define A64_HINT_M	 0xfffff01fu
+
+/* Any context. 1 when instruction w may branch or set sp (other than as
+** lr_slot follows it): a prologue read stops there. */
+static int a64_stops(uint32_t w)
+{
+	return (w & 0x7c000000u) == 0x14000000u ||  /* b, bl */
+	       (w & 0xfe000000u) == 0x54000000u ||  /* b.cond */
+	       (w & 0x7c000000u) == 0x34000000u ||  /* cbz, cbnz, tbz, tbnz */
+	       (w & 0xfe000000u) == 0xd6000000u ||  /* br, blr, ret */
+	       ((w & 0x3f000000u) == 0x11000000u && /* add/sub #imm to sp */
+		(w & 31) == 31);
+}
+
+/* Any context. The signed field of w's bits [lo, lo + n). */
+static int32_t a64_sfield(uint32_t w, int lo, int n)
+{
+	return (int32_t)(w << (32 - lo - n)) >> (32 - n);
+}
+
+/* Any context. Where the function at code address f saves its link
+** register, from the stack pointer it is entered with, into *slot (a
+** negative offset): its prologue read as GCC writes them (sub sp; stp or
+** str of x30, pre-indexed or not; a tail branch followed), ignoring hints
+** (bti, paciasp). 1 when found; 0 when the prologue branches, moves sp
+** another way or stores no link register within PROLOGUE_MAX. */
+static int lr_slot(uintptr_t f, int32_t *slot)
+{
+	int32_t off = 0;
+	for (int i = 0, jumps = 0; i < PROLOGUE_MAX; i++, f += 4) {
+		uint32_t w = *(const uint32_t *)f;
+		uint32_t rt = w & 31, rt2 = (w >> 10) & 31;
+		if ((w & A64_SUB_SP_M) == A64_SUB_SP) {
+			off -= (int32_t)(((w >> 10) & 0xfff)
+					 << ((w >> 22) & 1 ? 12 : 0));
+		} else if ((w & A64_STP_M) == A64_STP_SP_PRE ||
+			   (w & A64_STP_M) == A64_STP_SP) {
+			int32_t at = off + a64_sfield(w, 15, 7) * 8;
+			if ((w & A64_STP_M) == A64_STP_SP_PRE)
+				off = at;
+			if (rt == 30 || rt2 == 30) {
+				*slot = at + (rt == 30 ? 0 : 8);
+				return 1;
+			}
+		} else if ((w & A64_STR_SP_PRE_M) == A64_STR_SP_PRE) {
+			off += a64_sfield(w, 12, 9);
+			if (rt == 30) {
+				*slot = off;
+				return 1;
+			}
+		} else if ((w & A64_STR_SP_M) == A64_STR_SP) {
+			if (rt == 30) {
+				*slot = off + (int32_t)((w >> 10) & 0xfff) * 8;
+				return 1;
+			}
+		} else if ((w & A64_B_M) == A64_B) { /* a tail call */
+			if (++jumps > 2)
+				return 0;
+			f = f + (intptr_t)a64_sfield(w, 0, 26) * 4 - 4;
+		} else if ((w & A64_HINT_M) != A64_HINT && a64_stops(w)) {
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Any context. See tsnap.h. */
+int tsnap_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v)
+{
+	uintptr_t tsp = cf - 16 - T->spadjust;
+	if (!(p < tsp && tsp - p <= TSNAP_CALLEE_BYTES))
+		return 0;
+	if (v & 3)
+		return 0; /* no return address: instructions are aligned */
+	uint32_t call = *(const uint32_t *)(v - 4);
+	int32_t slot;
+	if ((call & A64_B_M) != A64_BL) /* a blr: its callee is unknown */
+		return 1;
+	if (!lr_slot(v - 4 + (intptr_t)a64_sfield(call, 0, 26) * 4, &slot))
+		return 1;
+	return p == tsp + (intptr_t)slot;
+}
+#endif

@@ -50,4 +50,28 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
 ** 1 when snapshot e has one, else 0. */
 int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
 
+#if LJ_TARGET_ARM64
+/* Bytes below a trace's stack frame that may hold the return address into
+** it, saved by the C function the trace called (GCC puts the saved link
+** register below that function's locals: a few words for lj_tab_new1 and
+** kin; a little more for a larger frame). */
+#define TSNAP_CALLEE_BYTES 256
+
+/* Any context (async-signal-safe). arm64 only: 1 when the word v, a return
+** address into T's code found at stack slot p, is where the C function T
+** called from v - 4 saved it. A trace runs on the interpreter's C frame cf
+** (cframe_raw(L->cframe)) less 16 bytes (vm_arm64.dasc, BC_JLOOP: "sub sp,
+** sp, #16 // See SPS_FIXED") less its spill area (T->spadjust); the callee
+** saves the link register just below that, at the place its prologue
+** says (read from the `bl` at v - 4 to the callee's first instructions),
+** or, where that can't be read (a `blr`, an unusual prologue), anywhere
+** within TSNAP_CALLEE_BYTES. A word that points into T's code anywhere
+** else is a stale one: left by another call in a slot this one did not
+** write. A stale word can sit in its own trace's slot too: a trace with a
+** smaller spill area than the running one left it in the running trace's
+** spill slots (seldom all written), or one with a larger area in the
+** running callee's frame. */
+int tsnap_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v);
+#endif
+
 #endif

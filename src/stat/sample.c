@@ -5,6 +5,7 @@
 ** and the ring's lifetime.
 */
 #define _GNU_SOURCE
+#include "config.h"
 #include "stat/sample_int.h"
 
 #include <errno.h>
@@ -263,6 +264,10 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 {
 	int r, host = !!(flags & SAMPLE_HOST);
 	memset(s, 0, sizeof *s);
+#if !LJLOG_SAMPLER
+	snprintf(err, errlen, "sample: %s", LJLOG_NO_SAMPLER_WHY);
+	return -ENOTSUP;
+#endif
 	s->slot = -1;
 	s->g = g;
 	s->map = map;

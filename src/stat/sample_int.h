@@ -74,9 +74,9 @@ static inline struct sample_entry *sample_entry_at(struct sample_vm *s,
 void sample_capture(struct sample_vm *s, struct sample_entry *e,
 		    const void *ucontext);
 
-/* VM thread (start; sample_signal.c). The distance from g's dispatch
-** table to its hook mask, which a profile check tests, into *disp;
-** -ENOTSUP on targets where ljlog cannot tell checks. */
+/* VM thread (start; sample_signal.c). Where a profile check finds g's hook
+** mask, into *disp: its distance from g's dispatch table (x64) or from g
+** (arm64); -ENOTSUP where ljlog cannot tell checks. */
 int sample_hook_disp(global_State *g, int32_t *disp);
 
 /* Async-signal-safe (sample_signal.c); the trace T's code is valid (its

@@ -6,31 +6,54 @@
 ** before any pointer arithmetic on it (a stale register is no pointer).
 */
 #define _GNU_SOURCE
+#include "config.h"
 #include "stat/sample_int.h"
 
 #include <errno.h>
+#include <string.h>
 #include <ucontext.h>
 
+#include "maps/tsnap.h"
 #include "stat/clock.h"
 #include "util/util.h"
 
-/* LuaJIT's x64 interpreter keeps its state in fixed registers (src/
+#if LJLOG_SAMPLER
+/* LuaJIT's interpreter keeps its state in fixed registers. x64 (src/
 ** vm_x64.dasc, "Fixed register assignments for the interpreter", non-
-** Windows): BASE = rdx, PC = rbx, DISPATCH = r14. Other targets and the
-** non-GC64 frame layout have other assignments: refuse to build there
-** rather than read the wrong registers. */
-#if !defined(__x86_64__) || !LJ_GC64 || LJ_TARGET_WINDOWS
-#error "ljlog's sampler reads LuaJIT's x64 GC64 interpreter registers only"
-#endif
-#define REG_LJ_BASE	REG_RDX
-#define REG_LJ_PC	REG_RBX
-#define REG_LJ_RB	REG_RBP /* BASE's save across leaf calls */
-#define REG_LJ_DISPATCH REG_R14
-
-/* Lowest and highest user-space addresses a pointer can hold (x64, 47-bit
-** user space). */
-#define ADDR_MIN 4096u
+** Windows): BASE = rdx, PC = rbx, DISPATCH = r14; a leaf C call keeps BASE
+** in rbp ("mov RB, BASE // Save BASE."). arm64 (src/vm_arm64.dasc, "Fixed
+** register assignments for the interpreter"): BASE = x19, PC = x21, GL =
+** x22 (the global_State; no dispatch register), all callee-saved, so a
+** leaf call needs no save. Other targets and the non-GC64 frame layout
+** have other assignments: refuse to build there rather than read the
+** wrong registers. */
+#if defined(__x86_64__) && LJ_GC64 && !LJ_TARGET_WINDOWS
+#define UC_REG(uc, r) ((uintptr_t)(uc)->uc_mcontext.gregs[r])
+#define UC_IP(uc)     UC_REG(uc, REG_RIP)
+#define UC_SP(uc)     UC_REG(uc, REG_RSP)
+#define REG_LJ_BASE   REG_RDX
+#define REG_LJ_PC     REG_RBX
+#define REG_LJ_RB     REG_RBP /* BASE's save across leaf calls */
+/* Whether the interrupted code is the interpreter of g (its own register). */
+#define UC_IS_VM(uc, g) (UC_REG(uc, REG_R14) == (uintptr_t)G2GG(g)->dispatch)
+/* Lowest and highest user-space addresses a pointer can hold (47-bit user
+** space). */
 #define ADDR_MAX ((uintptr_t)1 << 47)
+#elif defined(__aarch64__) && LJ_GC64
+#define UC_REG(uc, r)	((uintptr_t)(uc)->uc_mcontext.regs[r])
+#define UC_IP(uc)	((uintptr_t)(uc)->uc_mcontext.pc)
+#define UC_SP(uc)	((uintptr_t)(uc)->uc_mcontext.sp)
+#define REG_LJ_BASE	19
+#define REG_LJ_PC	21
+#define REG_LJ_RB	19 /* no save across leaf calls: BASE itself */
+#define UC_IS_VM(uc, g) (UC_REG(uc, 22) == (uintptr_t)(g))
+/* 48-bit user space (Linux arm64 with 4 KiB pages and 4 levels). */
+#define ADDR_MAX	((uintptr_t)1 << 48)
+#else
+#error                                                                         \
+    "ljlog's sampler reads LuaJIT's x64 or arm64 GC64 interpreter registers only"
+#endif
+#define ADDR_MIN 4096u
 
 /* Async-signal-safe. Sample state of LuaJIT's vmstate. */
 static unsigned state_of(int32_t st)
@@ -229,6 +252,7 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 /* MCode areas looked at (J->mcarea's chain): a handful in practice. */
 #define TRACE_SCAN_AREAS 64
 
+#if defined(__x86_64__)
 /* A profile check, x64 (lj_asm_x86.h, asm_prof): `test byte [DISPATCH +
 ** disp], HOOK_PROFILE`, then the jnz to its exit. DISPATCH is r14 (REX.B;
 ** ModRM reg /0 for TEST, rm 110); disp is 32 bits (ModRM 0x86) as g lies
@@ -236,9 +260,10 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 ** bytes with that displacement are found in no other code LuaJIT makes
 ** (nothing else reads the hook mask) and, as a 32-bit match, not by
 ** chance. */
-#define CHECK_LEN 8
+#define CHECK_LEN  8
+#define CHECK_STEP 1 /* instructions start anywhere */
 
-/* VM thread (start). See sample_int.h. */
+/* VM thread (start). See sample_int.h. disp: from the dispatch table. */
 int sample_hook_disp(global_State *g, int32_t *disp)
 {
 	intptr_t d =
@@ -262,6 +287,36 @@ static inline int check_at(const uint8_t *p, int32_t disp)
 			   disp;
 	return p[2] == 0x46 && p[4] == HOOK_PROFILE && (int8_t)p[3] == disp;
 }
+#else
+/* A profile check, arm64 (lj_asm_arm64.h, asm_prof and emit_lsptr):
+** `ldrb w30, [x22, #disp]` (RID_TMP is the link register, GL is x22, disp
+** the hook mask's offset in global_State, a 12-bit unsigned offset), then
+** `tst w30, #HOOK_PROFILE` and the b.ne to its exit. Nothing else LuaJIT
+** makes reads the hook mask. */
+#define CHECK_LEN  8
+#define CHECK_STEP 4 /* aligned 4-byte instructions */
+#define CHECK_LDRB (0x39400000u | 22u << 5 | 30u) /* ldrb w30, [x22, #0] */
+#define CHECK_TST  0x721903dfu			  /* tst w30, #0x80 */
+_Static_assert(HOOK_PROFILE == 0x80, "CHECK_TST's immediate is HOOK_PROFILE");
+
+/* VM thread (start). See sample_int.h. disp: from g. */
+int sample_hook_disp(global_State *g, int32_t *disp)
+{
+	intptr_t d = (intptr_t)((char *)&g->hookmask - (char *)g);
+	if (d < 0 || d > 4095)
+		return -ENOTSUP;
+	*disp = (int32_t)d;
+	return 0;
+}
+
+/* Async-signal-safe. 1 when a profile check starts at p (4-byte aligned;
+** p + CHECK_LEN in the code). */
+static inline int check_at(const uint8_t *p, int32_t disp)
+{
+	const uint32_t *w = (const uint32_t *)(const void *)p;
+	return w[0] == (CHECK_LDRB | (uint32_t)disp << 10) && w[1] == CHECK_TST;
+}
+#endif
 
 /* Async-signal-safe. The first check starting in [from, to) whose bytes
 ** lie below end; 0 when none. */
@@ -272,7 +327,8 @@ static uintptr_t find_check(uintptr_t from, uintptr_t to, uintptr_t end,
 		return 0;
 	if (to > end - CHECK_LEN + 1)
 		to = end - CHECK_LEN + 1;
-	for (uintptr_t a = from; a < to; a++)
+	from = (from + CHECK_STEP - 1) & ~(uintptr_t)(CHECK_STEP - 1);
+	for (uintptr_t a = from; a < to; a += CHECK_STEP)
 		if (check_at((const uint8_t *)a, disp))
 			return a;
 	return 0;
@@ -356,16 +412,50 @@ static GCtrace *trace_of(jit_State *J, uintptr_t v)
 	return NULL;
 }
 
+/* Async-signal-safe. The return address into a trace of the C code
+** interrupted with stack pointer sp (the VM's C frame at cf, the stack's
+** top at hi), its trace in *Tp; 0 when none is found. x64: the nearest
+** such word above sp (a call pushes it in the trace's own frame). arm64:
+** the stack read down from cf, the first word in the slot where the C
+** function the trace called saves it (tsnap_ret_slot). A stale word of a
+** trace with a smaller spill area may come first (alloc.c, trace_by_ret,
+** tells them apart by the depth of the call, which a sample can't). */
+__attribute__((no_sanitize("address", "undefined", "thread"))) static uintptr_t
+trace_call(jit_State *J, uintptr_t cf, uintptr_t sp, uintptr_t hi, GCtrace **Tp)
+{
+#if LJ_TARGET_ARM64
+	*Tp = NULL;
+	if (!addr_ok(sp, sizeof(uintptr_t)) || cf <= sp + 24 || cf > hi ||
+	    (cf & 7) || cf - sp > TRACE_SCAN_WORDS * sizeof(uintptr_t))
+		return 0;
+	for (uintptr_t p = cf - 24; p >= sp; p -= sizeof(uintptr_t)) {
+		uintptr_t v = *(const uintptr_t *)p;
+		GCtrace *T = in_mcode(J, v) ? trace_of(J, v) : NULL;
+		if (T && tsnap_ret_slot(T, cf, p, v)) {
+			*Tp = T;
+			return v;
+		}
+	}
+	return 0;
+#else
+	uintptr_t r = return_into(J, NULL, sp, hi);
+	*Tp = r ? trace_of(J, r) : NULL;
+	return *Tp ? r : 0;
+#endif
+}
+
 /* Async-signal-safe. e is a sample in trace T (e->trace set), interrupted
 ** at rip with stack pointer sp: where its code is (rip, or the return
-** address into T of the C code it called, minus 1) into e->at, and the
-** check it stops at next into e->chk (when s looks for them). */
+** address into T of the C code it called, minus 1: ret when the caller
+** found it, else the nearest above sp) into e->at, and the check it stops
+** at next into e->chk (when s looks for them). */
 static void trace_where(struct sample_vm *s, struct sample_entry *e,
-			const GCtrace *T, uintptr_t rip, uintptr_t sp)
+			const GCtrace *T, uintptr_t rip, uintptr_t sp,
+			uintptr_t ret)
 {
 	uintptr_t lo = (uintptr_t)T->mcode, x = rip;
 	if (!(rip >= lo && rip - lo < T->szmcode)) {
-		uintptr_t r = return_into(NULL, T, sp, s->stack_hi);
+		uintptr_t r = ret ? ret : return_into(NULL, T, sp, s->stack_hi);
 		x = r ? r - 1 : 0;
 	}
 	e->at = x;
@@ -418,14 +508,13 @@ static void drop_innermost(struct sample_entry *e)
 static unsigned leaf_walk(lua_State *L, const ucontext_t *uc,
 			  struct sample_entry *e)
 {
-	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_PC];
+	uintptr_t pc = UC_REG(uc, REG_LJ_PC);
 	unsigned n = 0;
 	if (!pc)
 		return 0;
-	n = walk(L, (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_RB], pc, e);
+	n = walk(L, UC_REG(uc, REG_LJ_RB), pc, e);
 	if (!n)
-		n = walk(L, (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_BASE], pc,
-			 e);
+		n = walk(L, UC_REG(uc, REG_LJ_BASE), pc, e);
 	return n;
 }
 
@@ -466,7 +555,7 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	    (cf < s->stack_lo || cf >= s->stack_hi ||
 	     s->stack_hi - cf < CFRAME_SIZE || (cf & 7)))
 		L = NULL;
-	uintptr_t rip = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	uintptr_t rip = UC_IP(uc);
 	if (!L) {
 		e->state = FORMAT_STATE_IDLE;
 	} else if (e->state == FORMAT_STATE_TRACE) {
@@ -474,28 +563,41 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 		** RECORD), never while a trace runs. */
 		jit_State *J = G2J(g);
 		uintptr_t tr = (uintptr_t)J->trace;
-		if ((MSize)st < J->sizetrace && addr_ok(tr, sizeof(GCRef)) &&
-		    gcref(J->trace[st])) {
-			GCtrace *T = (GCtrace *)gcref(J->trace[st]);
+		GCtrace *T = NULL;
+		if ((MSize)st < J->sizetrace && addr_ok(tr, sizeof(GCRef)))
+			T = (GCtrace *)gcref(J->trace[st]);
+#if LJ_TARGET_ARM64
+		/* arm64's VM stores trace 0 (vm_arm64.dasc: "Traces on
+		** ARM64 don't store the trace #, so use 0"): the trace whose
+		** code holds the PC, else the one the C code it called
+		** returns into (the link register, then the stack: see
+		** trace_call). */
+		uintptr_t ret = 0;
+		if (!T && !(T = trace_of(J, rip + 1)) &&
+		    !(T = trace_of(J, ret = UC_REG(uc, 30))))
+			ret = trace_call(J, cf, UC_SP(uc), s->stack_hi, &T);
+#else
+		uintptr_t ret = 0;
+#endif
+		if (T) {
 			e->trace = (uintptr_t)T;
-			e->traceno = (uint32_t)st;
+			e->traceno = T->traceno;
 			e->pc = rip; /* in its code, or in C it called */
-			trace_where(s, e, T, rip,
-				    (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+			trace_where(s, e, T, rip, UC_SP(uc), ret);
 		}
 		base = (uintptr_t)mref(g->jit_base, TValue);
 	} else if (e->state == FORMAT_STATE_GC && mref(g->jit_base, TValue)) {
 		/* The collector, called from a trace: vmstate no longer
 		** says which. The sample is the trace's, as jit.p charges
 		** it to the trace's next check. */
-		uintptr_t sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-		uintptr_t r = return_into(G2J(g), NULL, sp, s->stack_hi);
-		GCtrace *T = r ? trace_of(G2J(g), r) : NULL;
+		uintptr_t sp = UC_SP(uc);
+		GCtrace *T;
+		uintptr_t r = trace_call(G2J(g), cf, sp, s->stack_hi, &T);
 		if (T) {
 			e->trace = (uintptr_t)T;
 			e->traceno = T->traceno;
 			e->pc = rip;
-			trace_where(s, e, T, r - 1, sp);
+			trace_where(s, e, T, r - 1, sp, r);
 		}
 		if (e->trace)
 			base = (uintptr_t)mref(g->jit_base, TValue);
@@ -505,15 +607,13 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	} else if (e->state == FORMAT_STATE_C && !cf) {
 		e->state = FORMAT_STATE_IDLE; /* in the host, no Lua call */
 	} else if (e->state == FORMAT_STATE_INTERP && rip >= s->vm_lo &&
-		   rip < s->vm_hi &&
-		   (uint64_t)uc->uc_mcontext.gregs[REG_LJ_DISPATCH] ==
-		       (uint64_t)(uintptr_t)G2GG(g)->dispatch) {
+		   rip < s->vm_hi && UC_IS_VM(uc, g)) {
 		/* In the interpreter's own code (not a C helper it called):
 		** its BASE and PC registers are newer than L->base. They are
 		** integers: between two bytecodes the interpreter uses rdx
 		** as a C argument, rbx as a frame link. */
-		base = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_BASE];
-		pc = (uintptr_t)uc->uc_mcontext.gregs[REG_LJ_PC];
+		base = UC_REG(uc, REG_LJ_BASE);
+		pc = UC_REG(uc, REG_LJ_PC);
 	} else if (e->state != FORMAT_STATE_EXIT) {
 		/* Called out of the interpreter: base and PC were saved. */
 		base = (uintptr_t)L->base;
@@ -576,3 +676,30 @@ void sample_on_signal(int sig, siginfo_t *si, void *ucv)
 	__atomic_fetch_sub(&sample_inflight[slot], 1, __ATOMIC_SEQ_CST);
 	errno = saved;
 }
+
+#else /* !LJLOG_SAMPLER: a machine whose registers ljlog does not know */
+
+/* VM thread (start). See sample_int.h. */
+int sample_hook_disp(global_State *g, int32_t *disp)
+{
+	return -ENOTSUP;
+}
+
+/* Async-signal-safe. See sample_int.h. */
+uintptr_t sample_next_check(const GCtrace *T, int32_t disp, uintptr_t x)
+{
+	return 0;
+}
+
+/* Async-signal-safe. See sample_int.h. Never called: sample_start fails. */
+void sample_capture(struct sample_vm *s, struct sample_entry *e,
+		    const void *ucontext)
+{
+	memset(e, 0, sizeof *e);
+}
+
+/* Async-signal-safe. See sample_int.h. Never installed. */
+void sample_on_signal(int sig, siginfo_t *si, void *ucv)
+{
+}
+#endif

@@ -16,7 +16,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
+#define UNWIND_HOST 1 /* host stacks are captured and unwound here */
 #include <libunwind.h>
 #endif
 
@@ -48,6 +49,24 @@ NO_SANITIZE static void copy_raw(void *dst, const void *src, size_t n)
 			 :
 			 : "memory");
 }
+#elif defined(__aarch64__)
+/* Async-signal-safe. As above: words, then the bytes left; the empty asm
+** keeps the compiler from making the loop a call to memcpy. */
+NO_SANITIZE static void copy_raw(void *dst, const void *src, size_t n)
+{
+	uint64_t *d = dst;
+	const uint64_t *s = src;
+	for (; n >= 8; n -= 8) {
+		*d++ = *s++;
+		__asm__ volatile("" ::: "memory");
+	}
+	uint8_t *db = (uint8_t *)d;
+	const uint8_t *sb = (const uint8_t *)s;
+	while (n--) {
+		*db++ = *sb++;
+		__asm__ volatile("" ::: "memory");
+	}
+}
 #endif
 
 /* Any thread, outside signal context. The calling thread's stack bounds. */
@@ -75,18 +94,25 @@ void unwind_capture(struct unwind_ctx *c, const void *ucontext, uintptr_t lo,
 	int saved = errno;
 	c->sp = 0;
 	c->len = 0;
+#if UNWIND_HOST
+	const ucontext_t *uc = ucontext;
+	size_t n;
+	uintptr_t sp;
+	int i;
 #if defined(__x86_64__)
 	static const uint8_t greg[UNWIND_NREGS] = {
 	    REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
 	    REG_RBP, REG_RSP, REG_R8,  REG_R9,	REG_R10, REG_R11,
 	    REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
-	const ucontext_t *uc = ucontext;
-	size_t n;
-	uintptr_t sp;
-	int i;
 	for (i = 0; i < UNWIND_NREGS; i++)
 		c->regs[i] = (uint64_t)uc->uc_mcontext.gregs[greg[i]];
-	sp = (uintptr_t)c->regs[UNWIND_REG_RSP];
+#else /* aarch64: x0..x30, then sp and pc */
+	for (i = 0; i < 31; i++)
+		c->regs[i] = (uint64_t)uc->uc_mcontext.regs[i];
+	c->regs[UNWIND_REG_SP] = (uint64_t)uc->uc_mcontext.sp;
+	c->regs[UNWIND_REG_IP] = (uint64_t)uc->uc_mcontext.pc;
+#endif
+	sp = (uintptr_t)c->regs[UNWIND_REG_SP];
 	c->sp = sp;
 	if (sp < lo || sp >= hi)
 		goto out; /* not on this thread's stack: registers only */
@@ -138,7 +164,7 @@ static struct dlgen dl_generation(void)
 	return g;
 }
 
-#if defined(__x86_64__)
+#if UNWIND_HOST
 
 /* One PT_LOAD segment of a loaded object. */
 struct seg {
@@ -389,11 +415,11 @@ int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 	unw_cursor_t cur;
 	unw_word_t ip, sp, prev_sp;
 	int n = 0;
-	if (max <= 0 || c->regs[UNWIND_REG_RIP] == 0)
+	if (max <= 0 || c->regs[UNWIND_REG_IP] == 0)
 		return 0;
 	if (w.len > UNWIND_STACK_MAX)
 		w.len = UNWIND_STACK_MAX;
-	ip = c->regs[UNWIND_REG_RIP];
+	ip = c->regs[UNWIND_REG_IP];
 	ips[n++] = (uintptr_t)ip;
 	pthread_mutex_lock(&U.lock);
 	if (space_init() < 0)
@@ -404,7 +430,7 @@ int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 	/* A remote cursor starts with the exact IP (no "return address - 1"). */
 	if (unw_init_remote(&cur, U.as, &w) < 0)
 		goto out;
-	prev_sp = c->regs[UNWIND_REG_RSP];
+	prev_sp = c->regs[UNWIND_REG_SP];
 	while (n < max) {
 		w.lookup_failed = 0;
 		if (unw_step(&cur) <= 0 || w.lookup_failed)

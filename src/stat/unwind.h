@@ -11,7 +11,19 @@
 /* Bytes of stack a capture holds at most. */
 #define UNWIND_STACK_MAX (16u << 10)
 
-/* Captured registers, in libunwind's x86-64 (DWARF) numbering. */
+/* Captured registers, in libunwind's numbering for the machine (its
+** DWARF numbering on x86-64; UNW_AARCH64_X0..X30, SP, PC on arm64);
+** UNWIND_REG_SP and UNWIND_REG_IP name the stack pointer and the
+** interrupted instruction's address on both. */
+#if defined(__aarch64__)
+enum {
+	UNWIND_REG_X29 = 29, /* the frame pointer */
+	UNWIND_REG_X30 = 30, /* the link register */
+	UNWIND_REG_SP = 31,
+	UNWIND_REG_IP = 32,
+	UNWIND_NREGS
+};
+#else
 enum {
 	UNWIND_REG_RAX,
 	UNWIND_REG_RDX,
@@ -30,8 +42,11 @@ enum {
 	UNWIND_REG_R14,
 	UNWIND_REG_R15,
 	UNWIND_REG_RIP,
-	UNWIND_NREGS
+	UNWIND_NREGS,
+	UNWIND_REG_SP = UNWIND_REG_RSP,
+	UNWIND_REG_IP = UNWIND_REG_RIP
 };
+#endif
 
 /* A thread's registers and the top of its stack, as a signal found them. */
 struct unwind_ctx {

@@ -74,28 +74,36 @@ for prog in "$top_srcdir/bench/binarytrees.lua 10" "$E2E/alloc_trace_inline.lua"
 	[ "$(wc -l <"$T/off.split")" -ge 2 ] || fail "[$name] fewer than 2 sites: $(cat "$T/off.split")"
 done
 
-# No return address found: the trace, never a line.
+# No return address found: the trace, never a line. On arm64 the VM does
+# not store the running trace's number (vm_arm64.dasc, BC_JLOOP): the
+# return address is also how the trace is found, so the site is "(trace)".
 log=$T/noscan.ljlog
 LJLOG_TEST_TRACE_SCAN=0 profile "file=$log,nodefaults,alloc" \
 	"$top_srcdir/bench/binarytrees.lua" 10 >"$T/out" 2>"$T/err" ||
 	{ show "$T/err"; fail "[no scan] the profiled run failed"; }
 check_complete "$log"
 report_json "$log" "$T/noscan.json"
-python3 - "$T/noscan.json" <<'PY' || fail "[no scan] trace sites are not reported as 'trace N (started at line L)'"
+arch=$(luajit -e 'print(jit.arch)')
+if [ "$arch" = arm64 ]; then
+	want='(trace)' wantre='\(trace\)'
+else
+	want='trace N (started at line L)' wantre='trace \d+ \(started at line \d+\)'
+fi
+python3 - "$T/noscan.json" "$wantre" <<'PY' || fail "[no scan] trace sites are not reported as '$want'"
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 sites = d["alloc_sites"]
 total = sum(s["alloc_count"] for s in sites)
-tr = [s for s in sites if re.fullmatch(r"trace \d+ \(started at line \d+\)", s["function"])]
+tr = [s for s in sites if re.fullmatch(sys.argv[2], s["function"])]
 for s in tr:
     print(f"  {s['function']} ({s['file']}): {s['alloc_count']} allocs, line {s['line']}")
     assert s["line"] == 0 and s["kind"] == "internal", s
-    assert s["file"].endswith("binarytrees.lua"), s
+    assert sys.argv[2].startswith("\\(") or s["file"].endswith("binarytrees.lua"), s
 n = sum(s["alloc_count"] for s in tr)
 # most tables are made by compiled code
 assert n > total / 2, (n, total)
 PY
 ljlog report -n 0 "$log" >"$T/noscan.txt"
-grep -q '^ *[0-9].*  trace [0-9]* (started at line [0-9]*)$' "$T/noscan.txt" ||
-	{ show "$T/noscan.txt"; fail "[no scan] no 'trace N (started at line L)' site in the text report"; }
-ok "[no scan] allocations in traces without a place are 'trace N (started at line L)' sites"
+grep -Eq "^ *[0-9].*  ${wantre//\\d/[0-9]}\$" "$T/noscan.txt" ||
+	{ show "$T/noscan.txt"; fail "[no scan] no '$want' site in the text report"; }
+ok "[no scan] allocations in traces without a place are '$want' sites"

@@ -30,6 +30,22 @@ static struct rig R;
 #define NFREE  32
 #define RIP_VM 0x18000
 
+/* The interrupted context's registers that the handler reads, as
+** sample_signal.c maps them (LuaJIT's vm_x64.dasc, vm_arm64.dasc). */
+#if defined(__aarch64__)
+#define SET_IP(v)   (R.uc.uc_mcontext.pc = (v))
+#define SET_VM()    (R.uc.uc_mcontext.regs[22] = (uintptr_t)R.g)
+#define SET_BASE(v) (R.uc.uc_mcontext.regs[19] = (v))
+#define SET_PC(v)   (R.uc.uc_mcontext.regs[21] = (v))
+#else
+#define SET_IP(v) (R.uc.uc_mcontext.gregs[REG_RIP] = (greg_t)(v))
+#define SET_VM()                                                               \
+	(R.uc.uc_mcontext.gregs[REG_R14] =                                     \
+	     (greg_t)(uintptr_t)G2GG(R.g)->dispatch)
+#define SET_BASE(v) (R.uc.uc_mcontext.gregs[REG_RDX] = (greg_t)(v))
+#define SET_PC(v)   (R.uc.uc_mcontext.gregs[REG_RBX] = (greg_t)(v))
+#endif
+
 /* Test thread. Set R up: a fresh VM, its state "in the interpreter". */
 static void rig_init(void)
 {
@@ -43,9 +59,8 @@ static void rig_init(void)
 	cr_assert_eq(unwind_stack_bounds(&R.s.stack_lo, &R.s.stack_hi), 0);
 	R.s.vm_lo = RIP_VM - 0x1000;
 	R.s.vm_hi = RIP_VM + 0x1000;
-	R.uc.uc_mcontext.gregs[REG_RIP] = RIP_VM;
-	R.uc.uc_mcontext.gregs[REG_R14] =
-	    (greg_t)(uintptr_t)G2GG(R.g)->dispatch;
+	SET_IP(RIP_VM);
+	SET_VM();
 	setgcref(R.g->cur_L, obj2gco(R.L));
 	R.vmstate = R.g->vmstate;
 	R.g->vmstate = ~LJ_VMST_INTERP;
@@ -78,8 +93,8 @@ TestSuite(sample, .init = rig_init, .fini = rig_fini);
 ** read. */
 static unsigned capture(uintptr_t base, uintptr_t pc)
 {
-	R.uc.uc_mcontext.gregs[REG_RDX] = (greg_t)base;
-	R.uc.uc_mcontext.gregs[REG_RBX] = (greg_t)pc;
+	SET_BASE(base);
+	SET_PC(pc);
 	R.e.nlua = 0xffff;
 	sample_capture(&R.s, &R.e, &R.uc);
 	cr_assert_eq(R.e.state, FORMAT_STATE_INTERP);
@@ -274,6 +289,37 @@ Test(sample, helper_wakes_for_a_batch_at_the_rate_seen)
 
 /* -- The profile check a trace's code stops at ------------------------------- */
 
+#if defined(__aarch64__)
+#define TEST_DISP 0x2f0	      /* the hook mask's offset in global_State */
+#define FILLER	  0xd503201fu /* nop */
+
+/* Test thread. Write the arm64 check (ldrb w30, [x22, #disp]; tst w30,
+** #HOOK_PROFILE; b.ne) at code + at. */
+static void put_check(uint8_t *code, size_t at, int32_t disp)
+{
+	uint32_t w[3] = {0x39400000u | (uint32_t)disp << 10 | 22u << 5 | 30u,
+			 0x721903dfu, 0x54000001u};
+	memcpy(code + at, w, sizeof w);
+}
+
+/* Test thread. The check at code + at tests another bit (tst w30, #0x40). */
+static void spoil_bit(uint8_t *code, size_t at)
+{
+	uint32_t w = 0x721a03dfu;
+	memcpy(code + at + 4, &w, 4);
+}
+
+/* Test thread. The check at code + at reads through another register
+** (x21). */
+static void spoil_reg(uint8_t *code, size_t at)
+{
+	code[at] = (uint8_t)((code[at] & 0x1f) | (21u & 7) << 5);
+	code[at + 1] = (uint8_t)((code[at + 1] & ~3u) | 21u >> 3);
+}
+#else
+#define TEST_DISP -0xeef      /* the hook mask from the dispatch table */
+#define FILLER	  0x90909090u /* nop */
+
 /* Test thread. Write the x64 check (test byte [r14+disp32], HOOK_PROFILE;
 ** jnz) at code + at. */
 static void put_check(uint8_t *code, size_t at, int32_t disp)
@@ -285,6 +331,27 @@ static void put_check(uint8_t *code, size_t at, int32_t disp)
 	code[at + 8] = 0x0f, code[at + 9] = 0x85; /* jnz rel32 */
 }
 
+/* Test thread. The check at code + at tests another bit. */
+static void spoil_bit(uint8_t *code, size_t at)
+{
+	code[at + 7] = 0x40;
+}
+
+/* Test thread. The check at code + at reads through another register
+** (ModRM rm 111). */
+static void spoil_reg(uint8_t *code, size_t at)
+{
+	code[at + 2] = 0x87;
+}
+#endif
+
+/* Test thread. Fill code with no-ops. */
+static void fill(uint8_t *code, size_t n)
+{
+	for (size_t i = 0; i + 4 <= n; i += 4)
+		memcpy(code + i, &(uint32_t){FILLER}, 4);
+}
+
 /* sample_next_check on code made up for it: the check on from an address,
 ** round a loop (to mcloop, or to the start when the trace links to
 ** itself), the code's end when the trace leaves, 0 without checks. Code
@@ -292,17 +359,17 @@ static void put_check(uint8_t *code, size_t at, int32_t disp)
 ** another register) is none. */
 Test(sample, next_check_in_machine_code)
 {
-	const int32_t disp = -0xeef;
-	uint8_t code[400];
-	memset(code, 0x90, sizeof code);
+	const int32_t disp = TEST_DISP;
+	_Alignas(4) uint8_t code[400];
+	fill(code, sizeof code);
 	put_check(code, 40, disp);
 	put_check(code, 120, disp);
 	put_check(code, 300, disp);
 	put_check(code, 200, disp + 1); /* another displacement */
 	put_check(code, 220, disp);
-	code[227] = 0x40; /* another bit */
+	spoil_bit(code, 220);
 	put_check(code, 240, disp);
-	code[242] = 0x87; /* ModRM: another base register */
+	spoil_reg(code, 240);
 	GCtrace T;
 	memset(&T, 0, sizeof T);
 	T.mcode = code;
@@ -331,7 +398,7 @@ Test(sample, next_check_in_machine_code)
 	cr_assert_eq(sample_next_check(&T, disp, c + sizeof code), 0);
 	cr_assert_eq(sample_next_check(&T, disp, c - 1), 0);
 	/* No check at all: unknown, wherever. */
-	memset(code, 0x90, sizeof code);
+	fill(code, sizeof code);
 	cr_assert_eq(sample_next_check(&T, disp, c + 10), 0);
 	T.linktype = LJ_TRLINK_LOOP;
 	cr_assert_eq(sample_next_check(&T, disp, c + 300), 0);

@@ -164,7 +164,7 @@ Test(unwind, spin_in_f3_interrupted_by_timer)
 						     ? stk_hi - cap.sp
 						     : cap_max));
 		n = unwind_ips(&cap, ips, MAXIPS);
-		cr_assert_eq(ips[0], cap.regs[UNWIND_REG_RIP]);
+		cr_assert_eq(ips[0], cap.regs[UNWIND_REG_IP]);
 		check_chain(ips, n, 0); /* exact IP: f3 innermost */
 	}
 }
@@ -295,7 +295,7 @@ Test(unwind, garbage_never_crashes)
 		for (i = 0; i < UNWIND_NREGS; i++)
 			g.regs[i] = garbage_word(&g);
 		if (iter & 2)
-			g.regs[UNWIND_REG_RSP] = g.sp;
+			g.regs[UNWIND_REG_SP] = g.sp;
 		n = unwind_ips(&g, ips, (int)(rnd() % (MAXIPS + 1)));
 		cr_assert(n >= 0 && n <= MAXIPS);
 		for (i = 0; i + 1 < n; i++) {
@@ -356,10 +356,20 @@ __attribute__((noinline)) int unwind_test_leaf(void)
 
 Test(unwind, anonymous_code_stops_the_walk)
 {
+#if defined(__aarch64__)
+	/* stp x29, x30, [sp, #-16]!; mov x29, sp; ldr x16, leaf; blr x16;
+	** ldp x29, x30, [sp], #16; ret; leaf: .quad (at 24) */
+	static const uint32_t tmpl[] = {0xa9bf7bfd, 0x910003fd, 0x58000090,
+					0xd63f0200, 0xa8c17bfd, 0xd65f03c0};
+	const size_t leaf_at = 24;
+#else
 	/* sub $8,%rsp; movabs $leaf,%rax; call *%rax; add $8,%rsp; ret */
 	static const uint8_t tmpl[] = {
 	    0x48, 0x83, 0xec, 0x08, 0x48, 0xb8, 0,    0,    0,	  0,   0,
 	    0,	  0,	0,    0xff, 0xd0, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+	const size_t leaf_at = 6;
+#endif
+	/* Either way the call returns to code + 16. */
 	uintptr_t ips[MAXIPS], leaf = (uintptr_t)unwind_test_leaf;
 	struct unwind_syms *s;
 	uint8_t *code;
@@ -371,11 +381,12 @@ Test(unwind, anonymous_code_stops_the_walk)
 		cr_skip_test("no executable anonymous mapping: %s",
 			     strerror(errno));
 	memcpy(code, tmpl, sizeof tmpl);
-	memcpy(code + 6, &leaf, sizeof leaf);
+	memcpy(code + leaf_at, &leaf, sizeof leaf);
+	__builtin___clear_cache((char *)code, (char *)code + 64);
 
 	/* Innermost frame in anonymous code: that IP alone. */
 	capture_raise();
-	cap.regs[UNWIND_REG_RIP] = (uintptr_t)code + 16;
+	cap.regs[UNWIND_REG_IP] = (uintptr_t)code + 16;
 	n = unwind_ips(&cap, ips, MAXIPS);
 	cr_assert_eq(n, 1);
 	cr_assert_eq(ips[0], (uintptr_t)code + 16);
