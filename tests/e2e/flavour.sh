@@ -24,6 +24,7 @@ luajit)
 	want="this program runs LuaJIT '"
 	;;
 esac
+! foreign "$other" || skip "$other is an $(uname -m) program and ljlog is built for another machine"
 flavour=$(flavour_of "$other")
 [ "$flavour" != "$mine" ] || skip "$LUAJIT ($mine) and $other ($flavour) are the same flavour"
 

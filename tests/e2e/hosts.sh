@@ -41,6 +41,7 @@ missing=
 [ -x "$KRESD" ] || missing="${missing:+$missing and }kresd (Debian knot-resolver)"
 [ -z "$missing" ] || skip "needs $missing"
 for b in "$SYSBENCH" "$KRESD"; do
+	! foreign "$b" || skip "$b is an $(uname -m) program and libljlog.so is built for another machine"
 	ldd "$b" 2>/dev/null | grep -q 'libluajit-5\.1\.so\.2 => /' ||
 		skip "$b does not link libluajit-5.1.so.2 dynamically"
 done

@@ -34,10 +34,25 @@ for f in "$corpus"/*.lua; do
 	progs+=("$(basename "$f" .lua)=$f:SCALE")
 done
 [ "${#progs[@]}" -ge 15 ] || fail "the corpus has ${#progs[@]} programs, fewer than 15"
+# Under qemu-user (scripts/arm64.sh) every run takes 5 to 150 times as
+# long (ffi_inlined's strlen: 76 s for 0.5 s) and the whole corpus about
+# 40 minutes: there four cases of compiled code (inlined callees, side
+# traces, an exit mid-loop, a designed 3:1 split), with half the CPU time a
+# round, and without luacheck and LDoc. sample_inline.sh checks an FFI call
+# in a trace there.
+emu= cpu=2.6 splits="split_jit split_table split_string"
+if emulated; then
+	emu="inline_then_own side_traces mid_exit split_jit" cpu=1.3 splits=split_jit
+	progs=()
+	for p in $emu; do
+		progs+=("$p=$corpus/$p.lua:SCALE")
+	done
+	echo "info: $test_name: under qemu-user: $emu"
+fi
 
 # luacheck and LDoc over Penlight, as realprogs.sh runs them (skipped with
 # a note when the packages are missing: the corpus still runs).
-if [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
+if [ -z "$emu" ] && [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
 	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
 	command -v ldoc >/dev/null; then
 	realprogs_find
@@ -57,7 +72,7 @@ fi
 
 python3 "$E2E/jitp_harness.py" --luajit "$LUAJIT" --ljlog "$LJLOG" \
 	--moddir "$MODDIR" --jitprofile "$E2E/sample_jitprofile.lua" \
-	--tmp "$T" --table "$T/table.txt" \
+	--tmp "$T" --table "$T/table.txt" --cpu "$cpu" \
 	--group pcall_error=18+42 --group gsub_callback=24+37 \
 	--group sort_cmp=18+25 --truth nbody --unjudged recursion:on \
 	"${progs[@]}" >"$T/out" 2>&1
@@ -72,11 +87,10 @@ cat "$T/out"
 # splits_off TABLE [PROG MODE]: the "PROG MODE" pairs (of all, or that
 # one) whose split is off, one a line.
 splits_off() {
-	python3 - "$@" <<'PY'
-import sys
+	SPLITS=$splits python3 - "$@" <<'PY'
+import os, sys
 rows = [ln.split() for ln in open(sys.argv[1]).read().splitlines()[1:]]
-pairs = [(p, m) for p in ("split_jit", "split_table", "split_string")
-         for m in ("on", "off")]
+pairs = [(p, m) for p in os.environ["SPLITS"].split() for m in ("on", "off")]
 if len(sys.argv) > 3:
     pairs = [(sys.argv[2], sys.argv[3])]
 for prog, mode in pairs:

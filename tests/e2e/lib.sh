@@ -326,6 +326,32 @@ PY
 		fail "$prog: call counts differ from the hook's (see above)"
 }
 
+# -- Programs of another machine ---------------------------------------------------
+
+# elf_machine FILE: FILE's ELF machine number (62 x86-64, 183 aarch64).
+elf_machine() {
+	od -An -tu2 -j18 -N2 "$1" 2>/dev/null | tr -d ' '
+}
+
+# foreign PROGRAM: 0 when PROGRAM (a path or a command) is built for
+# another machine than ljlog's library: an arm64 build tested under
+# qemu-user (scripts/arm64.sh) next to this machine's own programs. A
+# library preloaded into it is not loaded ("cannot be preloaded").
+foreign() {
+	local p=$1
+	case $p in */*) ;; *) p=$(command -v "$p") || return 1 ;; esac
+	p=$(readlink -f "$p")
+	[ "$(elf_machine "$p")" != "$(elf_machine "$top_builddir/.libs/libljlog.so")" ]
+}
+
+# emulated: 0 when ljlog's programs run under an emulator: built for
+# another machine than the shell's (scripts/arm64.sh: qemu-user, where the
+# sampler's helper thread, unwinding host stacks, runs about 20 times
+# slower than the program's own code).
+emulated() {
+	foreign sh
+}
+
 # -- The real programs (realprogs.sh, soak.sh) ----------------------------------
 
 # modpath MODULE: where the installed luajit finds MODULE ('' if nowhere).

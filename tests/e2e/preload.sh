@@ -26,14 +26,18 @@ preloaded() {
 # -- Programs without LuaJIT are untouched -----------------------------------------
 undef=$(nm -D --undefined-only "$lib" | awk '$1 == "U" && $2 ~ /^(lua|luaL|luaJIT)_/ {print $2}')
 [ -z "$undef" ] || fail "libljlog.so needs LuaJIT symbols strongly: $undef"
-for bindnow in "" 1; do
-	out=$(LUAJIT_PROFILE="log:file=$T/none-%p.ljlog" LD_BIND_NOW=$bindnow \
-		preloaded sh -c 'true && echo hi | gzip -c | gzip -dc' 2>&1) ||
-		fail "sh/gzip with libljlog.so preloaded (LD_BIND_NOW='$bindnow') failed: $out"
-	expect_eq "sh/gzip output with libljlog.so preloaded" "hi" "$out"
-done
-ls "$T"/none-*.ljlog >/dev/null 2>&1 && fail "a program without LuaJIT wrote a log"
-ok "true, sh and gzip run unchanged with libljlog.so preloaded (LD_BIND_NOW too), and write no log"
+if foreign sh; then
+	echo "skip: sh and gzip are $(uname -m) programs and libljlog.so is built for another machine"
+else
+	for bindnow in "" 1; do
+		out=$(LUAJIT_PROFILE="log:file=$T/none-%p.ljlog" LD_BIND_NOW=$bindnow \
+			preloaded sh -c 'true && echo hi | gzip -c | gzip -dc' 2>&1) ||
+			fail "sh/gzip with libljlog.so preloaded (LD_BIND_NOW='$bindnow') failed: $out"
+		expect_eq "sh/gzip output with libljlog.so preloaded" "hi" "$out"
+	done
+	ls "$T"/none-*.ljlog >/dev/null 2>&1 && fail "a program without LuaJIT wrote a log"
+	ok "true, sh and gzip run unchanged with libljlog.so preloaded (LD_BIND_NOW too), and write no log"
+fi
 
 # -- A host that links LuaJIT: every VM is profiled ------------------------------
 for mode in "" --malloc; do

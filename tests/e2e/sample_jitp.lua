@@ -1,15 +1,21 @@
 -- ljlog e2e: three functions doing different kinds of work with clearly
 -- different costs (about 4 : 2 : 1 of the run), for comparing ljlog's
 -- sampled top functions with LuaJIT's own profiler.
--- Arguments: ROUNDS [off] (off: the JIT off).
-local rounds = assert(tonumber(arg and arg[1]), "usage: ROUNDS [off]")
+-- Arguments: ROUNDS [off] [calibrate | NUMERIC TABLES STRINGS]
+-- (off: the JIT off). With calibrate it prints the iterations per round
+-- that take each function about 8, 4 and 2 ms on this machine (the same
+-- for both runs compared: they print the same total).
+local rounds = assert(tonumber(arg and arg[1]), "usage: ROUNDS [off] [calibrate | N1 N2 N3]")
 if arg[2] == "off" then
 	jit.off()
 end
--- Iterations per round: about 8, 4 and 2 ms (the interpreter is slower,
--- and not by the same factor for each kind of work).
+-- Iterations per round when not given: about 8, 4 and 2 ms on x86-64 (the
+-- interpreter is slower, and not by the same factor for each kind of work).
 local N = arg[2] == "off" and { numeric = 200000, tables = 120000, strings = 52000 }
 	or { numeric = 343000, tables = 320000, strings = 500000 }
+if tonumber(arg[4]) then
+	N = { numeric = tonumber(arg[3]), tables = tonumber(arg[4]), strings = tonumber(arg[5]) }
+end
 
 local function numeric(n)
 	local s = 0.5
@@ -34,6 +40,30 @@ local function strings(n)
 		s = s + str:byte(i % #str + 1)
 	end
 	return s
+end
+
+-- Iterations of f that take about ms milliseconds of CPU time here (its
+-- code compiled first, and measured again once warm).
+local function calibrate(f, ms)
+	local n, dt = 1000, 0
+	for _ = 1, 2 do
+		n = 1000
+		while true do
+			local t0 = os.clock()
+			f(n)
+			dt = os.clock() - t0
+			if dt > 0.02 then
+				break
+			end
+			n = n * 2
+		end
+	end
+	return math.floor(n * ms / 1000 / dt) + 1
+end
+
+if arg[3] == "calibrate" then
+	print(calibrate(numeric, 8), calibrate(tables, 4), calibrate(strings, 2))
+	os.exit(0)
 end
 
 local total = 0
