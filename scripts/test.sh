@@ -3,8 +3,10 @@
 # the end-to-end tests against OpenResty's LuaJIT (build-lj2/), then the same
 # suite under AddressSanitizer + UndefinedBehaviorSanitizer (and the nginx
 # test against a luajit2 build with them), and the threaded tests under
-# ThreadSanitizer.
-# Env: LJLOG_SKIP_SANITIZERS=1 runs only the plain suite.
+# ThreadSanitizer, and last the suite for arm64 under qemu-user
+# (scripts/arm64.sh). A build without the sampler runs its own test.
+# Env: LJLOG_SKIP_SANITIZERS=1 runs only the plain suite (and arm64's);
+# LJLOG_SKIP_ARM64=1 leaves out the arm64 pass.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
@@ -18,6 +20,19 @@ say() { printf '\n== %s\n' "$*"; }
 say "make check (build/)"
 cd "$top/build"
 make -s -j"$jobs" check || { tail -n 80 test-suite.log; exit 1; }
+cd "$top"
+
+# A build without the sampler, as configure makes on machines other than
+# x86_64 and aarch64 (man ljlog, MACHINES): the rest records, sample= says
+# why it can't.
+say "without the sampler (build-nosampler/, configure --disable-sampler)"
+mkdir -p "$top/build-nosampler"
+cd "$top/build-nosampler"
+if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
+	"$top/configure" -q --disable-sampler --with-luajit-src="$src"
+fi
+make -s -j"$jobs"
+make -s check TESTS=tests/e2e/nosampler.sh || { tail -n 80 test-suite.log; exit 1; }
 cd "$top"
 
 # OpenResty's LuaJIT (Debian's luajit2, unpacked by setup-tools.sh into
@@ -44,7 +59,20 @@ make -s -j"$jobs"
 make -s -j"$jobs" check TESTS='$(E2E_TESTS)' || { tail -n 80 test-suite.log; exit 1; }
 cd "$top"
 
-[ "${LJLOG_SKIP_SANITIZERS:-0}" = 1 ] && exit 0
+# arm64_pass: the suite for arm64, cross-built in build-arm64/ and run
+# under qemu-user (scripts/arm64.sh installs what it needs once per
+# machine).
+arm64_pass() {
+	[ "${LJLOG_SKIP_ARM64:-0}" = 1 ] && return 0
+	say "arm64 under qemu-user (scripts/arm64.sh, build-arm64/)"
+	"$top/scripts/arm64.sh"
+}
+
+if [ "${LJLOG_SKIP_SANITIZERS:-0}" = 1 ]; then
+	arm64_pass
+	say "all tests passed"
+	exit 0
+fi
 
 # sanitized NAME FLAGS PRELOAD-LIB [make args...]: a VPATH build with FLAGS,
 # for Debian's luajit, or for luajit2 when NAME starts with lj2-.
@@ -88,4 +116,5 @@ say "end-to-end tests under TSan"
 TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} \
 	sanitized tsan "-fsanitize=thread" libtsan.so 'TESTS=$(E2E_TESTS)'
 
+arm64_pass
 say "all tests passed"
