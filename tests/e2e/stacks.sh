@@ -89,7 +89,13 @@ n = sum(w for _, w in calls)
 if not n:
     bad.append("no sample in table.sort")
 want = clean(lua) + ":%d" % cline
-wrong = [(s, w) for s, w in calls if s[s.index("table.sort") - 1] != want]
+# But in the JIT compiler: while the recorder stitches a trace across the
+# call it moves the call's frames (lj_ffrecord.c, recff_stitch), and a
+# sample then may not know the caller's line (0; seen once in 19 samples
+# under qemu-user, where the move takes longer).
+wrong = [(s, w) for s, w in calls if s[s.index("table.sort") - 1] != want and
+         not (s[-1] == "(jit compiler)" and
+              s[s.index("table.sort") - 1] == clean(lua) + ":0")]
 if wrong:
     bad.append("table.sort's caller is not %s in %d of %d samples: %r"
                % (want, sum(w for _, w in wrong), n, wrong[:3]))
