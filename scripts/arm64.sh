@@ -109,7 +109,7 @@ if [ ! -f Makefile ] || [ ../configure -nt config.status ]; then
 	PKG_CONFIG=pkg-config PKG_CONFIG_LIBDIR="/usr/lib/$multi/pkgconfig:/usr/share/pkgconfig" \
 		../configure -q --host=$multi --with-luajit-src="$deps/luajit-src" \
 		LUAJIT_BIN="$lj" \
-		CRITERION_CFLAGS="-I$tools/usr/include" \
+		CRITERION_CFLAGS="-isystem $tools/usr/include" \
 		CRITERION_LIBS="-L$lib -lcriterion -Wl,--disable-new-dtags -Wl,-rpath,$lib"
 fi
 say "make (build-arm64/)"
