@@ -54,10 +54,16 @@ if arg and arg[3] == "ratio" then
 	return
 end
 
+-- Rounds of different lengths (from 0.8 N to 1.2 N, the same sequence
+-- every run), as in nested_split.lua: rounds of one length can repeat in
+-- step with the kernel's tick, which places CPU-time samples. The split is
+-- 3:1 in every round.
 local rounds = math.max(1, math.floor(185 * SCALE + 0.5))
-local x = 1
+local x, seed = 1, 12345
 for _ = 1, rounds do
-	x = heavy_a(N, x)
-	x = light_b(N, x)
+	seed = (seed * 1103515245 + 12345) % 2147483648
+	local n = N - N / 5 + seed % (2 * N / 5 + 1)
+	x = heavy_a(n, x)
+	x = light_b(n, x)
 end
 print(string.format("split_jit rounds=%d x=%d", rounds, x))
