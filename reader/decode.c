@@ -458,6 +458,18 @@ const char *decode_error(const struct decode *d)
 	return d->err;
 }
 
+/* Any thread. IDs the sink sees are the log's plus base (see decode.h). */
+void decode_set_idbase(struct decode *d, uint32_t base)
+{
+	d->idbase = base;
+}
+
+/* Any thread. The largest ID defined so far. */
+uint32_t decode_max_id(const struct decode *d)
+{
+	return d->maxid;
+}
+
 /* Any thread. The INTRO block, NULL before it. */
 const struct decode_intro *decode_intro(const struct decode *d)
 {

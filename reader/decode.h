@@ -341,6 +341,17 @@ const char *decode_error(const struct decode *d);
 /* Any thread. The object with this ID, NULL if undefined. */
 struct decode_obj *decode_lookup(const struct decode *d, uint64_t id);
 
+/* Any thread. Before the first block: the IDs the sink sees (decode_obj
+** id and vm, and every vm field) are the log's plus base, so that the logs
+** of several processes decoded into one sink never share an ID (one log's
+** IDs run from 1 to DECODE_MAX_ID - 1). decode_lookup still takes the
+** log's own IDs. */
+void decode_set_idbase(struct decode *d, uint32_t base);
+
+/* Any thread. The largest ID the log defined so far (its own numbering),
+** 0 for none: the next log's base is at least base + this + 1. */
+uint32_t decode_max_id(const struct decode *d);
+
 /* Any thread. The INTRO block, NULL before it. */
 const struct decode_intro *decode_intro(const struct decode *d);
 

@@ -90,7 +90,7 @@ int dec_events(struct decode *d, const struct reader_block *b,
 		    "of VM %llu",
 		    (unsigned long long)h.base_ts,
 		    (unsigned long long)vo->last_ts, (unsigned long long)vm);
-	h.vm = (uint32_t)vm;
+	h.vm = (uint32_t)vm + d->idbase;
 	h.vmobj = vo;
 	if (d->sink.events && (rc = d->sink.events(d->sink.ud, &h)))
 		return rc;

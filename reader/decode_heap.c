@@ -255,12 +255,12 @@ int dec_heap(struct decode *d, const struct reader_block *b,
 		if ((rc = get_u8(c, "record kind", &k)) < 0)
 			return dec_bad_field(d, b, c, rc);
 		if (k == FORMAT_HEAP_OBJECT) {
-			struct decode_hobj o = {.vm = (uint32_t)vm,
+			struct decode_hobj o = {.vm = (uint32_t)vm + d->idbase,
 						.snapshot = seq};
 			if ((rc = dec_obj(d, b, c, &o, &addr, &pid)) != 0)
 				return rc;
 		} else if (k == FORMAT_HEAP_ROOT) {
-			struct decode_hroot r = {.vm = (uint32_t)vm,
+			struct decode_hroot r = {.vm = (uint32_t)vm + d->idbase,
 						 .snapshot = seq};
 			if ((rc = get_raw(c, "root name", &r.name,
 					  &r.namelen)) < 0 ||
@@ -270,8 +270,8 @@ int dec_heap(struct decode *d, const struct reader_block *b,
 			    (rc = d->sink.heap_root(d->sink.ud, &r)))
 				return rc;
 		} else if (k == FORMAT_HEAP_SUMMARY) {
-			struct decode_hsummary s = {.vm = (uint32_t)vm,
-						    .snapshot = seq};
+			struct decode_hsummary s = {
+			    .vm = (uint32_t)vm + d->idbase, .snapshot = seq};
 			if ((rc = dec_summary(d, b, c, &s)) != 0)
 				return rc;
 		} else {

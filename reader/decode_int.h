@@ -48,6 +48,8 @@ struct decode {
 	uint64_t samples;	      /* samples in SAMPLES blocks so far */
 	uint64_t dropped;	      /* their dropped fields, summed */
 	uint64_t sblocks;	      /* SAMPLES blocks so far */
+	uint32_t idbase;	      /* added to IDs the sink sees */
+	uint32_t maxid;		      /* the largest ID defined (raw) */
 	struct decode_lua_frame *lua; /* a sample's frames, reused */
 	struct decode_obj **host;     /* (DECODE_MAX_FRAMES each) */
 	char *msg;		      /* TRACE_ABORT message, NUL-terminated */

@@ -258,7 +258,7 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 		return dec_corrupt(d, b, -EBADMSG, "MAPPING for VM ID %llu",
 				   (unsigned long long)vm);
 	if (d->sink.mapping &&
-	    (rc = d->sink.mapping(d->sink.ud, (uint32_t)vm, b)))
+	    (rc = d->sink.mapping(d->sink.ud, (uint32_t)vm + d->idbase, b)))
 		return rc;
 	while (c->p < c->end) {
 		size_t at = (size_t)(c->p - c->start);
@@ -404,6 +404,11 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 		}
 		if (dec_insert(d, o) < 0)
 			return dec_corrupt(d, b, -ENOMEM, "out of memory");
+		if (o->id > d->maxid)
+			d->maxid = o->id;
+		/* In the table under its own ID; the sink sees it based. */
+		o->id += d->idbase;
+		o->vm += d->idbase;
 		if (d->sink.record && (rc = d->sink.record(d->sink.ud, o)))
 			return rc;
 	}

@@ -121,7 +121,7 @@ int dec_samples(struct decode *d, const struct reader_block *b,
 			return dec_corrupt(d, b, -ENOMEM, "out of memory");
 		}
 	}
-	h.vm = (uint32_t)vm;
+	h.vm = (uint32_t)vm + d->idbase;
 	h.vmobj = vo;
 	if (d->sink.samples && (rc = d->sink.samples(d->sink.ud, &h)))
 		return rc;

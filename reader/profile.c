@@ -46,12 +46,14 @@ static void add_warn(struct profile *p, const char *fmt, ...)
 
 /* -- The profile's own sink: INTRO, END, clocks, VMs ------------------------ */
 
-/* Any thread. Keep a CLOCK pair. */
+/* Any thread. Keep a CLOCK pair: the earliest and the latest (one log's
+** come in order; several logs' may not). */
 static void clock_seen(struct profile *p, const struct decode_clock *c)
 {
-	if (!p->nclk++)
+	if (!p->nclk++ || c->mono_ns < p->clk_first.mono_ns)
 		p->clk_first = *c;
-	p->clk_last = *c;
+	if (c->mono_ns >= p->clk_last.mono_ns)
+		p->clk_last = *c;
 }
 
 /* Any thread. The VM with this ID, created when new; NULL when out of
@@ -80,6 +82,16 @@ static struct profile_vm *vm_get(struct profile *p, uint32_t id)
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct profile *p = ud;
+	if (p->have_intro) { /* the next log (profile_decode_logs) */
+		clock_seen(p, &in->clock);
+		if (p->exe && strcmp(p->exe, in->exe.s) != 0 && !p->mixed_exe) {
+			p->mixed_exe = 1;
+			add_warn(p,
+				 "logs of different programs merged: %s and %s",
+				 p->exe, in->exe.s);
+		}
+		return 0;
+	}
 	p->have_intro = 1;
 	p->version = in->version;
 	p->pid = in->pid;
@@ -98,9 +110,27 @@ static int on_intro(void *ud, const struct decode_intro *in)
 static int on_end(void *ud, const struct decode_end *e)
 {
 	struct profile *p = ud;
-	p->have_end = 1;
-	p->end = *e;
 	clock_seen(p, &e->clock);
+	if (!p->have_end) {
+		p->have_end = 1;
+		p->end = *e;
+		return 0;
+	}
+	/* The next log's (profile_decode_logs): the totals add up; the first
+	** write error stands. */
+	struct decode_end *t = &p->end;
+	t->events += e->events;
+	t->blocks += e->blocks;
+	t->bytes += e->bytes;
+	t->samples_dropped += e->samples_dropped;
+	t->vms += e->vms;
+	t->flush_waits += e->flush_waits;
+	t->flush_wait_ns += e->flush_wait_ns;
+	if (!t->stop_error && e->stop_error) {
+		t->stop_error = e->stop_error;
+		memcpy(t->stop_reason, e->stop_reason, sizeof t->stop_reason);
+	}
+	t->clock = e->clock;
 	return 0;
 }
 
@@ -220,6 +250,11 @@ void profile_free(struct profile *p)
 	free(p->luajit_version);
 	free(p->options);
 	free(p->only_str);
+	for (size_t i = 0; i < p->nlog; i++) {
+		free(p->logs[i].file);
+		free(p->logs[i].exe);
+	}
+	free(p->logs);
 	free(p);
 }
 
@@ -440,27 +475,5 @@ int profile_load(const char *path, unsigned flags, struct profile **out,
 int profile_decode(struct profile *p, const char *path, char *err,
 		   size_t errlen)
 {
-	struct reader *r;
-	struct decode *d;
-	struct decode_sink sink;
-	int rc;
-	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
-		return rc;
-	profile_sink(p, &sink);
-	if ((rc = decode_new(&d, &sink)) < 0) {
-		reader_close(r);
-		snprintf(err, errlen, "out of memory");
-		return rc;
-	}
-	p->opened = 1;
-	rc = decode_run(r, d, err, errlen);
-	if (rc == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	decode_free(d);
-	reader_close(r);
-	if (profile_finish(p) < 0 && rc == 0) {
-		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
-	}
-	return rc;
+	return profile_decode_logs(p, &path, 1, NULL, err, errlen);
 }

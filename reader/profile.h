@@ -76,6 +76,23 @@ struct profile_vm {
 	uint64_t intervals;
 };
 
+/* One log of a profile: profile_decode_logs decodes several into one
+** profile (one for profile_decode), as one program's. */
+struct profile_log {
+	char *file;	  /* its path (owned) */
+	uint64_t pid;	  /* INTRO: the process that wrote it (0: none) */
+	uint64_t version; /* INTRO: format version */
+	char *exe;	  /* INTRO: the executable (owned; NULL: no INTRO) */
+	/* CLOCK_MONOTONIC of its first and last CLOCK pairs (INTRO, block
+	** headers, END), and the time between them. */
+	uint64_t first_ns, last_ns, duration_ns;
+	uint64_t nclk;
+	uint32_t idbase; /* its IDs, VMs' too, are the log's plus this */
+	uint32_t maxid;	 /* the largest ID it defined */
+	int rc;		 /* decoding it: 0 complete, -ENODATA truncated, ... */
+	char err[256];	 /* what went wrong ("" nothing) */
+};
+
 /* Everything. */
 struct profile {
 	/* The processors, fed in this order by fan. */
@@ -98,8 +115,9 @@ struct profile {
 	int have_intro;
 	uint64_t version, pid, pointer_size, counter_kind, ts_shift, counter_hz;
 	char *exe, *luajit_version, *options;
+	int mixed_exe; /* logs of different executables (warned) */
 	int have_end;
-	struct decode_end end;
+	struct decode_end end; /* several logs: their totals added */
 	/* Time base (after profile_finish). */
 	unsigned timebase;  /* PROFILE_TB_* */
 	double ns_per_tick; /* one ts unit in ns */
@@ -112,6 +130,10 @@ struct profile {
 	size_t nwarn;
 	size_t nwarn_dropped;
 	int opened; /* profile_decode could open the file */
+	/* The logs decoded into it, in order (profile_decode_logs). With
+	** more than one, every time is CLOCK_MONOTONIC ns (ts_shift 0). */
+	struct profile_log *logs;
+	size_t nlog;
 	/* profile_only: keep only the samples and allocations in a zone. */
 	const struct zones *only_z;  /* a finished profile's (while decoding) */
 	uint32_t only_name;	     /* the zone's string index in only_z */
@@ -158,6 +180,31 @@ uint32_t *profile_sorted_fns(const struct profile *p);
 ** profile_load does; p->opened says whether the file could be opened. */
 int profile_decode(struct profile *p, const char *path, char *err,
 		   size_t errlen);
+
+/* Any thread. Decode the logs paths[0..n) one after another into p (new,
+** as for profile_decode), feeding sink (NULL: profile_sink's; a caller's
+** own fan-out that holds it, to see the logs too), then finish p. Each
+** log's IDs get a base of their own (decode_set_idbase), so that its
+** VMs, coroutines and traces stay its own, while functions merge by
+** identity (proc/fnid.h). With more than one log, its times go to
+** CLOCK_MONOTONIC ns by its INTRO (counter_hz and clock pair), and p
+** counts in ns. p->logs says what each gave. Returns 0 when every log
+** was complete, else the first corrupt log's result (-EBADMSG, ...), else
+** -ENODATA (one was truncated), or -ENOMEM; err names the log. A log
+** that cannot be opened stops here (-errno; p->opened 0 when it was the
+** first). */
+int profile_decode_logs(struct profile *p, const char *const *paths, size_t n,
+			const struct decode_sink *sink, char *err,
+			size_t errlen);
+
+/* Any thread. The log an ID of p came from (an index into p->logs, 0
+** without logs) and the ID in that log's own numbering (*local). */
+size_t profile_id_log(const struct profile *p, uint32_t id, uint32_t *local);
+
+/* Any thread. A VM as a view names it, in buf of len: "VM 1", or with
+** several logs "VM 1 of pid 123" (the ID in its own log). */
+const char *profile_vm_label(const struct profile *p, uint32_t vm, char *buf,
+			     size_t len);
 
 /* -- One-call driver ---------------------------------------------------------- */
 

@@ -73,6 +73,24 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 	     struct profile **p, int *rc, char *err, size_t errlen,
 	     int quiet_warnings);
 
+/* Main thread. The FILEs left after the options (one or more, each
+** checked as cli_file_arg checks one), *n of them; NULL after a message,
+** the caller then returning cli_file_rc. */
+const char *const *cli_files_arg(const char *cmd, int argc, char **argv,
+				 size_t *n);
+
+/* Main thread. cli_load for several logs merged into one profile
+** (profile_decode_logs): each log's trouble is said with its name; *rc is
+** the worst. */
+int cli_load_logs(const char *cmd, const char *const *paths, size_t n,
+		  unsigned flags, struct profile **p, int *rc, char *err,
+		  size_t errlen, int quiet_warnings);
+
+/* Main thread. How to name the logs in a heading: the one path, or "A and
+** N more logs" (in buf of len). */
+const char *cli_logs_label(const char *const *paths, size_t n, char *buf,
+			   size_t len);
+
 /* Main thread. Write profile p (loaded from path, with result rc) with
 ** write() to outp ('-': standard output), free p and say what went wrong
 ** (write returns 0, -ENODATA: nothing to export, -EIO: errno says, or
@@ -124,11 +142,11 @@ int leaks_need_alloc(const struct profile *p, const char *view);
 void leaks_json(struct json *j, const struct profile *p);
 
 /* Main thread. --heap-interval: parse INTERVAL (ns, 0 after a message);
-** decode path again into a profile that snapshots the heap every ns (exit
-** status, or -1 with *out filled); the views. */
+** decode the logs again into a profile that snapshots the heap every ns
+** (exit status, or -1 with *out filled); the views. */
 uint64_t leaks_parse_interval(const char *s);
-int leaks_load_intervals(const struct profile *first, const char *path,
-			 uint64_t ns, struct profile **out);
+int leaks_load_intervals(const struct profile *first, const char *const *paths,
+			 size_t n, uint64_t ns, struct profile **out);
 void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
 void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
@@ -150,6 +168,11 @@ struct report_opts {
 	int sort;     /* REPORT_SORT_* */
 	int verbose;  /* the header's details: options, time base */
 };
+
+/* Main thread. Several logs (report_logs.c): the text header's first
+** lines, and JSON "logs" (one a log, always). */
+void report_logs_text(const struct profile *p);
+void report_logs_json(struct json *j, const struct profile *p);
 
 /* Main thread. The text report and the JSON one (iv_ns: --heap-interval,
 ** 0 none) of p, loaded from path with result rc and message err. */
@@ -179,11 +202,11 @@ unsigned report_recorded(const struct profile *p, uint64_t calls,
 void report_zones_text(const struct profile *p, size_t limit);
 void report_zones_json(struct json *j, const struct profile *p);
 
-/* Main thread. A second pass over path keeping only the samples and
+/* Main thread. A second pass over the logs keeping only the samples and
 ** allocations made while zone name was open (profile_only), first being
-** the profile of path; *out the new profile. -1 done, else an exit status
-** (message printed; an unknown zone is 1, listing the known ones). */
-int cli_zone_load(const char *cmd, const char *path,
+** the profile of the logs; *out the new profile. -1 done, else an exit
+** status (message printed; an unknown zone is 1, listing the known ones). */
+int cli_zone_load(const char *cmd, const char *const *paths, size_t n,
 		  const struct profile *first, const char *name,
 		  struct profile **out);
 

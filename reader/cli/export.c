@@ -121,12 +121,14 @@ static const struct format formats[] = {
 /* Main thread. Print the usage, with the formats, to f. */
 static void usage(FILE *f)
 {
-	fputs("usage: ljlog export --format FORMAT [-o OUT] [--host] FILE\n"
+	fputs("usage: ljlog export --format FORMAT [-o OUT] [--host] LOG...\n"
 	      "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
-	      "FILE\n"
+	      "LOG\n"
 	      "\n"
-	      "Write the log FILE in the format of a tool: OUT ('-', the\n"
-	      "default, is standard output). Formats:\n",
+	      "Write the LOG in the format of a tool: OUT ('-', the default,\n"
+	      "is standard output). Several LOGs (workers, runs) are merged\n"
+	      "into one profile, as 'ljlog report' merges them; each VM stays\n"
+	      "its own. Formats:\n",
 	      f);
 	for (size_t i = 0; i < NFORMATS; i++)
 		fprintf(f, "  %-14s  %s\n", formats[i].name, formats[i].what);
@@ -221,12 +223,19 @@ int cli_export(int argc, char **argv)
 		fputs(")\n", stderr);
 		return CLI_USAGE;
 	}
-	const char *path = cli_file_arg("export",
-					"usage: ljlog export --format FORMAT "
-					"[-o OUT] [--host] FILE\n",
-					argc, argv);
-	if (!path)
+	size_t npath;
+	const char *const *paths = cli_files_arg("export", argc, argv, &npath);
+	if (!paths)
 		return cli_file_rc;
+	char label[600];
+	const char *path = cli_logs_label(paths, npath, label, sizeof label);
+	if (fmt->heap && npath > 1) {
+		cli_err("export",
+			"--format %s takes one log (a snapshot is "
+			"one VM's heap)",
+			fmt->name);
+		return CLI_USAGE;
+	}
 	size_t snapk = 0;
 	if (snap) {
 		char *e;
@@ -255,34 +264,44 @@ int cli_export(int argc, char **argv)
 	if (!fmt->write) { /* pprof: binary, from the loaded profile */
 		struct profile *p;
 		char perr[512];
-		int prc, pst = cli_load("export", path, PROFILE_CALLTREE, &p,
-					&prc, perr, sizeof perr, 1);
+		int prc, pst = cli_load_logs("export", paths, npath,
+					     PROFILE_CALLTREE, &p, &prc, perr,
+					     sizeof perr, 1);
 		if (pst >= 0)
 			return pst;
 		pprof_quiet = quiet;
 		return cli_export_write("export", fmt->name, path, outpath, p,
 					fmt_pprof, prc);
 	}
-	/* Open the log before creating OUT: a typo leaves no empty file. */
-	if (access(path, R_OK) != 0) {
-		cli_err("export", "cannot open %s: %s", path, strerror(errno));
-		return CLI_USAGE;
+	/* Open the logs before creating OUT: a typo leaves no empty file. */
+	off_t total = 0;
+	struct stat st;
+	for (size_t i = 0; i < npath; i++) {
+		if (access(paths[i], R_OK) != 0) {
+			cli_err("export", "cannot open %s: %s", paths[i],
+				strerror(errno));
+			return CLI_USAGE;
+		}
+		if (stat(paths[i], &st) == 0)
+			total += st.st_size;
 	}
 	struct cli_out out;
 	if (cli_out_open("export", outpath, &out) >= 0)
 		return CLI_USAGE;
-	struct stat st;
 	struct export_opts opts;
 	memset(&opts, 0, sizeof opts);
 	opts.snapshot = snapk;
 	opts.host = export_host;
 	opts.sample_interval = cli_sample_interval;
-	opts.progress = isatty(2) && stat(path, &st) == 0 &&
-			st.st_size > (off_t)PROGRESS_MIN_BYTES;
+	opts.progress = isatty(2) && total > (off_t)PROGRESS_MIN_BYTES;
+	if (npath > 1) {
+		opts.paths = paths;
+		opts.npath = npath;
+	}
 	char err[512], note[512] = "";
 	opts.note = note;
 	opts.notelen = sizeof note;
-	int rc = fmt->write(path, out.f, &opts, err, sizeof err), st_rc;
+	int rc = fmt->write(paths[0], out.f, &opts, err, sizeof err), st_rc;
 	int keep =
 	    rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP;
 	int crc = cli_out_close(&out, keep);

@@ -11,9 +11,9 @@
 #include "profile.h"
 
 static const char flame_usage[] =
-    "usage: ljlog flame -o OUT [--title TITLE] [--host] FILE\n"
+    "usage: ljlog flame -o OUT [--title TITLE] [--host] LOG...\n"
     "\n"
-    "Write a flame graph of the log FILE as one HTML file, OUT ('-':\n"
+    "Write a flame graph of the LOG as one HTML file, OUT ('-':\n"
     "standard output): its script, style and data are inside, it makes no\n"
     "network request. Views, whichever the log has: samples (sampled\n"
     "stacks as 'ljlog folded' prints them: one root per thread or\n"
@@ -24,6 +24,8 @@ static const char flame_usage[] =
     "between flame (root at the bottom) and icicle (root at the top).\n"
     "Stacks are aggregated into a tree before they are written: a log of\n"
     "millions of samples makes a page of its distinct paths.\n"
+    "Several LOGs (the workers of a server, runs of a program) make one\n"
+    "graph, as 'ljlog report' merges them.\n"
     "\n"
     "  -o, --output OUT   the file to write\n"
     "  -t, --title TITLE  the page's title (default: the log's file name)\n"
@@ -83,13 +85,16 @@ int cli_flame(int argc, char **argv)
 				 "output)");
 		return CLI_USAGE;
 	}
-	const char *path = cli_file_arg("flame", flame_usage, argc, argv);
-	if (!path)
+	size_t npath;
+	const char *const *paths = cli_files_arg("flame", argc, argv, &npath);
+	if (!paths)
 		return cli_file_rc;
+	static char label[600];
+	const char *path = cli_logs_label(paths, npath, label, sizeof label);
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load("flame", path, PROFILE_CALLTREE, &p, &rc, err,
-			      sizeof err, 1);
+	int rc, st = cli_load_logs("flame", paths, npath, PROFILE_CALLTREE, &p,
+				   &rc, err, sizeof err, 1);
 	if (st >= 0)
 		return st;
 	if (title)

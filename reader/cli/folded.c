@@ -14,7 +14,7 @@
 
 static const char folded_usage[] =
     "usage: ljlog folded [--calls [--count] | --lua | --host | --host-only]\n"
-    "                    [--lines] [--no-traces] [--zone NAME] FILE\n"
+    "                    [--lines] [--no-traces] [--zone NAME] LOG...\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
@@ -62,6 +62,8 @@ static const char folded_usage[] =
     "                1 when the log has no such zone (its zones are listed)\n"
     "  -h, --help    this help\n"
     "\n"
+    "Several LOGs merge into one set of stacks (a stack's COUNT is the sum\n"
+    "of its counts in each), as 'ljlog report' merges them.\n"
     "Characters ';', ' ' and newline in function names print as '_'.\n"
     "Exit status as for 'ljlog report'.\n";
 
@@ -162,21 +164,25 @@ int cli_folded(int argc, char **argv)
 				  "no --calls or --count");
 		return CLI_USAGE;
 	}
-	const char *path = cli_file_arg("folded", folded_usage, argc, argv);
-	if (!path)
+	size_t npath;
+	const char *const *paths = cli_files_arg("folded", argc, argv, &npath);
+	if (!paths)
 		return cli_file_rc;
+	char label[600];
+	const char *path = cli_logs_label(paths, npath, label, sizeof label);
 	/* The call tree is only needed for --calls, or for the default on a
 	** log that turns out to have no samples. */
 	int sampling = view >= 0 || flags || zone;
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load("folded", path, sampling ? 0 : PROFILE_CALLTREE,
-			      &p, &rc, err, sizeof err, 1);
+	int rc, st = cli_load_logs("folded", paths, npath,
+				   sampling ? 0 : PROFILE_CALLTREE, &p, &rc,
+				   err, sizeof err, 1);
 	if (st >= 0)
 		return st;
 	if (zone) { /* a second pass, on the first one's zones */
 		struct profile *q;
-		st = cli_zone_load("folded", path, p, zone, &q);
+		st = cli_zone_load("folded", paths, npath, p, zone, &q);
 		profile_free(p);
 		if (st >= 0)
 			return st;

@@ -361,11 +361,11 @@ uint64_t leaks_parse_interval(const char *s)
 	return ns;
 }
 
-/* Main thread. Decode path again into a new profile that snapshots the
-** heap every ns (the time base of first, the profile of a first pass).
-** Returns the exit status to return, or -1 with *out filled. */
-int leaks_load_intervals(const struct profile *first, const char *path,
-			 uint64_t ns, struct profile **out)
+/* Main thread. Decode the logs again into a new profile that snapshots
+** the heap every ns (the time base of first, the profile of a first
+** pass). Returns the exit status to return, or -1 with *out filled. */
+int leaks_load_intervals(const struct profile *first, const char *const *paths,
+			 size_t n, uint64_t ns, struct profile **out)
 {
 	struct profile *p;
 	char err[512];
@@ -379,7 +379,7 @@ int leaks_load_intervals(const struct profile *first, const char *path,
 	    first->nclk ? first->clk_first.counter >> first->ts_shift : 0;
 	heap_interval(&p->heap, origin,
 		      ticks < 1 ? 1 : (uint64_t)(ticks + 0.5));
-	int rc = profile_decode(p, path, err, sizeof err);
+	int rc = profile_decode_logs(p, paths, n, NULL, err, sizeof err);
 	if (!p->opened || rc == -ENOMEM) {
 		cli_err("report", "%s", err);
 		profile_free(p);

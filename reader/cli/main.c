@@ -116,28 +116,90 @@ const char *cli_file_arg(const char *cmd, const char *usage, int argc,
 	return NULL;
 }
 
-/* Main thread. Load path into a profile, warn on stderr; exit status or -1
-** to go on. */
-int cli_load(const char *cmd, const char *path, unsigned flags,
-	     struct profile **p, int *rc, char *err, size_t errlen,
-	     int quiet_warnings)
+/* Main thread. The FILEs left after the options (argv + optind), each
+** checked as cli_file_arg checks one; NULL after a message. */
+const char *const *cli_files_arg(const char *cmd, int argc, char **argv,
+				 size_t *n)
 {
-	*rc = profile_load(path, flags, p, err, errlen);
-	if (!*p) {
-		cli_err(cmd, "%s", err);
+	cli_file_rc = CLI_USAGE;
+	*n = 0;
+	if (argc <= optind) {
+		cli_err(cmd, "no FILE given");
+		cli_see_help(cmd);
+		return NULL;
+	}
+	for (int i = optind; i < argc; i++) {
+		int rc = precheck(cmd, argv[i]);
+		if (rc) {
+			cli_file_rc = rc;
+			return NULL;
+		}
+	}
+	*n = (size_t)(argc - optind);
+	return (const char *const *)argv + optind;
+}
+
+/* Main thread. How a report names the logs: the one path, or the first
+** and how many more. */
+const char *cli_logs_label(const char *const *paths, size_t n, char *buf,
+			   size_t len)
+{
+	if (n == 1)
+		return paths[0];
+	snprintf(buf, len, "%s and %zu more log%s", paths[0], n - 1,
+		 n > 2 ? "s" : "");
+	return buf;
+}
+
+/* Main thread. What went wrong with one log of several, on stderr. */
+static void log_trouble(const char *cmd, const struct profile_log *l)
+{
+	if (l->rc == -ENODATA)
+		cli_err(cmd,
+			"warning: %s: log truncated, reporting what is there: "
+			"%s",
+			l->file, l->err);
+	else if (l->rc && cli_status(l->rc) == CLI_CORRUPT)
+		cli_err(cmd, "%s: corrupt log, reporting the part before: %s",
+			l->file, l->err);
+	else if (l->rc)
+		cli_err(cmd, "%s: %s", l->file, l->err);
+}
+
+/* Main thread. Load paths into a profile, warn on stderr; exit status or
+** -1 to go on. */
+int cli_load_logs(const char *cmd, const char *const *paths, size_t n,
+		  unsigned flags, struct profile **p, int *rc, char *err,
+		  size_t errlen, int quiet_warnings)
+{
+	if (profile_new(p, flags) < 0) {
+		*p = NULL;
+		cli_err(cmd, "out of memory");
 		return CLI_USAGE;
 	}
-	if (*rc == -ENODATA)
+	*rc = profile_decode_logs(*p, paths, n, NULL, err, errlen);
+	if (!(*p)->opened) {
+		cli_err(cmd, "%s", err);
+		profile_free(*p);
+		*p = NULL;
+		return CLI_USAGE;
+	}
+	if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
+		cli_err(cmd, "%s", err);
+		profile_free(*p);
+		*p = NULL;
+		return CLI_USAGE;
+	}
+	if (n > 1) {
+		for (size_t i = 0; i < (*p)->nlog; i++)
+			log_trouble(cmd, &(*p)->logs[i]);
+	} else if (*rc == -ENODATA)
 		cli_err(cmd,
 			"warning: log truncated, reporting what is there: %s",
 			err);
-	else if (*rc == -ENOMEM || (*rc < 0 && cli_status(*rc) == CLI_USAGE)) {
-		cli_err(cmd, "%s", err);
-		profile_free(*p);
-		return CLI_USAGE;
-	} else if (*rc != 0)
+	else if (*rc != 0)
 		cli_err(cmd, "corrupt log, reporting the part before: %s", err);
-	else if ((*p)->have_end && (*p)->end.stop_error)
+	if (*rc == 0 && (*p)->have_end && (*p)->end.stop_error)
 		cli_err(cmd,
 			"warning: the log stops at offset %llu, where writing "
 			"it failed (%s): what came after is not in it",
@@ -147,6 +209,16 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 		for (size_t i = 0; i < (*p)->nwarn; i++)
 			cli_err(cmd, "warning: %s", (*p)->warnings[i]);
 	return -1;
+}
+
+/* Main thread. Load path into a profile, warn on stderr; exit status or -1
+** to go on. */
+int cli_load(const char *cmd, const char *path, unsigned flags,
+	     struct profile **p, int *rc, char *err, size_t errlen,
+	     int quiet_warnings)
+{
+	return cli_load_logs(cmd, &path, 1, flags, p, rc, err, errlen,
+			     quiet_warnings);
 }
 
 /* Main thread. Write profile p (loaded from path) with write() to outp

@@ -239,7 +239,15 @@ GET(trace_start)
 /* Main thread. The VM a trace belongs to (its MAPPING block's). */
 GET(trace_vm)
 {
-	c->u = TRACE->vm;
+	uint32_t local;
+	profile_id_log(p, TRACE->vm, &local);
+	c->u = local;
+}
+/* Main thread. The log a trace is of (several logs). */
+GET(trace_log)
+{
+	uint32_t local;
+	c->u = profile_id_log(p, TRACE->vm, &local);
 }
 
 /* Main thread. An abort's message. */
@@ -251,7 +259,15 @@ GET(abort_message)
 /* Main thread. A VM's ID. */
 GET(vm_id)
 {
-	c->u = VM->id;
+	uint32_t local;
+	profile_id_log(p, VM->id, &local);
+	c->u = local;
+}
+/* Main thread. The log a VM is of (several logs). */
+GET(vm_log)
+{
+	uint32_t local;
+	c->u = profile_id_log(p, VM->id, &local);
 }
 /* Main thread. Whether a VM ran with the JIT off. */
 GET(vm_jit_off)
@@ -380,8 +396,9 @@ static void cell_get(const struct profile *p, const struct section *sec,
 /* A column family that is not an option: sample columns shown where calls
 ** were not recorded. */
 #define FAM_SAMPLES_ONLY 0x10000u
-/* Columns shown when the log has several VMs. */
-#define FAM_MULTI_VM 0x20000u
+/* Columns shown when the log has several VMs; when there are several logs. */
+#define FAM_MULTI_VM  0x20000u
+#define FAM_MULTI_LOG 0x40000u
 
 static const struct column fn_cols[] = {
     {NULL, 0, 0, "name", COL_STR, fn_name, 0, 0},
@@ -435,12 +452,13 @@ static const struct column line_cols[] = {
 };
 
 static const struct column trace_cols[] = {
-    {"vm", 4, 1, "vm", COL_U64, trace_vm, 0, FAM_MULTI_VM},
-    {"traceno", 8, 2, "traceno", COL_U64, FIELD(struct samples_trace, traceno),
+    {"log", 4, 1, "log", COL_U64, trace_log, 0, FAM_MULTI_LOG},
+    {"vm", 4, 2, "vm", COL_U64, trace_vm, 0, FAM_MULTI_VM},
+    {"traceno", 8, 3, "traceno", COL_U64, FIELD(struct samples_trace, traceno),
      0},
-    {"start", 0, 5, "name", COL_STR, trace_start, 0, 0},
-    {"root", 8, 3, "root", COL_U64, FIELD(struct samples_trace, root), 0},
-    {"samples", 10, 4, "samples", COL_U64, FIELD(struct samples_trace, samples),
+    {"start", 0, 6, "name", COL_STR, trace_start, 0, 0},
+    {"root", 8, 4, "root", COL_U64, FIELD(struct samples_trace, root), 0},
+    {"samples", 10, 5, "samples", COL_U64, FIELD(struct samples_trace, samples),
      0},
 };
 
@@ -468,21 +486,22 @@ static const struct column site_cols[] = {
 };
 
 static const struct column vm_cols[] = {
-    {"id", 6, 1, "id", COL_U64, vm_id, 0, 0},
-    {"thread", 9, 2, "thread", COL_U64, FIELD(struct profile_vm, thread), 0},
-    {"events", 11, 3, "events", COL_U64, FIELD(struct profile_vm, events), 0},
-    {"samples", 9, 4, "samples", COL_U64, FIELD(struct profile_vm, samples),
+    {"log", 4, 1, "log", COL_U64, vm_log, 0, FAM_MULTI_LOG},
+    {"id", 6, 2, "id", COL_U64, vm_id, 0, 0},
+    {"thread", 9, 3, "thread", COL_U64, FIELD(struct profile_vm, thread), 0},
+    {"events", 11, 4, "events", COL_U64, FIELD(struct profile_vm, events), 0},
+    {"samples", 9, 5, "samples", COL_U64, FIELD(struct profile_vm, samples),
      OPTS_SAMPLE},
     {NULL, 0, 0, "intervals", COL_U64, FIELD(struct profile_vm, intervals),
      OPTS_SAMPLE},
-    {"coros", 6, 5, "coroutines", COL_U64, FIELD(struct profile_vm, coroutines),
+    {"coros", 6, 6, "coroutines", COL_U64, FIELD(struct profile_vm, coroutines),
      0},
-    {"heap@attach", 11, 6, "heap_attach", COL_BYTES,
+    {"heap@attach", 11, 7, "heap_attach", COL_BYTES,
      FIELD(struct profile_vm, heap_attach), 0},
-    {"heap@detach", 11, 7, "heap_detach", COL_OPT, vm_detach, 0, 0},
-    {"heap live", 11, 8, "heap_live", COL_IBYTES,
+    {"heap@detach", 11, 8, "heap_detach", COL_OPT, vm_detach, 0, 0},
+    {"heap live", 11, 9, "heap_live", COL_IBYTES,
      FIELD(struct profile_vm, live), OPTS_ALLOC},
-    {"peak", 11, 9, "heap_peak", COL_IBYTES, FIELD(struct profile_vm, peak),
+    {"peak", 11, 10, "heap_peak", COL_IBYTES, FIELD(struct profile_vm, peak),
      OPTS_ALLOC},
     {NULL, 0, 0, "alloc_bytes", COL_U64, FIELD(struct profile_vm, alloc_bytes),
      0},
@@ -874,16 +893,20 @@ static void text_header(const struct profile *p, const char *path, int rc,
 			const char *err, unsigned fams, int verbose)
 {
 	char d[32];
-	printf("ljlog report: ");
-	if (p->have_intro)
-		printf("%s (pid %" PRIu64 "), ", p->exe, p->pid);
-	printf("ran %s (log %s, ", cli_fmt_time(d, sizeof d, p->duration_ns),
-	       path);
-	if (rc == 0)
-		printf("complete)\n");
-	else
-		printf("%s: %s)\n", rc == -ENODATA ? "TRUNCATED" : "CORRUPT",
-		       err);
+	if (p->nlog > 1)
+		report_logs_text(p);
+	else {
+		printf("ljlog report: ");
+		if (p->have_intro)
+			printf("%s (pid %" PRIu64 "), ", p->exe, p->pid);
+		printf("ran %s (log %s, ",
+		       cli_fmt_time(d, sizeof d, p->duration_ns), path);
+		if (rc == 0)
+			printf("complete)\n");
+		else
+			printf("%s: %s)\n",
+			       rc == -ENODATA ? "TRUNCATED" : "CORRUPT", err);
+	}
 	if (verbose && p->have_intro)
 		printf("  %s, format version %" PRIu64 ", options: %s\n",
 		       p->luajit_version, p->version, p->options);
@@ -942,6 +965,8 @@ void report_text(const struct profile *p, const char *path, int rc,
 		fams |= FAM_SAMPLES_ONLY;
 	if (p->nvm > 1)
 		fams |= FAM_MULTI_VM;
+	if (p->nlog > 1)
+		fams |= FAM_MULTI_LOG;
 	v.fams = fams;
 	memset(&share, 0, sizeof share);
 	for (size_t i = 0; i < p->nfn; i++) {
@@ -1093,6 +1118,7 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_cstr(&j, "options", p->options);
 	json_cstr(&j, "timebase", timebase_name(p->timebase));
 	json_u64(&j, "duration_ns", p->duration_ns);
+	report_logs_json(&j, p);
 	json_u64(&j, "vms", p->nvm);
 	json_u64(&j, "coroutines", p->coroutines);
 	json_u64(&j, "events", p->events);

@@ -15,13 +15,21 @@
 
 static const char report_usage[] =
     "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"
-    "                    [--heap-interval T] [--zone NAME] FILE\n"
+    "                    [--heap-interval T] [--zone NAME] LOG...\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
     "allocations and frees charged to it), allocation sites, GC cycles and\n"
     "time per phase, per VM (thread, events, coroutines, heap at attach, at\n"
     "detach and computed), totals. A truncated log is reported up to where\n"
     "it ends, with a warning.\n"
+    "\n"
+    "Several LOGs (one per worker of a server, w-*.ljlog; runs of a\n"
+    "program) make one report: functions and sites merge by name, chunk\n"
+    "and line across processes and VMs, and calls, samples, time and\n"
+    "allocations add up; each VM stays its own. A truncated or corrupt log\n"
+    "among them counts up to where it stops, and the report names it (JSON:\n"
+    "\"logs\": [{\"file\", \"pid\", \"exe\", \"duration_ns\", ...}]).\n"
+    "Logs of different programs are merged with a warning.\n"
     "\n"
     "With timer samples: samples per function (self: the function is the\n"
     "innermost Lua frame, or for a sample without Lua frames the innermost\n"
@@ -213,9 +221,12 @@ int cli_report(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	const char *path = cli_file_arg("report", report_usage, argc, argv);
-	if (!path)
+	size_t npath;
+	const char *const *paths = cli_files_arg("report", argc, argv, &npath);
+	if (!paths)
 		return cli_file_rc;
+	char label[600];
+	const char *path = cli_logs_label(paths, npath, label, sizeof label);
 	if (zone && iv_ns) {
 		cli_err("report", "--zone and --heap-interval cannot be "
 				  "combined (yet)");
@@ -223,7 +234,8 @@ int cli_report(int argc, char **argv)
 	}
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load("report", path, 0, &p, &rc, err, sizeof err, 0);
+	int rc, st = cli_load_logs("report", paths, npath, 0, &p, &rc, err,
+				   sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if ((leaks || iv_ns) &&
@@ -233,7 +245,8 @@ int cli_report(int argc, char **argv)
 	}
 	if (iv_ns) { /* a second pass, on the first one's time base */
 		struct profile *q;
-		if ((st = leaks_load_intervals(p, path, iv_ns, &q)) >= 0) {
+		if ((st = leaks_load_intervals(p, paths, npath, iv_ns, &q)) >=
+		    0) {
 			profile_free(p);
 			return st;
 		}
@@ -242,7 +255,7 @@ int cli_report(int argc, char **argv)
 	}
 	if (zone) { /* a second pass, on the first one's zones */
 		struct profile *q;
-		st = cli_zone_load("report", path, p, zone, &q);
+		st = cli_zone_load("report", paths, npath, p, zone, &q);
 		profile_free(p);
 		if (st >= 0)
 			return st;

@@ -130,14 +130,16 @@ void report_zones_json(struct json *j, const struct profile *p)
 	json_close(j, ']');
 }
 
-/* Main thread. A second pass over path keeping only what happened in zone
-** name (profile_only), the zones of first (loaded from path) saying when;
-** *out the new profile. -1 done, else an exit status (message printed:
-** an unknown zone lists the known ones). */
-int cli_zone_load(const char *cmd, const char *path,
+/* Main thread. A second pass over the logs keeping only what happened in
+** zone name (profile_only), the zones of first (loaded from them) saying
+** when; *out the new profile. -1 done, else an exit status (message
+** printed: an unknown zone lists the known ones). */
+int cli_zone_load(const char *cmd, const char *const *paths, size_t n,
 		  const struct profile *first, const char *name,
 		  struct profile **out)
 {
+	char label[600];
+	const char *path = cli_logs_label(paths, n, label, sizeof label);
 	const struct zones *z = &first->zones;
 	int64_t zi = zones_find(z, name);
 	*out = NULL;
@@ -168,7 +170,7 @@ int cli_zone_load(const char *cmd, const char *path,
 	}
 	int rc = profile_only(q, first, (uint32_t)zi);
 	if (!rc)
-		rc = profile_decode(q, path, err, sizeof err);
+		rc = profile_decode_logs(q, paths, n, NULL, err, sizeof err);
 	else
 		snprintf(err, sizeof err, "out of memory");
 	q->only_z = NULL; /* first may go now */

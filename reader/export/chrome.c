@@ -515,9 +515,13 @@ static void write_names(struct chrome *c)
 	char name[600];
 	for (size_t i = 0; i < c->nvm; i++) {
 		const struct cvm *v = &c->vms[i];
-		snprintf(name, sizeof name, "VM %u (%s, pid %llu)", v->id,
-			 p->exe && p->exe[0] ? p->exe : "?",
-			 (unsigned long long)p->pid);
+		uint32_t local;
+		size_t li = profile_id_log(p, v->id, &local);
+		const char *exe = li < p->nlog ? p->logs[li].exe : p->exe;
+		snprintf(name, sizeof name, "VM %u (%s, pid %llu)", local,
+			 exe && exe[0] ? exe : "?",
+			 (unsigned long long)(li < p->nlog ? p->logs[li].pid
+							   : p->pid));
 		meta(c, "process_name", v->id, 0, name);
 		/* The heap counter sits on tid 0; name it too. */
 		meta(c, "thread_name", v->id, 0, "VM");

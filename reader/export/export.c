@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -17,6 +18,10 @@ static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct export_pass *x = ud;
 	double per_counter = 1.0;
+	if (x->nintro++) { /* the next log: times are ns since the first's */
+		x->done += x->sizes ? x->sizes[x->nintro - 2] : 0;
+		return x->sink.intro ? x->sink.intro(x->sink.ud, in) : 0;
+	}
 	if (in->counter_hz)
 		per_counter = 1e9 / (double)in->counter_hz;
 	x->have_intro = 1;
@@ -30,7 +35,7 @@ static void progress(struct export_pass *x, const struct reader_block *b)
 {
 	if (!x->opts || !x->opts->progress || !x->size || !b)
 		return;
-	int pc = (int)((b->offset + b->h.length) * 100 / x->size);
+	int pc = (int)((x->done + b->offset + b->h.length) * 100 / x->size);
 	if (pc > 100)
 		pc = 100;
 	if (pc == x->shown)
@@ -60,21 +65,29 @@ static int on_samples_done(void *ud, const struct decode_samples *h)
 int export_pass_run(struct export_pass *x, const char *path,
 		    const struct export_opts *o, char *err, size_t errlen)
 {
-	struct reader *r;
-	struct decode *d;
 	struct decode_sink ps, sink, own;
 	struct fanout fan;
 	struct stat st;
+	const char *one[1] = {path};
+	const char *const *paths = o && o->npath ? o->paths : one;
+	size_t n = o && o->npath ? o->npath : 1;
 	int rc;
 	x->p = NULL;
 	x->opts = o;
 	x->shown = -1;
 	x->ns_per_tick = 1.0;
-	if ((rc = reader_open(&r, path, 0, err, errlen)) < 0)
-		return rc;
-	x->size = stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+	x->size = x->done = 0;
+	x->nintro = 0;
+	if (!(x->sizes = calloc(n, sizeof *x->sizes))) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (stat(paths[i], &st) == 0)
+			x->size += x->sizes[i] = (uint64_t)st.st_size;
 	if ((rc = profile_new(&x->p, x->flags)) < 0) {
-		reader_close(r);
+		free(x->sizes);
+		x->sizes = NULL;
 		snprintf(err, errlen, "out of memory");
 		return rc;
 	}
@@ -94,21 +107,14 @@ int export_pass_run(struct export_pass *x, const char *path,
 	ps.samples_done = on_samples_done;
 	fanout_add(&fan, &ps);
 	fanout_sink(&fan, &sink);
-	if ((rc = decode_new(&d, &sink)) < 0) {
-		reader_close(r);
-		snprintf(err, errlen, "out of memory");
-		return rc;
-	}
-	rc = decode_run(r, d, err, errlen);
-	if (rc == -ENOMEM)
-		snprintf(err, errlen, "out of memory");
-	decode_free(d);
-	reader_close(r);
+	rc = profile_decode_logs(x->p, paths, n, &sink, err, errlen);
+	free(x->sizes);
+	x->sizes = NULL;
 	if (x->shown >= 0)
 		fputs("\r\033[K", stderr);
-	if (profile_finish(x->p) < 0 && rc == 0) {
-		snprintf(err, errlen, "out of memory");
-		rc = -ENOMEM;
+	if (!x->p->opened) {
+		profile_free(x->p);
+		x->p = NULL;
 	}
 	return rc;
 }

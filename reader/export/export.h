@@ -36,6 +36,10 @@ struct export_opts {
 	/* The sampling interval (ns, 0 unknown) that a log's INTRO options
 	** name, *wall set for wall-clock time; NULL: unknown. */
 	uint64_t (*sample_interval)(const char *options, int *wall);
+	/* Several logs to export as one (profile_decode_logs), npath of
+	** them; 0: the one path the writer is given. */
+	const char *const *paths;
+	size_t npath;
 	/* Set by the writer: what it left out to keep within its budget
 	** (empty: nothing), for stderr. NULL: not wanted. */
 	char *note;
@@ -54,12 +58,15 @@ struct export_pass {
 	double ns_per_tick; /* from counter_hz or the counter kind */
 	/* Progress. */
 	const struct export_opts *opts;
-	uint64_t size; /* of the file */
+	uint64_t size; /* of the files */
+	uint64_t done; /* of the files before the one being read */
+	uint64_t *sizes;
+	size_t nintro; /* INTRO blocks seen: the log being read + 1 */
 	int shown;     /* last percentage shown, -1 none */
 };
 
-/* Any thread. Decode path into pass->p (created here) feeding pass->sink
-** and pass->obs too, then finish the profile. Returns what decode_run
+/* Any thread. Decode path (or o->paths) into pass->p (created here)
+** feeding pass->sink and pass->obs too, then finish the profile. Returns what decode_run
 ** does (0, -ENODATA truncated, -EBADMSG corrupt, ...), message in err;
 ** pass->p is set whenever the file could be opened. */
 int export_pass_run(struct export_pass *pass, const char *path,

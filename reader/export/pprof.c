@@ -137,7 +137,7 @@ struct px {
 	uint64_t *ids;			    /* one sample's Location ids */
 	size_t nids;			    /* room in ids */
 	int64_t lk_vm, lk_thread, lk_state; /* label keys */
-	int64_t lk_zone, lk_trace;
+	int64_t lk_zone, lk_trace, lk_pid;
 	uint64_t trace; /* the Sample's trace label (traceno), 0 none */
 	unsigned view;	/* of the samples: SAMPLES_VIEW_* */
 	struct samples_frame *fr;
@@ -250,10 +250,20 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 	for (int i = 0; i < x->nval; i++)
 		pb_varint(s, (uint64_t)x->vals[i]);
 	if (vm) {
+		/* The VM as its own log numbers it, and the process. */
+		uint32_t local;
+		size_t li = profile_id_log(x->p, vm, &local);
+		uint64_t pid = li < x->p->nlog ? x->p->logs[li].pid : x->p->pid;
 		pb_u64(l, 1, (uint64_t)x->lk_vm);
 		pb_key(l, 3, PB_VARINT);
-		pb_varint(l, vm);
+		pb_varint(l, local);
 		pb_msg(s, 3, l);
+		if (pid) {
+			pb_u64(l, 1, (uint64_t)x->lk_pid);
+			pb_key(l, 3, PB_VARINT);
+			pb_varint(l, pid);
+			pb_msg(s, 3, l);
+		}
 	}
 	if (thread) {
 		pb_u64(l, 1, (uint64_t)x->lk_thread);
@@ -562,6 +572,7 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	if (!x.fnfunc || !x.ids || !x.fr || intern_put(&x.strs, "", 0) != 0)
 		goto out;
 	x.lk_vm = str_idx(&x, "vm");
+	x.lk_pid = str_idx(&x, "pid");
 	x.lk_thread = str_idx(&x, "thread");
 	x.lk_state = str_idx(&x, "state");
 	x.lk_zone = str_idx(&x, "zone");

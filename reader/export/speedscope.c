@@ -291,18 +291,19 @@ static int first_ts(struct ss *s, const struct rec *r, void *ud)
 /* Any thread. Write an evented profile. */
 static int write_evented(struct ss *s, struct json *j, struct track *t)
 {
-	char name[96];
+	char name[160], vm[64];
 	uint64_t t0 = 0;
 	int rc = track_each(s, t, first_ts, &t0);
 	if (rc < 0)
 		return rc;
+	profile_vm_label(s->x.p, t->vm, vm, sizeof vm);
 	if (t->co == 0)
-		snprintf(name, sizeof name, "VM %u %s", t->vm,
+		snprintf(name, sizeof name, "%s %s", vm,
 			 calls_vm_co0_main(&s->x.p->calls, t->vm)
 			     ? "main coroutine"
 			     : "coroutine running at start");
 	else
-		snprintf(name, sizeof name, "VM %u coroutine %u", t->vm, t->co);
+		snprintf(name, sizeof name, "%s coroutine %u", vm, t->co);
 	json_obj(j, NULL);
 	json_cstr(j, "type", "evented");
 	json_cstr(j, "name", name);
@@ -389,7 +390,7 @@ static int two_ts(struct ss *s, const struct rec *r, void *ud)
 /* Any thread. Write a sampled profile of a VM's timer samples. */
 static int write_sampled(struct ss *s, struct json *j, struct track *t)
 {
-	char name[64];
+	char name[128];
 	uint64_t two[3] = {0, 0, 0};
 	int rc = track_each(s, t, two_ts, two);
 	if (rc < 0)
@@ -401,7 +402,9 @@ static int write_sampled(struct ss *s, struct json *j, struct track *t)
 		m.iv = (double)s->x.opts->sample_interval(p->options, &wall);
 	if (two[2] == 2)
 		m.first_w = export_ns(&s->x, two[1]) - export_ns(&s->x, two[0]);
-	snprintf(name, sizeof name, "VM %u samples", t->vm);
+	char vm[64];
+	snprintf(name, sizeof name, "%s samples",
+		 profile_vm_label(p, t->vm, vm, sizeof vm));
 	json_obj(j, NULL);
 	json_cstr(j, "type", "sampled");
 	json_cstr(j, "name", name);
@@ -461,7 +464,7 @@ static int zone_marks(struct ss *s, struct json *j, uint32_t vm, size_t *mi,
 static int write_zones_vm(struct ss *s, struct json *j, uint32_t vm)
 {
 	const struct zones *z = &s->x.p->zones;
-	char name[64];
+	char name[128], vml[64];
 	uint64_t t0 = UINT64_MAX, t1 = 0;
 	size_t mi = 0, depth = 0, cap = 0;
 	uint32_t *stack = NULL;
@@ -476,7 +479,8 @@ static int write_zones_vm(struct ss *s, struct json *j, uint32_t vm)
 			t0 = z->marks[i].ts < t0 ? z->marks[i].ts : t0;
 			t1 = z->marks[i].ts > t1 ? z->marks[i].ts : t1;
 		}
-	snprintf(name, sizeof name, "zones (VM %u)", vm);
+	snprintf(name, sizeof name, "zones (%s)",
+		 profile_vm_label(s->x.p, vm, vml, sizeof vml));
 	json_obj(j, NULL);
 	json_cstr(j, "type", "evented");
 	json_cstr(j, "name", name);

@@ -396,7 +396,7 @@ static int on_samples_done(void *ud, const struct decode_samples *h)
 static int on_end(void *ud, const struct decode_end *e)
 {
 	struct samples *s = ud;
-	s->end_dropped = e->samples_dropped;
+	s->end_dropped += e->samples_dropped; /* several logs: summed */
 	return 0;
 }
 

@@ -200,15 +200,22 @@ if "samples" in types:
         if m and key:
             lab.setdefault(key, {})[m.group(2)] = int(float(m.group(1)))
     same("state label", d["states"], lab.get("state", {}))
-    same("vm label", {str(v["id"]): v["samples"] for v in d["vm_list"]},
-         lab.get("vm", {}))
+    vml, pidl = {}, {}
+    pids = [l["pid"] for l in d["logs"]]
+    for v in d["vm_list"]:
+        if v["samples"]:
+            vml[str(v["id"])] = vml.get(str(v["id"]), 0) + v["samples"]
+            pid = str(pids[v.get("log", 0)])
+            pidl[pid] = pidl.get(pid, 0) + v["samples"]
+    same("vm label", vml, lab.get("vm", {}))
+    same("pid label", pidl, lab.get("pid", {}))
     th = {}
     for v in d["vm_list"]:
         th[str(v["thread"])] = th.get(str(v["thread"]), 0) + v["samples"]
     same("thread label", th, lab.get("thread", {}))
     msgs.append("%d samples: %d leaf frames as folded, cum as report "
                 "samples_total, %s = %d intervals x %d ns, labels "
-                "state/vm/thread as the report"
+                "state/vm/pid/thread as the report"
                 % (total, n, tkind, want_tot // period, period))
 
 # -- Allocations ----------------------------------------------------------------

@@ -1,0 +1,71 @@
+/*
+** ljlog CLI: 'ljlog report' over several logs: the logs' list (text
+** header, JSON "logs"), and each function's figures per log (--by-log).
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+/* Main thread. How a log's decoding ended, in a word. */
+static const char *log_state(const struct profile_log *l)
+{
+	return l->rc == 0			  ? "complete"
+	       : l->rc == -ENODATA		  ? "TRUNCATED"
+	       : cli_status(l->rc) == CLI_CORRUPT ? "CORRUPT"
+						  : "unread";
+}
+
+/* Main thread. The text header's first lines for several logs: the
+** program(s), the span from the first start to the last end, one line a
+** log. */
+void report_logs_text(const struct profile *p)
+{
+	char d[32];
+	printf("ljlog report: %zu logs", p->nlog);
+	if (p->have_intro)
+		printf(" of %s%s", p->exe, p->mixed_exe ? " and others" : "");
+	printf(", %s from the first start to the last end\n",
+	       cli_fmt_time(d, sizeof d, p->duration_ns));
+	for (size_t i = 0; i < p->nlog; i++) {
+		const struct profile_log *l = &p->logs[i];
+		printf("  log %zu: %s, pid %" PRIu64 ", ran %s, %s", i, l->file,
+		       l->pid, cli_fmt_time(d, sizeof d, l->duration_ns),
+		       log_state(l));
+		if (l->rc)
+			printf(": %s", l->err);
+		if (p->mixed_exe && l->exe)
+			printf(" (%s)", l->exe);
+		putchar('\n');
+	}
+}
+
+/* Main thread. JSON "logs": one object a log. */
+void report_logs_json(struct json *j, const struct profile *p)
+{
+	json_arr(j, "logs");
+	for (size_t i = 0; i < p->nlog; i++) {
+		const struct profile_log *l = &p->logs[i];
+		json_obj(j, NULL);
+		json_cstr(j, "file", l->file);
+		json_u64(j, "pid", l->pid);
+		if (l->exe)
+			json_cstr(j, "exe", l->exe);
+		else
+			json_null(j, "exe");
+		json_u64(j, "version", l->version);
+		json_u64(j, "duration_ns", l->duration_ns);
+		json_bool(j, "complete", l->rc == 0);
+		json_bool(j, "truncated", l->rc == -ENODATA);
+		if (l->rc)
+			json_cstr(j, "error", l->err);
+		else
+			json_null(j, "error");
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+}
