@@ -206,6 +206,27 @@ size_t profile_id_log(const struct profile *p, uint32_t id, uint32_t *local);
 const char *profile_vm_label(const struct profile *p, uint32_t vm, char *buf,
 			     size_t len);
 
+/* -- Two profiles side by side (profile_diff.c) -------------------------------- */
+
+/* A profile a and its base b: each function and allocation site of one
+** with the index of the same one in the other (UINT32_MAX: none there).
+** Functions are the same when their kind, name, file and line are;
+** sites when their functions and lines are. */
+struct profile_diff {
+	const struct profile *a, *b;
+	uint32_t *fn_b;	  /* by a's function index: b's */
+	uint32_t *fn_a;	  /* by b's function index: a's */
+	uint32_t *site_b; /* by a's site index (heap.sites): b's */
+	uint32_t *site_a; /* by b's site index: a's */
+};
+
+/* Any thread. Match a (finished) against b (finished); 0 or -ENOMEM. */
+int profile_diff_new(struct profile_diff *d, const struct profile *a,
+		     const struct profile *b);
+
+/* Any thread. Free the matches (a zeroed d is fine). */
+void profile_diff_free(struct profile_diff *d);
+
 /* -- One-call driver ---------------------------------------------------------- */
 
 /* Any thread. Open path, decode it into a new profile, finish it. Returns

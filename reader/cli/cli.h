@@ -79,6 +79,10 @@ int cli_load(const char *cmd, const char *path, unsigned flags,
 const char *const *cli_files_arg(const char *cmd, int argc, char **argv,
 				 size_t *n);
 
+/* Main thread. 0 when path may be a log (as cli_file_arg checks one), else
+** the exit status after a one-line message. */
+int cli_files_check(const char *cmd, const char *path);
+
 /* Main thread. cli_load for several logs merged into one profile
 ** (profile_decode_logs): each log's trouble is said with its name; *rc is
 ** the worst. */
@@ -178,8 +182,21 @@ void report_logs_json(struct json *j, const struct profile *p);
 ** 0 none) of p, loaded from path with result rc and message err. */
 void report_text(const struct profile *p, const char *path, int rc,
 		 const char *err, const struct report_opts *o);
+struct profile_diff;
 void report_json(const struct profile *p, int rc, const char *err,
-		 uint64_t iv_ns);
+		 uint64_t iv_ns, const struct profile_diff *diff);
+
+/* Main thread. 'report --base' (report_diff.c): the text (the tables of
+** changes, at most limit rows each, 0 all), a function's and a site's
+** JSON "delta" (in report_json's rows when given a diff), and the JSON
+** "base", "base_only_functions" and "base_only_sites". */
+void report_diff_text(const struct profile_diff *d, const char *label,
+		      const char *blabel, size_t limit);
+void report_diff_fn_json(struct json *j, const struct profile_diff *d,
+			 uint32_t fn);
+void report_diff_site_json(struct json *j, const struct profile_diff *d,
+			   uint32_t site);
+void report_diff_json(struct json *j, const struct profile_diff *d);
 
 /* The families of events a report knows (OPTS_* bits), by option name. */
 struct report_family {

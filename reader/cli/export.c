@@ -40,11 +40,15 @@ static int export_host;
 ** context). */
 static int pprof_quiet;
 
+/* export --base, for pprof: the base profile (fmt_pprof takes no context). */
+static const struct profile *pprof_base;
+
 /* Main thread. Write p as pprof to out. */
 static int fmt_pprof(const struct profile *p, FILE *out)
 {
 	struct pprof_opts po = {0};
 	po.host = export_host;
+	po.base = pprof_base;
 	if (p->have_intro)
 		po.period_ns = cli_sample_interval(p->options, &po.wall);
 	int rc = export_pprof(p, &po, out);
@@ -145,6 +149,10 @@ static void usage(FILE *f)
 	    "                       'trace N' frames); by default stacks are\n"
 	    "                       Lua-first, as 'ljlog folded' prints them\n"
 	    "                       (pprof: the trace as label 'trace')\n"
+	    "  -b, --base BASE      pprof: subtract the log BASE (repeat it for\n"
+	    "                       several, which merge): its samples follow\n"
+	    "                       with every value negated, as 'go tool\n"
+	    "                       pprof -diff_base' shows two profiles\n"
 	    "  -q, --quiet          no note on what the format leaves out\n"
 	    "  -h, --help           this help\n"
 	    "\n"
@@ -177,6 +185,7 @@ int cli_export(int argc, char **argv)
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"snapshot", required_argument, NULL, 's'},
 	    {"host", no_argument, NULL, 'H'},
+	    {"base", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -184,9 +193,19 @@ int cli_export(int argc, char **argv)
 	int have_out = 0;
 	int quiet = 0, o;
 	const char *snap = NULL;
+	static const char *bases[256];
+	size_t nbase = 0;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "f:o:s:qh", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "f:o:s:b:qh", lo, NULL)) != -1) {
 		switch (o) {
+		case 'b':
+			if (nbase == sizeof bases / sizeof *bases) {
+				cli_err("export", "more than %zu --base logs",
+					nbase);
+				return CLI_USAGE;
+			}
+			bases[nbase++] = optarg;
+			break;
 		case 'f': fmtname = optarg; break;
 		case 'o':
 			outpath = optarg;
@@ -197,7 +216,7 @@ int cli_export(int argc, char **argv)
 		case 'H': export_host = 1; break;
 		case 'h': usage(stdout); return CLI_OK;
 		default:
-			if (optopt && strchr("fos", optopt))
+			if (optopt && strchr("fosb", optopt))
 				cli_err("export", "option '%s' needs a value",
 					argv[optind - 1]);
 			else
@@ -229,6 +248,12 @@ int cli_export(int argc, char **argv)
 		return cli_file_rc;
 	char label[600];
 	const char *path = cli_logs_label(paths, npath, label, sizeof label);
+	if (nbase && fmt->write) {
+		cli_err("export",
+			"--base is for --format pprof (report, folded "
+			"and flame take it too)");
+		return CLI_USAGE;
+	}
 	if (fmt->heap && npath > 1) {
 		cli_err("export",
 			"--format %s takes one log (a snapshot is "
@@ -270,8 +295,28 @@ int cli_export(int argc, char **argv)
 		if (pst >= 0)
 			return pst;
 		pprof_quiet = quiet;
-		return cli_export_write("export", fmt->name, path, outpath, p,
-					fmt_pprof, prc);
+		struct profile *q = NULL;
+		if (nbase) {
+			int brc;
+			for (size_t i = 0; i < nbase; i++)
+				if ((pst =
+					 cli_files_check("export", bases[i]))) {
+					profile_free(p);
+					return pst;
+				}
+			pst = cli_load_logs("export", bases, nbase,
+					    PROFILE_CALLTREE, &q, &brc, perr,
+					    sizeof perr, 1);
+			if (pst >= 0) {
+				profile_free(p);
+				return pst;
+			}
+			pprof_base = q;
+		}
+		pst = cli_export_write("export", fmt->name, path, outpath, p,
+				       fmt_pprof, prc);
+		profile_free(q);
+		return pst;
 	}
 	/* Open the logs before creating OUT: a typo leaves no empty file. */
 	off_t total = 0;

@@ -11,7 +11,8 @@
 #include "profile.h"
 
 static const char flame_usage[] =
-    "usage: ljlog flame -o OUT [--title TITLE] [--host] LOG...\n"
+    "usage: ljlog flame -o OUT [--title TITLE] [--host] [--base BASE]...\n"
+    "                   LOG...\n"
     "\n"
     "Write a flame graph of the LOG as one HTML file, OUT ('-':\n"
     "standard output): its script, style and data are inside, it makes no\n"
@@ -31,6 +32,11 @@ static const char flame_usage[] =
     "  -t, --title TITLE  the page's title (default: the log's file name)\n"
     "      --host         samples: host and Lua stacks merged whole, as\n"
     "                     'ljlog folded --host' prints them\n"
+    "  -b, --base BASE    a differential graph against the log BASE\n"
+    "                     (repeat it for several, which merge): frames as\n"
+    "                     wide as LOG says, red where their share of the\n"
+    "                     whole grew since BASE, blue where it shrank\n"
+    "                     (deeper for more; the tooltip gives both)\n"
     "  -h, --help         this help\n"
     "\n"
     "OUT is written as OUT.tmp.PID and renamed when complete: a failed or\n"
@@ -42,11 +48,12 @@ static const char flame_usage[] =
 /* The page's title and --host (the write callback takes no context). */
 static const char *flame_title;
 static int flame_host;
+static const struct profile *flame_base; /* --base: the base profile */
 
 /* Main thread. Write the page. */
 static int write_flame(const struct profile *p, FILE *out)
 {
-	return export_flame(p, flame_title, flame_host, out);
+	return export_flame(p, flame_base, flame_title, flame_host, out);
 }
 
 /* Main thread. 'ljlog flame'. */
@@ -56,14 +63,25 @@ int cli_flame(int argc, char **argv)
 	    {"output", required_argument, NULL, 'o'},
 	    {"title", required_argument, NULL, 't'},
 	    {"host", no_argument, NULL, 'H'},
+	    {"base", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *outp = NULL, *title = NULL;
+	static const char *bases[256];
+	size_t nbase = 0;
 	int o;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+:o:t:h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+:o:t:b:h", lo, NULL)) != -1) {
 		switch (o) {
+		case 'b':
+			if (nbase == sizeof bases / sizeof *bases) {
+				cli_err("flame", "more than %zu --base logs",
+					nbase);
+				return CLI_USAGE;
+			}
+			bases[nbase++] = optarg;
+			break;
 		case 'o': outp = optarg; break;
 		case 't': title = optarg; break;
 		case 'H': flame_host = 1; break;
@@ -97,12 +115,40 @@ int cli_flame(int argc, char **argv)
 				   &rc, err, sizeof err, 1);
 	if (st >= 0)
 		return st;
+	struct profile *q = NULL;
+	if (nbase) {
+		int brc;
+		for (size_t i = 0; i < nbase; i++)
+			if ((st = cli_files_check("flame", bases[i]))) {
+				profile_free(p);
+				return st;
+			}
+		st = cli_load_logs("flame", bases, nbase, PROFILE_CALLTREE, &q,
+				   &brc, err, sizeof err, 1);
+		if (st >= 0) {
+			profile_free(p);
+			return st;
+		}
+		flame_base = q;
+	}
+	static char tbuf[1300];
 	if (title)
 		flame_title = title;
 	else {
 		const char *b = strrchr(path, '/');
 		flame_title = b ? b + 1 : path;
+		if (nbase) {
+			char bl[600];
+			const char *bp =
+			    cli_logs_label(bases, nbase, bl, sizeof bl);
+			const char *bb = strrchr(bp, '/');
+			snprintf(tbuf, sizeof tbuf, "%s against %s",
+				 flame_title, bb ? bb + 1 : bp);
+			flame_title = tbuf;
+		}
 	}
-	return cli_export_write("flame", "a flame graph", path, outp, p,
-				write_flame, rc);
+	st = cli_export_write("flame", "a flame graph", path, outp, p,
+			      write_flame, rc);
+	profile_free(q);
+	return st;
 }

@@ -8,13 +8,16 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proc/stacks.h"
 #include "profile.h"
+#include "util/intern.h"
 
 static const char folded_usage[] =
     "usage: ljlog folded [--calls [--count] | --lua | --host | --host-only]\n"
-    "                    [--lines] [--no-traces] [--zone NAME] LOG...\n"
+    "                    [--lines] [--no-traces] [--zone NAME]\n"
+    "                    [--base BASE]... LOG...\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
@@ -64,6 +67,12 @@ static const char folded_usage[] =
     "\n"
     "Several LOGs merge into one set of stacks (a stack's COUNT is the sum\n"
     "of its counts in each), as 'ljlog report' merges them.\n"
+    "\n"
+    "  --base BASE   compare with the log BASE (repeat it for several, which\n"
+    "                merge): each stack of either once, 'stack BASECOUNT\n"
+    "                COUNT', sorted by stack (flamegraph's difffolded.pl\n"
+    "                format: flamegraph.pl draws it as a differential graph)\n"
+    "\n"
     "Characters ';', ' ' and newline in function names print as '_'.\n"
     "Exit status as for 'ljlog report'.\n";
 
@@ -75,12 +84,136 @@ static int print_line(void *ud, const char *line, size_t len, uint64_t n)
 	return 0;
 }
 
-/* Main thread. Print a call path and its self time in ns (none when that
-** rounds to 0). */
-static int print_calls(void *ud, const char *line, size_t len, uint64_t ticks)
+/* What to print of a profile: call paths (by calls, or by self time) or
+** sampled stacks in a view. */
+struct fold_what {
+	int calls, count;
+	unsigned view, flags; /* SAMPLES_VIEW_*, SAMPLES_ST_* */
+};
+
+/* A call path's self time in ns (none when it rounds to 0) to fn. */
+struct fold_ns {
+	const struct profile *p;
+	stacks_emit fn;
+	void *ud;
+};
+
+/* Main thread. Pass a call path on with its self time in ns. */
+static int emit_ns(void *ud, const char *line, size_t len, uint64_t ticks)
 {
-	uint64_t ns = profile_ns(ud, ticks);
-	return ns ? print_line(NULL, line, len, ns) : 0;
+	struct fold_ns *x = ud;
+	uint64_t ns = profile_ns(x->p, ticks);
+	return ns ? x->fn(x->ud, line, len, ns) : 0;
+}
+
+/* Main thread. Every stack of p as w says, with its weight, to fn. 0,
+** -ENOMEM or fn's return. */
+static int fold_each(const struct profile *p, const struct fold_what *w,
+		     stacks_emit fn, void *ud)
+{
+	struct fold_ns x = {p, fn, ud};
+	if (w->calls && w->count)
+		return stacks_calls(&p->calls, &p->fnid, STACKS_CALLS, fn, ud);
+	if (w->calls)
+		return stacks_calls(&p->calls, &p->fnid, STACKS_SELF, emit_ns,
+				    &x);
+	return stacks_samples(&p->smp, w->view, w->flags, fn, ud);
+}
+
+/* Two profiles' stacks: each distinct line once, its weight on each side
+** (0 the base, 1 the run). */
+struct fold_diff {
+	struct intern keys;
+	uint64_t *n[2];
+	size_t cap;
+	int side;
+};
+
+/* Main thread. Add a stack's weight to the side being read. */
+static int diff_add(void *ud, const char *line, size_t len, uint64_t n)
+{
+	struct fold_diff *d = ud;
+	int64_t k = intern_put(&d->keys, line, len);
+	if (k < 0)
+		return -ENOMEM;
+	if ((size_t)k >= d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 1024;
+		for (int s = 0; s < 2; s++) {
+			uint64_t *v = realloc(d->n[s], cap * sizeof *v);
+			if (!v)
+				return -ENOMEM;
+			memset(v + d->cap, 0, (cap - d->cap) * sizeof *v);
+			d->n[s] = v;
+		}
+		d->cap = cap;
+	}
+	d->n[d->side][k] += n;
+	return 0;
+}
+
+/* Main thread. qsort order of stack lines (by their text). */
+static const struct intern *sort_keys;
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(intern_str(sort_keys, *(const uint32_t *)a, NULL),
+		      intern_str(sort_keys, *(const uint32_t *)b, NULL));
+}
+
+/* Main thread. 'folded --base': every stack of the base (q) and of the run
+** (p) as "stack BASE RUN", sorted; 0 or -ENOMEM. */
+static int print_diff(const struct profile *q, const struct profile *p,
+		      const struct fold_what *w)
+{
+	struct fold_diff d;
+	int rc;
+	memset(&d, 0, sizeof d);
+	if ((rc = fold_each(q, w, diff_add, &d)) == 0) {
+		d.side = 1;
+		rc = fold_each(p, w, diff_add, &d);
+	}
+	size_t n = intern_count(&d.keys);
+	uint32_t *ix = rc ? NULL : malloc((n ? n : 1) * sizeof *ix);
+	if (!rc && !ix)
+		rc = -ENOMEM;
+	if (!rc) {
+		for (size_t i = 0; i < n; i++)
+			ix[i] = (uint32_t)i;
+		sort_keys = &d.keys;
+		qsort(ix, n, sizeof *ix, cmp_key);
+		for (size_t i = 0; i < n; i++) {
+			size_t len;
+			const char *s = intern_str(&d.keys, ix[i], &len);
+			fwrite(s, 1, len, stdout);
+			printf(" %" PRIu64 " %" PRIu64 "\n", d.n[0][ix[i]],
+			       d.n[1][ix[i]]);
+		}
+	}
+	free(ix);
+	free(d.n[0]);
+	free(d.n[1]);
+	intern_free(&d.keys);
+	return rc;
+}
+
+/* Main thread. 'folded --base': load the base logs as p was loaded and
+** print both; 0, -ENOMEM, or an exit status (> 0) after a message. */
+static int folded_base(const struct profile *p, const struct fold_what *w,
+		       const char *const *bases, size_t nbase)
+{
+	struct profile *q;
+	char err[512];
+	int rc, st;
+	for (size_t i = 0; i < nbase; i++)
+		if ((st = cli_files_check("folded", bases[i])) != 0)
+			return st;
+	st = cli_load_logs("folded", bases, nbase,
+			   w->calls ? PROFILE_CALLTREE : 0, &q, &rc, err,
+			   sizeof err, 1);
+	if (st >= 0)
+		return st;
+	int e = print_diff(q, p, w);
+	profile_free(q);
+	return e;
 }
 
 /* Main thread. 'ljlog folded'. */
@@ -94,7 +227,8 @@ int cli_folded(int argc, char **argv)
 		O_HOSTONLY,
 		O_LINES,
 		O_NOTRACES,
-		O_ZONE
+		O_ZONE,
+		O_BASE
 	};
 	static const struct option lo[] = {
 	    {"calls", no_argument, NULL, O_CALLS},
@@ -105,11 +239,14 @@ int cli_folded(int argc, char **argv)
 	    {"lines", no_argument, NULL, O_LINES},
 	    {"no-traces", no_argument, NULL, O_NOTRACES},
 	    {"zone", required_argument, NULL, O_ZONE},
+	    {"base", required_argument, NULL, O_BASE},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int calls = 0, count = 0, view = -1, o;
 	const char *zone = NULL;
+	static const char *bases[256];
+	size_t nbase = 0;
 	unsigned flags = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
@@ -134,10 +271,20 @@ int cli_folded(int argc, char **argv)
 		case O_LINES: flags |= SAMPLES_ST_LINES; break;
 		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
 		case O_ZONE: zone = optarg; break;
+		case O_BASE:
+			if (nbase == sizeof bases / sizeof *bases) {
+				cli_err("folded", "more than %zu --base logs",
+					nbase);
+				return CLI_USAGE;
+			}
+			bases[nbase++] = optarg;
+			break;
 		case 'h': fputs(folded_usage, stdout); return CLI_OK;
 		default:
 			if (optopt == O_ZONE)
 				cli_err("folded", "--zone needs a zone name");
+			else if (optopt == O_BASE)
+				cli_err("folded", "--base needs a log");
 			else
 				cli_err("folded", "unknown option '%s'",
 					argv[optind - 1]);
@@ -162,6 +309,11 @@ int cli_folded(int argc, char **argv)
 	if (zone && calls) {
 		cli_err("folded", "--zone keeps sampled stacks only: it takes "
 				  "no --calls or --count");
+		return CLI_USAGE;
+	}
+	if (zone && nbase) {
+		cli_err("folded", "--base compares whole logs: it takes no "
+				  "--zone (yet)");
 		return CLI_USAGE;
 	}
 	size_t npath;
@@ -196,18 +348,19 @@ int cli_folded(int argc, char **argv)
 		}
 	}
 	int e = 0;
-	if (calls || (!sampling && !p->smp.samples))
-		e = count ? stacks_calls(&p->calls, &p->fnid, STACKS_CALLS,
-					 print_line, NULL)
-			  : stacks_calls(&p->calls, &p->fnid, STACKS_SELF,
-					 print_calls, p);
-	else if (!p->smp.samples)
+	struct fold_what w = {
+	    calls || (!sampling && !p->smp.samples), count,
+	    view >= 0 ? (unsigned)view : SAMPLES_VIEW_LUA_FIRST, flags};
+	if (nbase)
+		e = folded_base(p, &w, bases, nbase);
+	else if (!w.calls && !p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else
-		e = stacks_samples(&p->smp,
-				   view >= 0 ? (unsigned)view
-					     : SAMPLES_VIEW_LUA_FIRST,
-				   flags, print_line, NULL);
+		e = fold_each(p, &w, print_line, NULL);
+	if (e > 0) { /* folded_base's exit status */
+		profile_free(p);
+		return e;
+	}
 	if (e < 0) {
 		cli_err("folded", "out of memory");
 		profile_free(p);

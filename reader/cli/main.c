@@ -139,6 +139,12 @@ const char *const *cli_files_arg(const char *cmd, int argc, char **argv,
 	return (const char *const *)argv + optind;
 }
 
+/* Main thread. See cli.h. */
+int cli_files_check(const char *cmd, const char *path)
+{
+	return precheck(cmd, path);
+}
+
 /* Main thread. How a report names the logs: the one path, or the first
 ** and how many more. */
 const char *cli_logs_label(const char *const *paths, size_t n, char *buf,

@@ -1041,7 +1041,7 @@ void report_text(const struct profile *p, const char *path, int rc,
 
 /* Main thread. A section as a JSON array of objects, every row. */
 static void json_table(struct json *j, const struct profile *p,
-		       const struct section *sec)
+		       const struct section *sec, const struct profile_diff *d)
 {
 	struct cell c = {0};
 	size_t nrow;
@@ -1072,6 +1072,10 @@ static void json_table(struct json *j, const struct profile *p,
 			default: json_u64(j, col->key, c.u); break;
 			}
 		}
+		if (d && sec == &sec_fns)
+			report_diff_fn_json(j, d, ix[i]);
+		else if (d && sec == &sec_sites)
+			report_diff_site_json(j, d, ix[i]);
 		json_close(j, '}');
 	}
 	json_close(j, ']');
@@ -1081,7 +1085,7 @@ static void json_table(struct json *j, const struct profile *p,
 
 /* Main thread. The JSON report: one object. */
 void report_json(const struct profile *p, int rc, const char *err,
-		 uint64_t iv_ns)
+		 uint64_t iv_ns, const struct profile_diff *diff)
 {
 	struct json j;
 	struct totals t;
@@ -1171,17 +1175,19 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
 
-	json_table(&j, p, &sec_fns);
-	json_table(&j, p, &sec_lines);
-	json_table(&j, p, &sec_traces);
-	json_table(&j, p, &sec_aborts);
-	json_table(&j, p, &sec_sites);
-	json_table(&j, p, &sec_vms);
+	json_table(&j, p, &sec_fns, diff);
+	json_table(&j, p, &sec_lines, NULL);
+	json_table(&j, p, &sec_traces, NULL);
+	json_table(&j, p, &sec_aborts, NULL);
+	json_table(&j, p, &sec_sites, diff);
+	json_table(&j, p, &sec_vms, NULL);
 	report_zones_json(&j, p);
 	leaks_json_sampled(&j, p);
 	leaks_json(&j, p);
 	if (iv_ns)
 		leaks_json_intervals(&j, p, iv_ns);
+	if (diff)
+		report_diff_json(&j, diff);
 
 	json_arr(&j, "warnings");
 	for (size_t i = 0; i < p->nwarn; i++)

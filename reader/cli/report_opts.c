@@ -15,7 +15,8 @@
 
 static const char report_usage[] =
     "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"
-    "                    [--heap-interval T] [--zone NAME] LOG...\n"
+    "                    [--heap-interval T] [--zone NAME] [--base BASE]...\n"
+    "                    LOG...\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
     "allocations and frees charged to it), allocation sites, GC cycles and\n"
@@ -70,6 +71,11 @@ static const char report_usage[] =
     "                  a zone named NAME was open (anywhere in the zone\n"
     "                  stack); calls, time, frees and GC stay the whole\n"
     "                  log's (JSON: \"zone_filter\": NAME)\n"
+    "  -b, --base BASE compare with the log BASE (repeat it for several,\n"
+    "                  which merge): tables of functions and allocation\n"
+    "                  sites by the largest change, run less base (JSON:\n"
+    "                  \"delta\" on each function and site, \"base\",\n"
+    "                  \"base_only_functions\", \"base_only_sites\")\n"
     "  -h, --help      this help\n"
     "\n"
     "Exit status: 0 report printed (complete or truncated log), 1 no zone\n"
@@ -153,6 +159,48 @@ static int sort_check(const struct profile *p, int sort)
 
 /* -- Command ------------------------------------------------------------------- */
 
+/* Main thread. 'report --base': load the base logs, match them to p (the
+** run, loaded from label with result rc) and print the changes; frees p.
+** The exit status. */
+static int report_base(struct profile *p, int rc, const char *err,
+		       const char *const *bases, size_t nbase,
+		       const char *label, int as_json, size_t limit)
+{
+	struct profile *q;
+	struct profile_diff d;
+	char berr[512], blabel[600];
+	int brc, st;
+	for (size_t i = 0; i < nbase; i++)
+		if ((st = cli_files_check("report", bases[i])) != 0) {
+			profile_free(p);
+			return st;
+		}
+	st = cli_load_logs("report", bases, nbase, 0, &q, &brc, berr,
+			   sizeof berr, 0);
+	if (st >= 0) {
+		profile_free(p);
+		return st;
+	}
+	if (profile_diff_new(&d, p, q) < 0) {
+		cli_err("report", "out of memory");
+		profile_free(q);
+		profile_free(p);
+		return CLI_USAGE;
+	}
+	if (as_json)
+		report_json(p, rc, err, 0, &d);
+	else
+		report_diff_text(
+		    &d, label,
+		    cli_logs_label(bases, nbase, blabel, sizeof blabel), limit);
+	profile_diff_free(&d);
+	profile_free(q);
+	profile_free(p);
+	if (rc != 0 && rc != -ENODATA)
+		return CLI_CORRUPT;
+	return brc == 0 || brc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}
+
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
 {
@@ -164,6 +212,7 @@ int cli_report(int argc, char **argv)
 	    {"leaks", no_argument, NULL, 'l'},
 	    {"heap-interval", required_argument, NULL, 'i'},
 	    {"zone", required_argument, NULL, 'z'},
+	    {"base", required_argument, NULL, 'b'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -171,10 +220,21 @@ int cli_report(int argc, char **argv)
 	uint64_t iv_ns = 0;
 	struct report_opts ro = {20, REPORT_SORT_DEFAULT, 0};
 	const char *zone = NULL;
+	static const char *bases[256];
+	size_t nbase = 0;
 	char *e;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:h", lo, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:b:h", lo, NULL)) !=
+	       -1) {
 		switch (o) {
+		case 'b':
+			if (nbase == sizeof bases / sizeof *bases) {
+				cli_err("report", "more than %zu --base logs",
+					nbase);
+				return CLI_USAGE;
+			}
+			bases[nbase++] = optarg;
+			break;
 		case 'j': as_json = 1; break;
 		case 'n':
 			ro.limit = strtoul(optarg, &e, 10);
@@ -232,6 +292,11 @@ int cli_report(int argc, char **argv)
 				  "combined (yet)");
 		return CLI_USAGE;
 	}
+	if (nbase && (zone || iv_ns || leaks)) {
+		cli_err("report", "--base compares whole logs: it takes no "
+				  "--zone, --heap-interval or --leaks (yet)");
+		return CLI_USAGE;
+	}
 	struct profile *p;
 	char err[512];
 	int rc, st = cli_load_logs("report", paths, npath, 0, &p, &rc, err,
@@ -261,9 +326,12 @@ int cli_report(int argc, char **argv)
 			return st;
 		p = q;
 	}
+	if (nbase)
+		return report_base(p, rc, err, bases, nbase, path, as_json,
+				   ro.limit);
 	size_t limit = limit_given ? ro.limit : 0;
 	if (as_json)
-		report_json(p, rc, err, iv_ns);
+		report_json(p, rc, err, iv_ns, NULL);
 	else if (leaks || iv_ns) {
 		if (leaks)
 			leaks_text(p, path, limit);

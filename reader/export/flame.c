@@ -22,6 +22,8 @@
 struct ftree {
 	uint32_t *parent, *name;
 	uint64_t *self;
+	uint64_t *bself; /* the base's self weights (a differential page) */
+	int base;	 /* the builders add to bself, not self */
 	size_t n, cap;
 	struct hmap kids; /* parent << 32 | name + 1 -> node */
 };
@@ -42,6 +44,7 @@ static void tree_free(struct ftree *t)
 	free(t->parent);
 	free(t->name);
 	free(t->self);
+	free(t->bself);
 	hmap_free(&t->kids);
 	memset(t, 0, sizeof *t);
 }
@@ -54,13 +57,14 @@ static int tree_init(struct ftree *t)
 	t->parent = malloc(t->cap * sizeof *t->parent);
 	t->name = malloc(t->cap * sizeof *t->name);
 	t->self = malloc(t->cap * sizeof *t->self);
-	if (!t->parent || !t->name || !t->self) {
+	t->bself = malloc(t->cap * sizeof *t->bself);
+	if (!t->parent || !t->name || !t->self || !t->bself) {
 		tree_free(t);
 		return -ENOMEM;
 	}
 	t->parent[0] = 0;
 	t->name[0] = 0;
-	t->self[0] = 0;
+	t->self[0] = t->bself[0] = 0;
 	t->n = 1;
 	return 0;
 }
@@ -87,7 +91,10 @@ static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
 		uint64_t *se = realloc(t->self, cap * sizeof *se);
 		if (se)
 			t->self = se;
-		if (!pa || !na || !se) {
+		uint64_t *bs = realloc(t->bself, cap * sizeof *bs);
+		if (bs)
+			t->bself = bs;
+		if (!pa || !na || !se || !bs) {
 			hmap_del(&t->kids,
 				 (uint64_t)parent << 32 | (name + 1u));
 			return -1;
@@ -97,8 +104,15 @@ static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
 	*v = t->n;
 	t->parent[t->n] = parent;
 	t->name[t->n] = name;
-	t->self[t->n] = 0;
+	t->self[t->n] = t->bself[t->n] = 0;
 	return (int64_t)t->n++;
+}
+
+/* Any thread. Add weight w to node's self weight (the base's when the
+** tree is being built from the base). */
+static void tree_add(struct ftree *t, int64_t node, uint64_t w)
+{
+	(t->base ? t->bself : t->self)[node] += w;
 }
 
 /* Any thread. Index of a name (0 on failure, with err set). */
@@ -138,7 +152,7 @@ static int tree_samples(struct fx *x, struct ftree *t)
 		if (node < 0)
 			x->err = -ENOMEM;
 		else
-			t->self[node] += c;
+			tree_add(t, node, c);
 	}
 	free(fr);
 	return x->err;
@@ -163,7 +177,7 @@ static int tree_calls(struct fx *x, struct ftree *t)
 			break;
 		}
 		map[n] = (uint32_t)node;
-		t->self[node] += profile_ns(x->p, cn->self);
+		tree_add(t, node, profile_ns(x->p, cn->self));
 	}
 	free(map);
 	return x->err;
@@ -190,7 +204,7 @@ static int tree_alloc(struct fx *x, struct ftree *t)
 		if (node < 0)
 			x->err = -ENOMEM;
 		else
-			t->self[node] += st->alloc_bytes;
+			tree_add(t, node, st->alloc_bytes);
 	}
 	return x->err;
 }
@@ -262,7 +276,8 @@ void flame_json_str(FILE *out, const char *s, size_t len)
 /* Any thread. One view as JSON: its nodes as (parent, name, self) triples,
 ** parents first. */
 static void view_json(FILE *out, const char *id, const char *label,
-		      const char *unit, const struct ftree *t, int first)
+		      const char *unit, const struct ftree *t, int first,
+		      int diff)
 {
 	fprintf(out,
 		"%s{\"id\":\"%s\",\"label\":\"%s\",\"unit\":\"%s\","
@@ -272,14 +287,38 @@ static void view_json(FILE *out, const char *id, const char *label,
 		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu64,
 			i ? (i % 8 ? "," : ",\n") : "", t->parent[i],
 			t->name[i], t->self[i]);
+	if (diff) { /* the base's self weight of each node, in order */
+		fputs("],\n\"base\":[", out);
+		for (size_t i = 0; i < t->n; i++)
+			fprintf(out, "%s%" PRIu64,
+				i ? (i % 16 ? "," : ",\n") : "", t->bself[i]);
+	}
 	fputs("]}", out);
+}
+
+/* Any thread. Build view tree t of x->p with fn, then (base not NULL) add
+** the base's weights to it by the same paths. */
+static int tree_both(struct fx *x, struct ftree *t, const struct profile *base,
+		     int (*fn)(struct fx *, struct ftree *))
+{
+	const struct profile *p = x->p;
+	if (tree_init(t) || fn(x, t))
+		return -ENOMEM;
+	if (!base)
+		return 0;
+	x->p = base;
+	t->base = 1;
+	int rc = fn(x, t);
+	x->p = p;
+	t->base = 0;
+	return rc;
 }
 
 /* -- The page -------------------------------------------------------------------- */
 
 /* Any thread. The flame page. */
-int export_flame(const struct profile *p, const char *title, int host,
-		 FILE *out)
+int export_flame(const struct profile *p, const struct profile *base,
+		 const char *title, int host, FILE *out)
 {
 	struct fx x = {.p = p,
 		       .view =
@@ -297,11 +336,11 @@ int export_flame(const struct profile *p, const char *title, int host,
 	memset(&ta, 0, sizeof ta);
 	if (name_idx(&x, "all", 3) != 0 || x.err)
 		goto out;
-	if (has_smp && (tree_init(&ts) || tree_samples(&x, &ts)))
+	if (has_smp && tree_both(&x, &ts, base, tree_samples))
 		goto out;
-	if (has_calls && (tree_init(&tc) || tree_calls(&x, &tc)))
+	if (has_calls && tree_both(&x, &tc, base, tree_calls))
 		goto out;
-	if (has_alloc && (tree_init(&ta) || tree_alloc(&x, &ta)))
+	if (has_alloc && tree_both(&x, &ta, base, tree_alloc))
 		goto out;
 	const char *mark = strstr(flame_html, FLAME_MARK);
 	if (!mark) {
@@ -311,6 +350,7 @@ int export_flame(const struct profile *p, const char *title, int host,
 	fwrite(flame_html, 1, (size_t)(mark - flame_html), out);
 	fputs("{\"title\":", out);
 	flame_json_str(out, title, strlen(title));
+	fprintf(out, ",\"diff\":%s", base ? "true" : "false");
 	fputs(",\n\"names\":[", out);
 	for (size_t i = 0; i < intern_count(&x.names); i++) {
 		size_t len;
@@ -322,15 +362,18 @@ int export_flame(const struct profile *p, const char *title, int host,
 	fputs("],\n\"views\":[", out);
 	int first = 1;
 	if (has_smp) {
-		view_json(out, "samples", "Samples", "samples", &ts, first);
+		view_json(out, "samples", "Samples", "samples", &ts, first,
+			  base != NULL);
 		first = 0;
 	}
 	if (has_calls) {
-		view_json(out, "calls", "Call time", "ns", &tc, first);
+		view_json(out, "calls", "Call time", "ns", &tc, first,
+			  base != NULL);
 		first = 0;
 	}
 	if (has_alloc)
-		view_json(out, "alloc", "Allocated bytes", "bytes", &ta, first);
+		view_json(out, "alloc", "Allocated bytes", "bytes", &ta, first,
+			  base != NULL);
 	fputs("]}", out);
 	fputs(mark + strlen(FLAME_MARK), out);
 	rc = ferror(out) ? -EIO : 0;

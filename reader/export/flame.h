@@ -15,10 +15,13 @@ struct profile;
 ** log has (samples, call time, allocated bytes), each a tree of frames
 ** aggregated by path. Samples are Lua-first stacks (SAMPLES_VIEW_LUA_FIRST),
 ** with host set their merged host and Lua stacks (SAMPLES_VIEW_MERGED).
+** With base (loaded as p was), a differential page: each node also
+** carries the base's weight by the same path ("base" in each view),
+** frames are as wide as p says and coloured by the change of their share.
 ** 0, -ENODATA (nothing to show), -ENOMEM, or -EIO (out failed; errno
 ** says). */
-int export_flame(const struct profile *p, const char *title, int host,
-		 FILE *out);
+int export_flame(const struct profile *p, const struct profile *base,
+		 const char *title, int host, FILE *out);
 
 /* Any thread. Write s[0..len) to out as a JSON string literal that is safe
 ** inside an HTML <script> element: '<', '>' and '&' as \u escapes (no

@@ -124,6 +124,10 @@ struct px {
 	struct intern strs;   /* string table; index 0 is "" */
 	struct intern pseudo; /* pseudo-function name -> index */
 	uint32_t *fnfunc;     /* fnid index -> Function id (0: none yet) */
+	struct intern fkeys;  /* a function's name, file and line -> index */
+	uint32_t *fkeyfunc;   /* by that index: its Function id */
+	size_t nfkey;	      /* room in fkeyfunc */
+	int negate;	      /* the base's samples: values negated */
 	uint32_t *psfunc;     /* pseudo index -> Function id */
 	size_t npsfunc;	      /* room in psfunc */
 	struct hmap locs;     /* Function id << 32 | line -> Location id */
@@ -138,8 +142,9 @@ struct px {
 	size_t nids;			    /* room in ids */
 	int64_t lk_vm, lk_thread, lk_state; /* label keys */
 	int64_t lk_zone, lk_trace, lk_pid;
-	uint64_t trace; /* the Sample's trace label (traceno), 0 none */
-	unsigned view;	/* of the samples: SAMPLES_VIEW_* */
+	int64_t lk_base; /* "pprof::base": go tool pprof's mark of a base */
+	uint64_t trace;	 /* the Sample's trace label (traceno), 0 none */
+	unsigned view;	 /* of the samples: SAMPLES_VIEW_* */
 	struct samples_frame *fr;
 	int err;
 };
@@ -169,14 +174,39 @@ static uint32_t func_add(struct px *x, const char *name, const char *file,
 	return id;
 }
 
-/* Any thread. The Function of fnid function fn. */
+/* Any thread. The Function of fnid function fn: one per name, file and
+** line, so that a base's functions are the run's. */
 static uint32_t func_of(struct px *x, uint32_t fn)
 {
-	if (!x->fnfunc[fn]) {
-		const struct profile_fn *f = &x->p->fns[fn];
-		x->fnfunc[fn] = func_add(x, f->name, f->file, f->line);
+	if (x->fnfunc[fn])
+		return x->fnfunc[fn];
+	const struct profile_fn *f = &x->p->fns[fn];
+	char key[2048];
+	int n =
+	    snprintf(key, sizeof key, "%s%c%s%c%llu", f->name, 0,
+		     f->file ? f->file : "", 0, (unsigned long long)f->line);
+	size_t len = n < 0		      ? 0
+		     : (size_t)n < sizeof key ? (size_t)n
+					      : sizeof key - 1;
+	size_t had = intern_count(&x->fkeys);
+	int64_t i = intern_put(&x->fkeys, key, len);
+	if (i < 0) {
+		x->err = -ENOMEM;
+		return 0;
 	}
-	return x->fnfunc[fn];
+	if ((size_t)i >= x->nfkey) {
+		size_t m = x->nfkey ? x->nfkey * 2 : 256;
+		uint32_t *q = realloc(x->fkeyfunc, m * sizeof *q);
+		if (!q) {
+			x->err = -ENOMEM;
+			return 0;
+		}
+		x->fkeyfunc = q;
+		x->nfkey = m;
+	}
+	if ((size_t)i >= had)
+		x->fkeyfunc[i] = func_add(x, f->name, f->file, f->line);
+	return x->fnfunc[fn] = x->fkeyfunc[i];
 }
 
 /* Any thread. The Function of a pseudo-frame named name ("trace 3",
@@ -242,6 +272,9 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 	for (size_t i = 0; i < n; i++)
 		pb_varint(s, x->ids[i]);
 	len = 0;
+	if (x->negate)
+		for (int i = 0; i < x->nval; i++)
+			x->vals[i] = -x->vals[i];
 	for (int i = 0; i < x->nval; i++)
 		for (uint64_t v = (uint64_t)x->vals[i]; len++, v >>= 7;)
 			;
@@ -279,6 +312,11 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 	if (zone) {
 		pb_u64(l, 1, (uint64_t)x->lk_zone);
 		pb_u64(l, 2, (uint64_t)str_idx(x, zone));
+		pb_msg(s, 3, l);
+	}
+	if (x->negate) { /* as -diff_base marks the base's samples */
+		pb_u64(l, 1, (uint64_t)x->lk_base);
+		pb_u64(l, 2, (uint64_t)str_idx(x, "true"));
 		pb_msg(s, 3, l);
 	}
 	if (x->trace) {
@@ -537,12 +575,42 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 }
 
 /* Any thread. The pprof export. */
+/* Any thread. The run's samples, sites and call paths of x->p (those
+** there are), then the base's, negated. */
+static void all_samples(struct px *x, const struct profile *base, int has_smp,
+			int has_alloc, int has_calls)
+{
+	for (int side = 0; side < 2 && !x->err; side++) {
+		const struct profile *p = x->p;
+		if (side) {
+			if (!base)
+				break;
+			free(x->fnfunc);
+			x->p = p = base;
+			x->negate = 1;
+			if (!(x->fnfunc = calloc(p->nfn ? p->nfn : 1,
+						 sizeof *x->fnfunc))) {
+				x->err = -ENOMEM;
+				break;
+			}
+		}
+		if (has_smp && p->smp.samples && leaves_zoned(x) &&
+		    samples_each_leaf_vm(&p->smp, leaf_vm, x) < 0 && !x->err)
+			x->err = -ENOMEM;
+		if (has_alloc)
+			sites(x);
+		if (has_calls && p->calls.nnode > 1)
+			callpaths(x);
+	}
+}
+
 int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 {
 	struct px x;
-	int has_smp = p->smp.samples > 0;
-	int has_alloc = p->heap.nsite > 0;
-	int has_calls = p->calls.nnode > 1;
+	const struct profile *b = o->base;
+	int has_smp = p->smp.samples > 0 || (b && b->smp.samples > 0);
+	int has_alloc = p->heap.nsite > 0 || (b && b->heap.nsite > 0);
+	int has_calls = p->calls.nnode > 1 || (b && b->calls.nnode > 1);
 	if (!has_smp && !has_alloc && !has_calls)
 		return -ENODATA;
 	memset(&x, 0, sizeof x);
@@ -562,6 +630,8 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 		x.idx[V_TIME] = x.nval++;
 	}
 	size_t depth = has_calls ? call_depth_max(&p->calls) : 0;
+	if (b && has_calls && call_depth_max(&b->calls) > depth)
+		depth = call_depth_max(&b->calls);
 	if (depth < SAMPLES_STACK_MAX)
 		depth = SAMPLES_STACK_MAX;
 	x.fnfunc = calloc(p->nfn ? p->nfn : 1, sizeof *x.fnfunc);
@@ -573,6 +643,7 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 		goto out;
 	x.lk_vm = str_idx(&x, "vm");
 	x.lk_pid = str_idx(&x, "pid");
+	x.lk_base = b ? str_idx(&x, "pprof::base") : 0;
 	x.lk_thread = str_idx(&x, "thread");
 	x.lk_state = str_idx(&x, "state");
 	x.lk_zone = str_idx(&x, "zone");
@@ -605,13 +676,7 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 						 : "alloc_space"));
 	pb_key(&x.out, 13, PB_VARINT);
 	pb_varint(&x.out, (uint64_t)str_idx(&x, "made by ljlog export"));
-	if (has_smp && leaves_zoned(&x) &&
-	    samples_each_leaf_vm(&p->smp, leaf_vm, &x) < 0 && !x.err)
-		x.err = -ENOMEM;
-	if (has_alloc)
-		sites(&x);
-	if (has_calls)
-		callpaths(&x);
+	all_samples(&x, b, has_smp, has_alloc, has_calls);
 	for (size_t i = 0; i < intern_count(&x.strs); i++) {
 		size_t len;
 		const char *s = intern_str(&x.strs, (uint32_t)i, &len);
@@ -626,6 +691,8 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 out:
 	intern_free(&x.strs);
 	intern_free(&x.pseudo);
+	intern_free(&x.fkeys);
+	free(x.fkeyfunc);
 	hmap_free(&x.locs);
 	free(x.fnfunc);
 	free(x.psfunc);

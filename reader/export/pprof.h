@@ -17,6 +17,10 @@ struct pprof_opts {
 	int wall;	    /* wall-clock time, not the thread's CPU time */
 	int host; /* samples: merged host and Lua stacks (SAMPLES_VIEW_MERGED,
 		  ** with 'trace N' frames), not Lua-first ones */
+	/* A base to subtract (NULL: none): its samples follow the run's with
+	** every value negated and the label pprof::base=true, as `go tool
+	** pprof -diff_base` merges them. */
+	const struct profile *base;
 };
 
 /* Any thread. Write profile p (loaded with PROFILE_CALLTREE) to out as a

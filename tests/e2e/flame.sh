@@ -145,6 +145,29 @@ node_run "$E2E/flame_check.js" "$T/h.html" "$T/h.spec" >"$T/h.out" 2>&1 ||
 	{ cat "$T/h.out" >&2; fail "hostile.lua: the page fails"; }
 sed "s/^ok: flame page: /ok: $test_name: hostile.lua: /" "$T/h.out" | grep -i 'hostile\|script\|request\|error'
 
+# A differential page (flame --base): compare.lua's version 2 (mix runs 3
+# times as often, quick as often) against version 1, in the call-time
+# view: mix's frame red, quick's blue, as wide as version 2 says.
+for v in 1 2; do
+	profile "file=$T/c$v.ljlog,calls,alloc,sample=1ms" "$E2E/compare.lua" "$v" \
+		>/dev/null 2>"$T/c$v.perr" || { show "$T/c$v.perr"; fail "compare.lua $v failed"; }
+done
+ljlog flame --base "$T/c1.ljlog" -o "$T/c.html" "$T/c2.ljlog" 2>"$T/c.err" ||
+	{ show "$T/c.err"; fail "flame --base failed"; }
+grep -q '"title":"c2.ljlog against c1.ljlog","diff":true' "$T/c.html" ||
+	fail "flame --base: the page is not titled for the run and its base, or not differential"
+spec "$T/c2.ljlog" c AUTO
+python3 - "$T/c.spec" "$T/c.json" <<'PY' || fail "compare.lua: no mix or quick to expect"
+import json, sys
+spec, d = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+name = {f["name"].split(" ")[0]: f["name"] for f in d["functions"] if f["kind"] == "lua"}
+spec["diff"] = {"view": "calls", "grew": [name["mix"]], "shrank": [name["quick"]]}
+json.dump(spec, open(sys.argv[1], "w"))
+PY
+node_run "$E2E/flame_check.js" "$T/c.html" "$T/c.spec" >"$T/c.out" 2>&1 ||
+	{ cat "$T/c.out" >&2; fail "compare.lua: the differential page fails"; }
+sed "s/^ok: flame page: /ok: $test_name: flame --base: /" "$T/c.out" | grep 'diff\|frames\|error'
+
 # The check can fail: the page without its Content-Security-Policy, with an
 # image to fetch.
 python3 - "$T/f.html" "$T/bad.html" <<'PY'

@@ -6,7 +6,9 @@
 //        "zoom": a name to click, "hostile": [names that must show as text],
 //        "roots": [names the samples view's root children may have, as
 //        folded prints them], "tower": the one root child that must be
-//        there (likewise), with "tower_share" its share of the samples}
+//        there (likewise), with "tower_share" its share of the samples,
+//        "diff": a differential page (flame --base): {"view": id, "grew":
+//        [names whose frames must be red], "shrank": [blue ones]}}
 // Every request is routed: the page itself is served, any other request
 // is recorded and aborted, and fails the check; so do console errors,
 // page errors and dialogs. Prints one "ok" line per check; exit 1 with the
@@ -67,6 +69,28 @@ function check(cond, what) {
             "shows hostile name " + JSON.stringify(n) + " as text");
     check(await page.$$eval("script", (l) => l.length) === 2,
           "two script elements (the data and ours), none injected");
+
+    // A differential page: frames coloured by the change of their share,
+    // red (grew) and blue (shrank), the tooltip giving both; the title says
+    // what the colours mean.
+    if (spec.diff) {
+      await page.click("#view-" + spec.diff.view);
+      const cs = await page.$$eval(".fr", (l) => l.map((e) => {
+        const m = getComputedStyle(e).backgroundColor.match(/\d+/g).map(Number);
+        return { text: e.textContent, change: e.getAttribute("data-change"),
+                 r: m[0], b: m[2], title: e.title, w: e.getBoundingClientRect().width };
+      }));
+      for (const n of spec.diff.grew)
+        check(cs.some((f) => f.text === n && +f.change > 0 && f.r > f.b + 40 &&
+                      f.title.includes("change +") && f.w > 1),
+              "diff: " + JSON.stringify(n) + " red, its share grew");
+      for (const n of spec.diff.shrank)
+        check(cs.some((f) => f.text === n && +f.change < 0 && f.b > f.r + 40 &&
+                      f.title.includes("change -") && f.w > 1),
+              "diff: " + JSON.stringify(n) + " blue, its share shrank");
+      check((await page.textContent("#title")).includes("red: a larger share"),
+            "diff: the title says what the colours mean");
+    }
 
     // Views: each button, its label and total in the status line.
     const first = Object.keys(spec.views)[0];

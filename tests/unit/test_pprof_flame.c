@@ -71,7 +71,7 @@ static int pprof_fn(const struct profile *p, FILE *f)
 
 static int flame_fn(const struct profile *p, FILE *f)
 {
-	return export_flame(p, "t", 0, f);
+	return export_flame(p, NULL, "t", 0, f);
 }
 
 /* -- A protobuf reader of the test's own --------------------------------------- */
