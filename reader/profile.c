@@ -1,7 +1,7 @@
 /*
 ** ljlog reader library, layer 3: the profile, a façade over the processors.
 */
-#include "profile.h"
+#include "profile_int.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -92,6 +92,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 		}
 		return 0;
 	}
+	narrow_intro(p, in);
 	p->have_intro = 1;
 	p->version = in->version;
 	p->pid = in->pid;
@@ -250,6 +251,7 @@ void profile_free(struct profile *p)
 	free(p->luajit_version);
 	free(p->options);
 	free(p->only_str);
+	narrow_free(p);
 	for (size_t i = 0; i < p->nlog; i++) {
 		free(p->logs[i].file);
 		free(p->logs[i].exe);
@@ -264,23 +266,29 @@ static struct profile *of_fan(void *ud)
 	return (struct profile *)((char *)ud - offsetof(struct profile, fan));
 }
 
-/* Any thread (decode sink, profile_only). An event: allocations outside
-** the zone are dropped. */
+/* Any thread (decode sink, profile_only, profile_narrow). An event:
+** allocations outside the zone are dropped, and allocations and frees
+** outside the window. */
 static int only_event(void *ud, const struct decode_event *ev)
 {
 	struct profile *p = of_fan(ud);
-	if ((ev->op == FORMAT_OP_ALLOC || ev->op == FORMAT_OP_REALLOC) &&
+	if (p->only_z &&
+	    (ev->op == FORMAT_OP_ALLOC || ev->op == FORMAT_OP_REALLOC) &&
 	    !zones_open_now(&p->zones, ev->vm, p->only_str))
+		return 0;
+	if (p->narrow && !narrow_event(p, ev))
 		return 0;
 	return p->fan_sink.event(ud, ev);
 }
 
-/* Any thread (decode sink, profile_only). A sample: dropped outside the
-** zone. */
+/* Any thread (decode sink, profile_only, profile_narrow). A sample:
+** dropped outside the zone, or when the window or filters leave it out. */
 static int only_sample(void *ud, const struct decode_sample *s)
 {
 	struct profile *p = of_fan(ud);
-	if (!zones_in(p->only_z, s->vm, s->ts, p->only_name))
+	if (p->only_z && !zones_in(p->only_z, s->vm, s->ts, p->only_name))
+		return 0;
+	if (p->narrow && !narrow_sample(p, s))
 		return 0;
 	return p->fan_sink.sample(ud, s);
 }
@@ -299,7 +307,7 @@ int profile_only(struct profile *p, const struct profile *first, uint32_t name)
 void profile_sink(struct profile *p, struct decode_sink *sink)
 {
 	fanout_sink(&p->fan, sink);
-	if (!p->only_z)
+	if (!p->only_z && !p->narrow)
 		return;
 	p->fan_sink = *sink;
 	sink->event = only_event;
@@ -411,7 +419,7 @@ int profile_finish(struct profile *p)
 	}
 	if (p->nwarn_dropped)
 		add_warn(p, "%zu more warnings not shown", p->nwarn_dropped);
-	if (join(p) < 0)
+	if (join(p) < 0 || narrow_finish(p) < 0)
 		rc = -ENOMEM;
 	return rc;
 }

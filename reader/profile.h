@@ -139,6 +139,14 @@ struct profile {
 	uint32_t only_name;	     /* the zone's string index in only_z */
 	char *only_str;		     /* its name (owned; NULL: no filter) */
 	struct decode_sink fan_sink; /* the fan-out's own, wrapped */
+	/* profile_narrow: a time window and stack filters. */
+	int narrow; /* any of them (the sink is wrapped) */
+	int win;    /* a window, from the first log's start: */
+	uint64_t win_from_ns, win_to_ns; /* (to: UINT64_MAX none) */
+	uint64_t win_lo, win_hi;	 /* in ts units, from the first INTRO */
+	void *focus, *ignore;		 /* compiled regex_t, or NULL */
+	char *focus_re, *ignore_re;	 /* their text (owned), or NULL */
+	uint64_t narrowed;		 /* samples the filters left out */
 };
 
 /* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
@@ -154,6 +162,28 @@ void profile_free(struct profile *p);
 ** zones processor sees it when it comes. Everything else passes. first
 ** must outlive the decoding only. 0 or -ENOMEM. */
 int profile_only(struct profile *p, const struct profile *first, uint32_t name);
+
+/* Any thread. Before decoding into p (new): keep what happened in a time
+** window (win: from from_ns to to_ns after the first log's start, to_ns
+** UINT64_MAX for its end) and only the stacks through a frame matching
+** focus and through none matching ignore (POSIX extended regular
+** expressions; NULL none), with pprof's meanings:
+** - timer samples outside the window, or whose frames (Lua functions as
+**   the report names them, host symbols, the state's "(gc)"...) do not
+**   pass, are left out, and counted in p->narrowed;
+** - allocations and frees outside the window are left out;
+** - calls count when their ENTER is in the window, and time only inside
+**   it; with focus or ignore (p made with PROFILE_CALLTREE), the call
+**   paths that do not pass are left out of the tree and of the
+**   functions' calls, self and total time (profile_finish recounts
+**   them from the tree);
+** - an allocation site passes when its function's name does (a site has
+**   no stack);
+** - GC and zones stay the whole log's.
+** 0, or -EINVAL with the message in err (a bad expression), -ENOMEM. */
+int profile_narrow(struct profile *p, const char *focus, const char *ignore,
+		   int win, uint64_t from_ns, uint64_t to_ns, char *err,
+		   size_t errlen);
 
 /* Any thread. Fill sink so that a decoder feeds p (every processor). */
 void profile_sink(struct profile *p, struct decode_sink *sink);

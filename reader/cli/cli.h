@@ -90,6 +90,81 @@ int cli_load_logs(const char *cmd, const char *const *paths, size_t n,
 		  unsigned flags, struct profile **p, int *rc, char *err,
 		  size_t errlen, int quiet_warnings);
 
+/* Main thread. cli_load_logs into *p, a new profile the caller has set up
+** (profile_narrow, ...); freed and NULL when the exit status is returned. */
+int cli_load_into(const char *cmd, const char *const *paths, size_t n,
+		  struct profile **p, int *rc, char *err, size_t errlen,
+		  int quiet_warnings);
+
+/* -- Narrowing (narrow.c): --focus, --ignore, --from, --to, --from-mark ---- */
+
+enum {
+	CLI_O_FOCUS = 0x1000,
+	CLI_O_IGNORE,
+	CLI_O_FROM,
+	CLI_O_TO,
+	CLI_O_FROM_MARK,
+};
+
+/* clang-format off */
+/* The long options, for a command's getopt_long table. */
+#define CLI_NARROW_OPTIONS                                                     \
+	{"focus", required_argument, NULL, CLI_O_FOCUS},                       \
+	    {"ignore", required_argument, NULL, CLI_O_IGNORE},                 \
+	    {"from", required_argument, NULL, CLI_O_FROM},                     \
+	    {"to", required_argument, NULL, CLI_O_TO},                         \
+	    {"from-mark", required_argument, NULL, CLI_O_FROM_MARK}
+
+/* Their help lines. */
+#define CLI_NARROW_HELP                                                        \
+	"  --focus REGEX   only the stacks through a frame whose name\n"        \
+	"                  matches (samples; call paths; a site by its\n"       \
+	"                  function), as pprof's -focus\n"                      \
+	"  --ignore REGEX  without the stacks through a frame that matches\n"   \
+	"  --from T, --to T  only what happened from T to T after the (first)\n" \
+	"                  log's start (500ms, 2s): samples, allocations,\n"    \
+	"                  frees, calls entered, time; GC and zones whole\n"    \
+	"  --from-mark NAME  T counts from the first mark NAME (ljlog.mark)\n"
+/* clang-format on */
+
+/* What they say. */
+struct cli_narrow {
+	const char *focus, *ignore, *from_mark;
+	uint64_t from_ns, to_ns;
+	int from_set, to_set;
+};
+
+/* The window they make, from the first log's start (to: UINT64_MAX). */
+struct cli_window {
+	int win;
+	uint64_t from_ns, to_ns;
+};
+
+/* Main thread. Take option o (getopt's return) with arg into n: 1 taken,
+** 0 not a narrowing option, CLI_USAGE after a message. */
+int cli_narrow_opt(const char *cmd, struct cli_narrow *n, int o,
+		   const char *arg);
+
+/* Main thread. Whether any narrowing was asked for. */
+int cli_narrow_any(const struct cli_narrow *n);
+
+/* Main thread. -1 when the options agree, else the exit status after a
+** message. */
+int cli_narrow_check(const char *cmd, const struct cli_narrow *n);
+
+/* Main thread. The window of n over the logs (a first pass finds
+** --from-mark's mark); -1, or the exit status after a message (1: no
+** such mark, the marks listed). */
+int cli_narrow_window(const char *cmd, const char *const *paths, size_t npath,
+		      const struct cli_narrow *n, struct cli_window *w);
+
+/* Main thread. cli_load_logs, narrowed as n says (call paths filtered on
+** the call tree: PROFILE_CALLTREE is added with --focus or --ignore). */
+int cli_load_narrow(const char *cmd, const char *const *paths, size_t npath,
+		    unsigned flags, const struct cli_narrow *n,
+		    struct profile **p, int *rc, char *err, size_t errlen,
+		    int quiet_warnings);
+
 /* Main thread. How to name the logs in a heading: the one path, or "A and
 ** N more logs" (in buf of len). */
 const char *cli_logs_label(const char *const *paths, size_t n, char *buf,
@@ -177,6 +252,17 @@ struct report_opts {
 ** lines, and JSON "logs" (one a log, always). */
 void report_logs_text(const struct profile *p);
 void report_logs_json(struct json *j, const struct profile *p);
+
+/* Main thread. 'report --callers F' (callers set) or '--callees F' of p
+** (loaded with PROFILE_CALLTREE): the indented tree, at most limit
+** children a node (0 all). The exit status (1: no function F ran). */
+int report_tree_text(const struct profile *p, const char *f, int callers,
+		     size_t limit);
+
+/* Main thread. A narrowed report (--focus, --from, ...): its header line
+** (none otherwise), and JSON "narrowed" (null otherwise). */
+void report_narrow_text(const struct profile *p);
+void report_narrow_json(struct json *j, const struct profile *p);
 
 /* Main thread. The text report and the JSON one (iv_ns: --heap-interval,
 ** 0 none) of p, loaded from path with result rc and message err. */

@@ -125,15 +125,18 @@ static const struct format formats[] = {
 /* Main thread. Print the usage, with the formats, to f. */
 static void usage(FILE *f)
 {
-	fputs("usage: ljlog export --format FORMAT [-o OUT] [--host] LOG...\n"
-	      "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
-	      "LOG\n"
-	      "\n"
-	      "Write the LOG in the format of a tool: OUT ('-', the default,\n"
-	      "is standard output). Several LOGs (workers, runs) are merged\n"
-	      "into one profile, as 'ljlog report' merges them; each VM stays\n"
-	      "its own. Formats:\n",
-	      f);
+	fputs(
+	    "usage: ljlog export --format FORMAT [-o OUT] [--host] [--base BASE]...\n"
+	    "                    [--focus RE] [--ignore RE] [--from T] [--to T]\n"
+	    "                    [--from-mark NAME] LOG...\n"
+	    "       ljlog export --format heapsnapshot [--snapshot K] -o OUT "
+	    "LOG\n"
+	    "\n"
+	    "Write the LOG in the format of a tool: OUT ('-', the default,\n"
+	    "is standard output). Several LOGs (workers, runs) are merged\n"
+	    "into one profile, as 'ljlog report' merges them; each VM stays\n"
+	    "its own. Formats:\n",
+	    f);
 	for (size_t i = 0; i < NFORMATS; i++)
 		fprintf(f, "  %-14s  %s\n", formats[i].name, formats[i].what);
 	fputs(
@@ -154,6 +157,8 @@ static void usage(FILE *f)
 	    "                       with every value negated, as 'go tool\n"
 	    "                       pprof -diff_base' shows two profiles\n"
 	    "  -q, --quiet          no note on what the format leaves out\n"
+	    "\n"
+	    "Narrowing (not heapsnapshot):\n" CLI_NARROW_HELP "\n"
 	    "  -h, --help           this help\n"
 	    "\n"
 	    "Each format says on stderr what it leaves out. A truncated log\n"
@@ -186,6 +191,7 @@ int cli_export(int argc, char **argv)
 	    {"snapshot", required_argument, NULL, 's'},
 	    {"host", no_argument, NULL, 'H'},
 	    {"base", required_argument, NULL, 'b'},
+	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -195,8 +201,14 @@ int cli_export(int argc, char **argv)
 	const char *snap = NULL;
 	static const char *bases[256];
 	size_t nbase = 0;
+	struct cli_narrow nw = {0};
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "f:o:s:b:qh", lo, NULL)) != -1) {
+		int t = cli_narrow_opt("export", &nw, o, optarg);
+		if (t == 1)
+			continue;
+		if (t)
+			return t;
 		switch (o) {
 		case 'b':
 			if (nbase == sizeof bases / sizeof *bases) {
@@ -254,6 +266,17 @@ int cli_export(int argc, char **argv)
 			"and flame take it too)");
 		return CLI_USAGE;
 	}
+	if (fmt->heap && cli_narrow_any(&nw)) {
+		cli_err("export",
+			"--format %s takes no --focus, --ignore, "
+			"--from, --to or --from-mark (a snapshot is "
+			"one moment)",
+			fmt->name);
+		return CLI_USAGE;
+	}
+	int nst = cli_narrow_check("export", &nw);
+	if (nst >= 0)
+		return nst;
 	if (fmt->heap && npath > 1) {
 		cli_err("export",
 			"--format %s takes one log (a snapshot is "
@@ -289,9 +312,9 @@ int cli_export(int argc, char **argv)
 	if (!fmt->write) { /* pprof: binary, from the loaded profile */
 		struct profile *p;
 		char perr[512];
-		int prc, pst = cli_load_logs("export", paths, npath,
-					     PROFILE_CALLTREE, &p, &prc, perr,
-					     sizeof perr, 1);
+		int prc, pst = cli_load_narrow("export", paths, npath,
+					       PROFILE_CALLTREE, &nw, &p, &prc,
+					       perr, sizeof perr, 1);
 		if (pst >= 0)
 			return pst;
 		pprof_quiet = quiet;
@@ -304,9 +327,9 @@ int cli_export(int argc, char **argv)
 					profile_free(p);
 					return pst;
 				}
-			pst = cli_load_logs("export", bases, nbase,
-					    PROFILE_CALLTREE, &q, &brc, perr,
-					    sizeof perr, 1);
+			pst = cli_load_narrow("export", bases, nbase,
+					      PROFILE_CALLTREE, &nw, &q, &brc,
+					      perr, sizeof perr, 1);
 			if (pst >= 0) {
 				profile_free(p);
 				return pst;
@@ -342,6 +365,20 @@ int cli_export(int argc, char **argv)
 	if (npath > 1) {
 		opts.paths = paths;
 		opts.npath = npath;
+	}
+	if (cli_narrow_any(&nw)) {
+		struct cli_window w;
+		int wst = cli_narrow_window("export", paths, npath, &nw, &w);
+		if (wst >= 0) {
+			cli_out_close(&out, 0);
+			return wst;
+		}
+		opts.narrow = 1;
+		opts.win = w.win;
+		opts.from_ns = w.from_ns;
+		opts.to_ns = w.to_ns;
+		opts.focus = nw.focus;
+		opts.ignore = nw.ignore;
 	}
 	char err[512], note[512] = "";
 	opts.note = note;

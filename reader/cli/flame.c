@@ -12,7 +12,8 @@
 
 static const char flame_usage[] =
     "usage: ljlog flame -o OUT [--title TITLE] [--host] [--base BASE]...\n"
-    "                   LOG...\n"
+    "                   [--focus RE] [--ignore RE] [--from T] [--to T]\n"
+    "                   [--from-mark NAME] LOG...\n"
     "\n"
     "Write a flame graph of the LOG as one HTML file, OUT ('-':\n"
     "standard output): its script, style and data are inside, it makes no\n"
@@ -36,7 +37,7 @@ static const char flame_usage[] =
     "                     (repeat it for several, which merge): frames as\n"
     "                     wide as LOG says, red where their share of the\n"
     "                     whole grew since BASE, blue where it shrank\n"
-    "                     (deeper for more; the tooltip gives both)\n"
+    "                     (deeper for more; the tooltip gives both)\n" CLI_NARROW_HELP
     "  -h, --help         this help\n"
     "\n"
     "OUT is written as OUT.tmp.PID and renamed when complete: a failed or\n"
@@ -64,15 +65,22 @@ int cli_flame(int argc, char **argv)
 	    {"title", required_argument, NULL, 't'},
 	    {"host", no_argument, NULL, 'H'},
 	    {"base", required_argument, NULL, 'b'},
+	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *outp = NULL, *title = NULL;
 	static const char *bases[256];
 	size_t nbase = 0;
+	struct cli_narrow nw = {0};
 	int o;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+:o:t:b:h", lo, NULL)) != -1) {
+		int t = cli_narrow_opt("flame", &nw, o, optarg);
+		if (t == 1)
+			continue;
+		if (t)
+			return t;
 		switch (o) {
 		case 'b':
 			if (nbase == sizeof bases / sizeof *bases) {
@@ -111,8 +119,11 @@ int cli_flame(int argc, char **argv)
 	const char *path = cli_logs_label(paths, npath, label, sizeof label);
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load_logs("flame", paths, npath, PROFILE_CALLTREE, &p,
-				   &rc, err, sizeof err, 1);
+	int rc, st = cli_narrow_check("flame", &nw);
+	if (st >= 0)
+		return st;
+	st = cli_load_narrow("flame", paths, npath, PROFILE_CALLTREE, &nw, &p,
+			     &rc, err, sizeof err, 1);
 	if (st >= 0)
 		return st;
 	struct profile *q = NULL;
@@ -123,8 +134,8 @@ int cli_flame(int argc, char **argv)
 				profile_free(p);
 				return st;
 			}
-		st = cli_load_logs("flame", bases, nbase, PROFILE_CALLTREE, &q,
-				   &brc, err, sizeof err, 1);
+		st = cli_load_narrow("flame", bases, nbase, PROFILE_CALLTREE,
+				     &nw, &q, &brc, err, sizeof err, 1);
 		if (st >= 0) {
 			profile_free(p);
 			return st;

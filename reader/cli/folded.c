@@ -17,7 +17,8 @@
 static const char folded_usage[] =
     "usage: ljlog folded [--calls [--count] | --lua | --host | --host-only]\n"
     "                    [--lines] [--no-traces] [--zone NAME]\n"
-    "                    [--base BASE]... LOG...\n"
+    "                    [--base BASE]... [--focus RE] [--ignore RE]\n"
+    "                    [--from T] [--to T] [--from-mark NAME] LOG...\n"
     "\n"
     "Print one line per stack, 'outer;inner;leaf COUNT', the input of\n"
     "flamegraph.pl. A log with timer samples gives sampled stacks (COUNT:\n"
@@ -62,7 +63,7 @@ static const char folded_usage[] =
     "  --no-traces   no 'trace N' frames (--host, --lua)\n"
     "  --zone NAME   sampled stacks: only the samples taken while a zone\n"
     "                named NAME was open (anywhere in the zone stack); exit\n"
-    "                1 when the log has no such zone (its zones are listed)\n"
+    "                1 when the log has no such zone (its zones are listed)\n" CLI_NARROW_HELP
     "  -h, --help    this help\n"
     "\n"
     "Several LOGs merge into one set of stacks (a stack's COUNT is the sum\n"
@@ -198,7 +199,8 @@ static int print_diff(const struct profile *q, const struct profile *p,
 /* Main thread. 'folded --base': load the base logs as p was loaded and
 ** print both; 0, -ENOMEM, or an exit status (> 0) after a message. */
 static int folded_base(const struct profile *p, const struct fold_what *w,
-		       const char *const *bases, size_t nbase)
+		       const char *const *bases, size_t nbase,
+		       const struct cli_narrow *nw)
 {
 	struct profile *q;
 	char err[512];
@@ -206,9 +208,9 @@ static int folded_base(const struct profile *p, const struct fold_what *w,
 	for (size_t i = 0; i < nbase; i++)
 		if ((st = cli_files_check("folded", bases[i])) != 0)
 			return st;
-	st = cli_load_logs("folded", bases, nbase,
-			   w->calls ? PROFILE_CALLTREE : 0, &q, &rc, err,
-			   sizeof err, 1);
+	st = cli_load_narrow("folded", bases, nbase,
+			     w->calls ? PROFILE_CALLTREE : 0, nw, &q, &rc, err,
+			     sizeof err, 1);
 	if (st >= 0)
 		return st;
 	int e = print_diff(q, p, w);
@@ -240,6 +242,7 @@ int cli_folded(int argc, char **argv)
 	    {"no-traces", no_argument, NULL, O_NOTRACES},
 	    {"zone", required_argument, NULL, O_ZONE},
 	    {"base", required_argument, NULL, O_BASE},
+	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -247,9 +250,15 @@ int cli_folded(int argc, char **argv)
 	const char *zone = NULL;
 	static const char *bases[256];
 	size_t nbase = 0;
+	struct cli_narrow nw = {0};
 	unsigned flags = 0;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
+		int t = cli_narrow_opt("folded", &nw, o, optarg);
+		if (t == 1)
+			continue;
+		if (t)
+			return t;
 		switch (o) {
 		case O_CALLS: calls = 1; break;
 		case O_COUNT: count = 1; break;
@@ -311,6 +320,14 @@ int cli_folded(int argc, char **argv)
 				  "no --calls or --count");
 		return CLI_USAGE;
 	}
+	if (zone && cli_narrow_any(&nw)) {
+		cli_err("folded", "--zone takes no --focus, --ignore, --from, "
+				  "--to or --from-mark (yet)");
+		return CLI_USAGE;
+	}
+	int nst = cli_narrow_check("folded", &nw);
+	if (nst >= 0)
+		return nst;
 	if (zone && nbase) {
 		cli_err("folded", "--base compares whole logs: it takes no "
 				  "--zone (yet)");
@@ -327,9 +344,9 @@ int cli_folded(int argc, char **argv)
 	int sampling = view >= 0 || flags || zone;
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load_logs("folded", paths, npath,
-				   sampling ? 0 : PROFILE_CALLTREE, &p, &rc,
-				   err, sizeof err, 1);
+	int rc, st = cli_load_narrow("folded", paths, npath,
+				     sampling ? 0 : PROFILE_CALLTREE, &nw, &p,
+				     &rc, err, sizeof err, 1);
 	if (st >= 0)
 		return st;
 	if (zone) { /* a second pass, on the first one's zones */
@@ -352,7 +369,7 @@ int cli_folded(int argc, char **argv)
 	    calls || (!sampling && !p->smp.samples), count,
 	    view >= 0 ? (unsigned)view : SAMPLES_VIEW_LUA_FIRST, flags};
 	if (nbase)
-		e = folded_base(p, &w, bases, nbase);
+		e = folded_base(p, &w, bases, nbase, &nw);
 	else if (!w.calls && !p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else

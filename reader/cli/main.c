@@ -183,6 +183,14 @@ int cli_load_logs(const char *cmd, const char *const *paths, size_t n,
 		cli_err(cmd, "out of memory");
 		return CLI_USAGE;
 	}
+	return cli_load_into(cmd, paths, n, p, rc, err, errlen, quiet_warnings);
+}
+
+/* Main thread. See cli.h. */
+int cli_load_into(const char *cmd, const char *const *paths, size_t n,
+		  struct profile **p, int *rc, char *err, size_t errlen,
+		  int quiet_warnings)
+{
 	*rc = profile_decode_logs(*p, paths, n, NULL, err, errlen);
 	if (!(*p)->opened) {
 		cli_err(cmd, "%s", err);

@@ -913,6 +913,7 @@ static void text_header(const struct profile *p, const char *path, int rc,
 	if (verbose)
 		printf("  time base: %s (%.4f ns per tick)\n",
 		       timebase_name(p->timebase), p->ns_per_tick);
+	report_narrow_text(p);
 	if (p->only_str) {
 		printf("  zone filter: only samples and allocations while "
 		       "zone ");
@@ -1123,6 +1124,7 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_cstr(&j, "timebase", timebase_name(p->timebase));
 	json_u64(&j, "duration_ns", p->duration_ns);
 	report_logs_json(&j, p);
+	report_narrow_json(&j, p);
 	json_u64(&j, "vms", p->nvm);
 	json_u64(&j, "coroutines", p->coroutines);
 	json_u64(&j, "events", p->events);

@@ -44,6 +44,57 @@ void report_logs_text(const struct profile *p)
 	}
 }
 
+/* Main thread. The header line of a narrowed report (none otherwise). */
+void report_narrow_text(const struct profile *p)
+{
+	char a[32], b[32];
+	if (!p->narrow)
+		return;
+	printf("  narrowed:");
+	if (p->focus_re)
+		printf(" --focus '%s'", p->focus_re);
+	if (p->ignore_re)
+		printf(" --ignore '%s'", p->ignore_re);
+	if (p->win) {
+		printf(" from %s", cli_fmt_time(a, sizeof a, p->win_from_ns));
+		if (p->win_to_ns != UINT64_MAX)
+			printf(" to %s",
+			       cli_fmt_time(b, sizeof b, p->win_to_ns));
+		printf(" after the start");
+	}
+	printf(": %" PRIu64 " samples left out\n", p->narrowed);
+}
+
+/* Main thread. JSON "narrowed": what narrowed the report, or null. */
+void report_narrow_json(struct json *j, const struct profile *p)
+{
+	if (!p->narrow) {
+		json_null(j, "narrowed");
+		return;
+	}
+	json_obj(j, "narrowed");
+	if (p->focus_re)
+		json_cstr(j, "focus", p->focus_re);
+	else
+		json_null(j, "focus");
+	if (p->ignore_re)
+		json_cstr(j, "ignore", p->ignore_re);
+	else
+		json_null(j, "ignore");
+	if (p->win) {
+		json_u64(j, "from_ns", p->win_from_ns);
+		if (p->win_to_ns != UINT64_MAX)
+			json_u64(j, "to_ns", p->win_to_ns);
+		else
+			json_null(j, "to_ns");
+	} else {
+		json_null(j, "from_ns");
+		json_null(j, "to_ns");
+	}
+	json_u64(j, "samples_left_out", p->narrowed);
+	json_close(j, '}');
+}
+
 /* Main thread. JSON "logs": one object a log. */
 void report_logs_json(struct json *j, const struct profile *p)
 {

@@ -16,6 +16,8 @@
 static const char report_usage[] =
     "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"
     "                    [--heap-interval T] [--zone NAME] [--base BASE]...\n"
+    "                    [--focus RE] [--ignore RE] [--from T] [--to T]\n"
+    "                    [--from-mark NAME] [--callers F | --callees F]\n"
     "                    LOG...\n"
     "\n"
     "Report on an ljlog log: per function (calls, total and self time,\n"
@@ -76,6 +78,10 @@ static const char report_usage[] =
     "                  sites by the largest change, run less base (JSON:\n"
     "                  \"delta\" on each function and site, \"base\",\n"
     "                  \"base_only_functions\", \"base_only_sites\")\n"
+    "      --callers F only the tree of who called the functions whose names\n"
+    "                  match F (a regular expression): calls, time and\n"
+    "                  samples by caller path, callers indented below\n"
+    "      --callees F only the tree of what they called (paths below F)\n" CLI_NARROW_HELP
     "  -h, --help      this help\n"
     "\n"
     "Exit status: 0 report printed (complete or truncated log), 1 no zone\n"
@@ -164,7 +170,8 @@ static int sort_check(const struct profile *p, int sort)
 ** The exit status. */
 static int report_base(struct profile *p, int rc, const char *err,
 		       const char *const *bases, size_t nbase,
-		       const char *label, int as_json, size_t limit)
+		       const struct cli_narrow *nw, const char *label,
+		       int as_json, size_t limit)
 {
 	struct profile *q;
 	struct profile_diff d;
@@ -175,8 +182,8 @@ static int report_base(struct profile *p, int rc, const char *err,
 			profile_free(p);
 			return st;
 		}
-	st = cli_load_logs("report", bases, nbase, 0, &q, &brc, berr,
-			   sizeof berr, 0);
+	st = cli_load_narrow("report", bases, nbase, 0, nw, &q, &brc, berr,
+			     sizeof berr, 0);
 	if (st >= 0) {
 		profile_free(p);
 		return st;
@@ -201,6 +208,9 @@ static int report_base(struct profile *p, int rc, const char *err,
 	return brc == 0 || brc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }
 
+/* Long options without a short form. */
+enum { O_CALLERS = 0x2000, O_CALLEES };
+
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
 {
@@ -213,6 +223,9 @@ int cli_report(int argc, char **argv)
 	    {"heap-interval", required_argument, NULL, 'i'},
 	    {"zone", required_argument, NULL, 'z'},
 	    {"base", required_argument, NULL, 'b'},
+	    {"callers", required_argument, NULL, O_CALLERS},
+	    {"callees", required_argument, NULL, O_CALLEES},
+	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -222,11 +235,29 @@ int cli_report(int argc, char **argv)
 	const char *zone = NULL;
 	static const char *bases[256];
 	size_t nbase = 0;
+	struct cli_narrow nw = {0};
+	const char *tree_f = NULL;
+	int tree_callers = 0;
 	char *e;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:b:h", lo, NULL)) !=
 	       -1) {
+		int t = cli_narrow_opt("report", &nw, o, optarg);
+		if (t == 1)
+			continue;
+		if (t)
+			return t;
 		switch (o) {
+		case O_CALLERS:
+		case O_CALLEES:
+			if (tree_f) {
+				cli_err("report", "one --callers or --callees "
+						  "at a time");
+				return CLI_USAGE;
+			}
+			tree_f = optarg;
+			tree_callers = o == O_CALLERS;
+			break;
 		case 'b':
 			if (nbase == sizeof bases / sizeof *bases) {
 				cli_err("report", "more than %zu --base logs",
@@ -292,6 +323,21 @@ int cli_report(int argc, char **argv)
 				  "combined (yet)");
 		return CLI_USAGE;
 	}
+	if (cli_narrow_any(&nw) && (zone || iv_ns || leaks)) {
+		cli_err("report", "--focus, --ignore, --from, --to and "
+				  "--from-mark take no --zone, --heap-interval "
+				  "or --leaks (yet)");
+		return CLI_USAGE;
+	}
+	int st = cli_narrow_check("report", &nw);
+	if (st >= 0)
+		return st;
+	if (tree_f && (zone || iv_ns || leaks || nbase || as_json)) {
+		cli_err("report", "--callers and --callees print their tree "
+				  "alone: no --json, --zone, --heap-interval, "
+				  "--leaks or --base (yet)");
+		return CLI_USAGE;
+	}
 	if (nbase && (zone || iv_ns || leaks)) {
 		cli_err("report", "--base compares whole logs: it takes no "
 				  "--zone, --heap-interval or --leaks (yet)");
@@ -299,10 +345,20 @@ int cli_report(int argc, char **argv)
 	}
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load_logs("report", paths, npath, 0, &p, &rc, err,
-				   sizeof err, 0);
+	int rc;
+	st = cli_load_narrow("report", paths, npath,
+			     tree_f ? PROFILE_CALLTREE : 0, &nw, &p, &rc, err,
+			     sizeof err, 0);
 	if (st >= 0)
 		return st;
+	if (tree_f) {
+		st = report_tree_text(p, tree_f, tree_callers,
+				      limit_given ? ro.limit : 20);
+		profile_free(p);
+		return st != CLI_OK		   ? st
+		       : rc == 0 || rc == -ENODATA ? CLI_OK
+						   : CLI_CORRUPT;
+	}
 	if ((leaks || iv_ns) &&
 	    (st = leaks_need_alloc(p, leaks ? "--leaks" : "--heap-interval"))) {
 		profile_free(p);
@@ -327,7 +383,7 @@ int cli_report(int argc, char **argv)
 		p = q;
 	}
 	if (nbase)
-		return report_base(p, rc, err, bases, nbase, path, as_json,
+		return report_base(p, rc, err, bases, nbase, &nw, path, as_json,
 				   ro.limit);
 	size_t limit = limit_given ? ro.limit : 0;
 	if (as_json)

@@ -92,6 +92,15 @@ int export_pass_run(struct export_pass *x, const char *path,
 		return rc;
 	}
 	x->p->calls.obs = x->obs;
+	if (o && o->narrow &&
+	    (rc = profile_narrow(x->p, o->focus, o->ignore, o->win, o->from_ns,
+				 o->to_ns, err, errlen)) < 0) {
+		free(x->sizes);
+		x->sizes = NULL;
+		profile_free(x->p);
+		x->p = NULL;
+		return rc;
+	}
 	/* The profile's processors first (fnid sets the function indices the
 	** writer reads), then the writer, then the pass's own. */
 	fanout_init(&fan);

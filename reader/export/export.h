@@ -40,6 +40,11 @@ struct export_opts {
 	** them; 0: the one path the writer is given. */
 	const char *const *paths;
 	size_t npath;
+	/* Narrowing (profile_narrow): a window, stack filters; none when
+	** narrow is 0. */
+	int narrow, win;
+	const char *focus, *ignore;
+	uint64_t from_ns, to_ns;
 	/* Set by the writer: what it left out to keep within its budget
 	** (empty: nothing), for stderr. NULL: not wanted. */
 	char *note;

@@ -158,18 +158,28 @@ static int tree_samples(struct fx *x, struct ftree *t)
 	return x->err;
 }
 
-/* Any thread. Call paths, weighed by self time in ns. */
+/* Any thread. Call paths, weighed by self time in ns; paths with neither
+** calls nor time (left out by a window or a filter) are not drawn. */
 static int tree_calls(struct fx *x, struct ftree *t)
 {
 	const struct calls *c = &x->p->calls;
 	/* Call-tree nodes come after their parents: map them in order. */
 	uint32_t *map = malloc(c->nnode * sizeof *map);
-	if (!map)
+	unsigned char *keep = calloc(c->nnode, 1);
+	if (!map || !keep) {
+		free(map);
+		free(keep);
 		return -ENOMEM;
+	}
+	for (uint32_t n = c->nnode; n-- > 1;)
+		if (keep[n] || c->nodes[n].calls || c->nodes[n].self)
+			keep[n] = keep[c->nodes[n].parent] = 1;
 	map[0] = 0;
 	for (uint32_t n = 1; n < c->nnode && !x->err; n++) {
 		const struct calls_node *cn = &c->nodes[n];
 		const char *nm = x->p->fns[cn->fn].name;
+		if (!keep[n])
+			continue;
 		int64_t node =
 		    tree_child(t, map[cn->parent], name_idx(x, nm, strlen(nm)));
 		if (node < 0) {
@@ -180,6 +190,7 @@ static int tree_calls(struct fx *x, struct ftree *t)
 		tree_add(t, node, profile_ns(x->p, cn->self));
 	}
 	free(map);
+	free(keep);
 	return x->err;
 }
 

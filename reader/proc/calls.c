@@ -66,6 +66,7 @@ int calls_init(struct calls *c, struct fnid *fnid, int tree,
 	memset(c, 0, sizeof *c);
 	c->fnid = fnid;
 	c->tree = tree;
+	c->win_hi = UINT64_MAX;
 	c->warn = warnf;
 	c->warn_ud = ud;
 	c->nodecap = 1024;
@@ -384,7 +385,8 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 		while (v->nchain > 1 && v->chain[v->nchain - 1] != x)
 			stack_leave(c, v, v->chain[--v->nchain], t);
 		if (v->chain[v->nchain - 1] == x)
-			pop_noexit(c, v, x, t); /* its coroutine.resume returns */
+			pop_noexit(c, v, x,
+				   t); /* its coroutine.resume returns */
 		else
 			x->in_chain = 0;
 		return 0;
@@ -444,7 +446,8 @@ static int enter(struct calls *c, struct calls_vm *v,
 			*cnode = (uint32_t)nd;
 		}
 		node = *cnode; /* the stack may move below */
-		c->nodes[node].calls++;
+		if (ev->ts >= c->win_lo && ev->ts < c->win_hi)
+			c->nodes[node].calls++;
 	}
 	if (UTIL_UNLIKELY(s->n == s->cap)) {
 		uint32_t cap = s->cap ? s->cap * 2 : 32;
@@ -463,7 +466,8 @@ static int enter(struct calls *c, struct calls_vm *v,
 	f->slot = ev->slot;
 	f->cfn = 0;
 	f->cnode = UINT32_MAX;
-	c->fns[fn].calls++;
+	if (ev->ts >= c->win_lo && ev->ts < c->win_hi)
+		c->fns[fn].calls++;
 	activate(v, fn, t);
 	if (UTIL_UNLIKELY(c->obs.open != NULL))
 		c->obs.open(c->obs.ud, v->id, s->track, fn, t, 0);
@@ -475,7 +479,10 @@ static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct calls *c = ud;
 	struct calls_vm *v = c->last_vm;
-	const uint64_t t = ev->ts;
+	/* Outside the window, time stands still: none is counted there. */
+	const uint64_t t = ev->ts < c->win_lo	? c->win_lo
+			   : ev->ts > c->win_hi ? c->win_hi
+						: ev->ts;
 	struct costack *s;
 
 	if (UTIL_UNLIKELY(!v || v->id != ev->vm)) {

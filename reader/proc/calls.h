@@ -76,6 +76,9 @@ struct calls {
 	void (*warn)(void *ud, const char *msg);
 	void *warn_ud;
 	struct calls_obs obs; /* zero: none */
+	/* A time window (ts units; calls_init: all time): calls counted when
+	** their ENTER is in [win_lo, win_hi), time only inside it. */
+	uint64_t win_lo, win_hi;
 };
 
 /* Any thread. Start c over the functions of fnid, with the call tree when

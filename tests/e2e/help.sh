@@ -36,6 +36,7 @@ cmds = dict(re.findall(r'\{"(\w+)",\s*(cli_\w+)\}', m.group(1)))
 if len(cmds) < 9:
     sys.exit("FAIL: could not read the command table: %r" % cmds)
 
+cli_h = open(os.path.join(src, "reader/cli/cli.h")).read()
 # Each command's options: its file is the one that defines cli_CMD.
 opts = {}
 short_of = {}  # (command, long option) -> its short option
@@ -45,7 +46,12 @@ for c, fn in cmds.items():
         if not re.search(r"^int %s\(int argc" % fn, s, re.M):
             continue
         t = re.search(r"struct option \w+\[\] = \{(.*?)\};", s, re.S)
-        ents = re.findall(r'\{"([\w-]+)",\s*\w+,\s*NULL,\s*([^}]*)\}', t.group(1))
+        body = t.group(1)
+        # The shared narrowing options (cli.h's CLI_NARROW_OPTIONS).
+        if "CLI_NARROW_OPTIONS" in body:
+            m = re.search(r"#define CLI_NARROW_OPTIONS(.*?)\n\n", cli_h, re.S)
+            body = body.replace("CLI_NARROW_OPTIONS", m.group(1).replace("\\\n", "\n"))
+        ents = re.findall(r'\{"([\w-]+)",\s*\w+,\s*NULL,\s*([^}]*)\}', body)
         longs = [e[0] for e in ents]
         for e in ents:
             if re.fullmatch(r"'.'", e[1].strip()):

@@ -194,6 +194,15 @@ EOF
 		"$T/m.f" "$T/m.fc" - >"$T/pp.check" 2>&1 ||
 		{ cat "$T/pp.check" >&2; fail "pprof of the three logs differs from their merged report"; }
 	ok "pprof of the three logs: $(cat "$T/pp.check")"
+	# -tagfocus pid=N keeps one worker's samples: its own report's count.
+	for k in 0 1 2; do
+		pid=$(json_get "$T/w-$k.json" 'd["pid"]')
+		want=$(json_get "$T/w-$k.json" 'd["samples"]')
+		got=$("$T/pprof" -symbolize=none -raw -tagfocus="pid=$pid" -sample_index=samples "$T/m.pb.gz" 2>/dev/null |
+			awk '/^Samples:/ {s = 1; next} /^Locations/ {s = 0} s && /^ +[0-9]/ && /:/ {n += $1} END {print n + 0}')
+		expect_eq "pprof -tagfocus pid=$pid: samples" "$want" "$got"
+	done
+	ok "pprof -tagfocus pid=N: each worker's samples, as its own report counts them"
 else
 	echo "info: $test_name: no Go: the merged pprof export is not read by go tool pprof here"
 fi

@@ -1,0 +1,308 @@
+/*
+** ljlog CLI: 'ljlog report --callers F' and '--callees F': the calls and
+** samples around the functions whose names match F, as an indented tree
+** (callees: the paths below F; callers: the paths up from F, the caller
+** first), each line with its calls, time and samples. Built from the call
+** tree (calls) and the sampled stacks (Lua-first, as folded prints them).
+*/
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/samples.h"
+#include "profile.h"
+#include "util/hmap.h"
+#include "util/intern.h"
+
+/* The tree being printed: node 0 is F itself (all its matches merged). */
+struct rtree {
+	uint32_t *parent, *name;
+	uint64_t *calls, *time, *samples; /* time: ns */
+	size_t n, cap;
+	struct hmap kids;    /* parent << 32 | name + 1 -> node */
+	struct intern names; /* frame names */
+	int err;
+};
+
+/* Main thread. Room for one more node; -1 when out of memory. */
+static int grow(struct rtree *t)
+{
+	if (t->n < t->cap)
+		return 0;
+	size_t cap = t->cap ? t->cap * 2 : 256;
+	uint32_t *pa = realloc(t->parent, cap * sizeof *pa);
+	if (pa)
+		t->parent = pa;
+	uint32_t *na = realloc(t->name, cap * sizeof *na);
+	if (na)
+		t->name = na;
+	uint64_t *ca = realloc(t->calls, cap * sizeof *ca);
+	if (ca)
+		t->calls = ca;
+	uint64_t *ti = realloc(t->time, cap * sizeof *ti);
+	if (ti)
+		t->time = ti;
+	uint64_t *sa = realloc(t->samples, cap * sizeof *sa);
+	if (sa)
+		t->samples = sa;
+	if (!pa || !na || !ca || !ti || !sa)
+		return -1;
+	t->cap = cap;
+	return 0;
+}
+
+/* Main thread. The child of parent named s, made when new (-1: out of
+** memory). */
+static int64_t child(struct rtree *t, uint32_t parent, const char *s)
+{
+	int64_t nm = intern_put(&t->names, s, strlen(s));
+	int added;
+	uint64_t *v =
+	    nm < 0
+		? NULL
+		: hmap_ref(&t->kids,
+			   (uint64_t)parent << 32 | (uint64_t)(nm + 1), &added);
+	if (!v || (added && grow(t) < 0)) {
+		t->err = -ENOMEM;
+		return -1;
+	}
+	if (!added)
+		return (int64_t)*v;
+	*v = t->n;
+	t->parent[t->n] = parent;
+	t->name[t->n] = (uint32_t)nm;
+	t->calls[t->n] = t->time[t->n] = t->samples[t->n] = 0;
+	return (int64_t)t->n++;
+}
+
+/* Main thread. Whether function fn's name matches. */
+static int is_f(const struct profile *p, const regex_t *re, uint32_t fn)
+{
+	return fn < p->nfn && regexec(re, p->fns[fn].name, 0, NULL, 0) == 0;
+}
+
+/* Main thread. The call tree's part: for each node of F not under another
+** one, its callees (the subtree) or its callers (the path up). */
+static void from_calls(const struct profile *p, const regex_t *re, int callers,
+		       struct rtree *t)
+{
+	const struct calls *c = &p->calls;
+	uint32_t *map = malloc((c->nnode ? c->nnode : 1) * sizeof *map);
+	uint64_t *sub = calloc(c->nnode ? c->nnode : 1, sizeof *sub);
+	if (!map || !sub) {
+		t->err = -ENOMEM;
+		goto out;
+	}
+	/* Each node's time with its subtree (ticks). */
+	for (uint32_t n = c->nnode; n-- > 1;) {
+		sub[n] += c->nodes[n].self;
+		sub[c->nodes[n].parent] += sub[n];
+	}
+	/* map[n]: the tree node of call-tree node n below a top F node, or
+	** UINT32_MAX when n is not below one. */
+	map[0] = UINT32_MAX;
+	for (uint32_t n = 1; n < c->nnode && !t->err; n++) {
+		const struct calls_node *cn = &c->nodes[n];
+		uint32_t up = map[cn->parent];
+		map[n] = UINT32_MAX;
+		if (up == UINT32_MAX && !is_f(p, re, cn->fn))
+			continue;
+		uint64_t ns = profile_ns(p, sub[n]);
+		if (up == UINT32_MAX) { /* a top F node */
+			map[n] = 0;
+			t->calls[0] += cn->calls;
+			t->time[0] += ns;
+			if (!callers)
+				continue;
+			uint32_t at = 0; /* its callers, nearest first */
+			for (uint32_t a = cn->parent; a != 0 && !t->err;
+			     a = c->nodes[a].parent) {
+				int64_t k =
+				    child(t, at, p->fns[c->nodes[a].fn].name);
+				if (k < 0)
+					break;
+				t->calls[k] += cn->calls;
+				t->time[k] += ns;
+				at = (uint32_t)k;
+			}
+			continue;
+		}
+		if (callers)
+			continue;
+		int64_t k = child(t, up, p->fns[cn->fn].name);
+		if (k < 0)
+			break;
+		map[n] = (uint32_t)k;
+		t->calls[k] += cn->calls;
+		t->time[k] += ns;
+	}
+out:
+	free(map);
+	free(sub);
+}
+
+/* Main thread. The samples' part: each sampled stack through F, from its
+** outermost F frame down (callees) or up (callers). */
+static void from_samples(const struct profile *p, const regex_t *re,
+			 int callers, struct rtree *t)
+{
+	const struct samples *s = &p->smp;
+	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
+	if (!fr) {
+		t->err = -ENOMEM;
+		return;
+	}
+	for (uint32_t n = 1; n < s->nnode && !t->err; n++) {
+		uint64_t cnt = s->nodes[n].samples;
+		if (!cnt)
+			continue;
+		size_t nf = samples_stack(s, n, SAMPLES_VIEW_LUA_FIRST, 0, fr);
+		size_t i = 0;
+		while (i < nf &&
+		       !(fr[i].kind == SAMPLES_FR_FN && is_f(p, re, fr[i].fn)))
+			i++;
+		if (i == nf)
+			continue;
+		t->samples[0] += cnt;
+		uint32_t at = 0;
+		for (size_t k = 0; k < (callers ? i : nf - i - 1); k++) {
+			const struct samples_frame *f =
+			    &fr[callers ? i - 1 - k : i + 1 + k];
+			char buf[64];
+			const char *nm = buf;
+			if (f->kind == SAMPLES_FR_FN)
+				nm = p->fns[f->fn].name;
+			else
+				samples_frame_name(s, f, buf, sizeof buf);
+			int64_t c = child(t, at, nm);
+			if (c < 0)
+				break;
+			t->samples[c] += cnt;
+			at = (uint32_t)c;
+		}
+	}
+	free(fr);
+}
+
+/* Main thread. Children of node n in print order: by time, then samples,
+** then calls, then name; *k of them (caller frees). */
+static const struct rtree *sort_t;
+static int cmp_kids(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	const struct rtree *t = sort_t;
+	if (t->time[a] != t->time[b])
+		return t->time[a] > t->time[b] ? -1 : 1;
+	if (t->samples[a] != t->samples[b])
+		return t->samples[a] > t->samples[b] ? -1 : 1;
+	if (t->calls[a] != t->calls[b])
+		return t->calls[a] > t->calls[b] ? -1 : 1;
+	return strcmp(intern_str(&t->names, t->name[a], NULL),
+		      intern_str(&t->names, t->name[b], NULL));
+}
+
+/* Main thread. Print node n and, indented, its children (at most limit
+** each, 0 all). kids: each node's children, from the node lists. */
+static void print_node(const struct rtree *t, uint32_t n, const char *label,
+		       int depth, size_t limit, uint32_t **kids, size_t *nkid)
+{
+	char tm[32];
+	printf("%10" PRIu64 " %12s %9" PRIu64 "  %*s%s\n", t->calls[n],
+	       cli_fmt_time(tm, sizeof tm, t->time[n]), t->samples[n],
+	       2 * depth, "", label);
+	sort_t = t;
+	if (nkid[n])
+		qsort(kids[n], nkid[n], sizeof *kids[n], cmp_kids);
+	size_t shown = 0;
+	for (size_t i = 0; i < nkid[n]; i++) {
+		uint32_t k = kids[n][i];
+		if (!t->calls[k] && !t->time[k] && !t->samples[k])
+			continue;
+		if (limit && shown == limit) {
+			printf("%34s  %*s… and %zu more (-n 0 for all)\n", "",
+			       2 * depth + 2, "", nkid[n] - i);
+			break;
+		}
+		print_node(t, k, intern_str(&t->names, t->name[k], NULL),
+			   depth + 1, limit, kids, nkid);
+		shown++;
+	}
+}
+
+/* Main thread. See cli.h. */
+int report_tree_text(const struct profile *p, const char *f, int callers,
+		     size_t limit)
+{
+	regex_t re;
+	struct rtree t;
+	int rc;
+	if ((rc = regcomp(&re, f, REG_EXTENDED | REG_NOSUB)) != 0) {
+		char m[256];
+		regerror(rc, &re, m, sizeof m);
+		cli_err("report", "%s '%s': %s",
+			callers ? "--callers" : "--callees", f, m);
+		return CLI_USAGE;
+	}
+	memset(&t, 0, sizeof t);
+	if (grow(&t) < 0) {
+		regfree(&re);
+		return CLI_USAGE;
+	}
+	t.parent[0] = t.name[0] = 0;
+	t.calls[0] = t.time[0] = t.samples[0] = 0;
+	t.n = 1;
+	from_calls(p, &re, callers, &t);
+	from_samples(p, &re, callers, &t);
+	uint32_t **kids = calloc(t.n, sizeof *kids);
+	size_t *nkid = calloc(t.n, sizeof *nkid);
+	for (size_t i = 1; kids && nkid && i < t.n && !t.err; i++) {
+		uint32_t pa = t.parent[i];
+		uint32_t *k = realloc(kids[pa], (nkid[pa] + 1) * sizeof *k);
+		if (!k)
+			t.err = -ENOMEM;
+		else {
+			k[nkid[pa]++] = (uint32_t)i;
+			kids[pa] = k;
+		}
+	}
+	if (!kids || !nkid || t.err) {
+		cli_err("report", "out of memory");
+		rc = CLI_USAGE;
+	} else if (!t.calls[0] && !t.time[0] && !t.samples[0]) {
+		cli_err("report", "%s '%s': no function of that name ran",
+			callers ? "--callers" : "--callees", f);
+		rc = CLI_TRUNCATED;
+	} else {
+		const char *label = f;
+		size_t nmatch = 0;
+		for (uint32_t i = 0; i < p->nfn; i++)
+			if ((p->fns[i].calls || p->fns[i].samples_total) &&
+			    is_f(p, &re, i) && nmatch++ == 0)
+				label = p->fns[i].name;
+		printf("%s of %s%s:\n", callers ? "Callers" : "Callees",
+		       nmatch > 1 ? "the functions matching " : "",
+		       nmatch > 1 ? f : label);
+		printf("%10s %12s %9s  %s\n", "calls", "time", "samples",
+		       callers ? "function, then who called it"
+			       : "function, then what it called");
+		print_node(&t, 0, nmatch > 1 ? f : label, 0, limit, kids, nkid);
+		rc = CLI_OK;
+	}
+	for (size_t i = 0; kids && i < t.n; i++)
+		free(kids[i]);
+	free(kids);
+	free(nkid);
+	free(t.parent);
+	free(t.name);
+	free(t.calls);
+	free(t.time);
+	free(t.samples);
+	hmap_free(&t.kids);
+	intern_free(&t.names);
+	regfree(&re);
+	return rc;
+}
