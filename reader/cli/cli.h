@@ -269,8 +269,22 @@ void report_narrow_json(struct json *j, const struct profile *p);
 void report_text(const struct profile *p, const char *path, int rc,
 		 const char *err, const struct report_opts *o);
 struct profile_diff;
+
+/* What a JSON report adds to p's own: the changes against a base
+** (--base), each function's figures per log (--by-log: each log alone,
+** matched to p). */
+struct report_extra {
+	const struct profile_diff *diff; /* or NULL */
+	const struct profile_diff *logs; /* nlog matches: p against log i */
+	size_t nlog;
+};
+
 void report_json(const struct profile *p, int rc, const char *err,
-		 uint64_t iv_ns, const struct profile_diff *diff);
+		 uint64_t iv_ns, const struct report_extra *x);
+
+/* Main thread. --by-log: function fn's "by_log" array (report_logs.c). */
+void report_bylog_fn_json(struct json *j, const struct report_extra *x,
+			  uint32_t fn);
 
 /* Main thread. 'report --base' (report_diff.c): the text (the tables of
 ** changes, at most limit rows each, 0 all), a function's and a site's

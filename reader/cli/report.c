@@ -1042,8 +1042,9 @@ void report_text(const struct profile *p, const char *path, int rc,
 
 /* Main thread. A section as a JSON array of objects, every row. */
 static void json_table(struct json *j, const struct profile *p,
-		       const struct section *sec, const struct profile_diff *d)
+		       const struct section *sec, const struct report_extra *x)
 {
+	const struct profile_diff *d = x ? x->diff : NULL;
 	struct cell c = {0};
 	size_t nrow;
 	uint32_t *ix = sec->rows(p, &nrow);
@@ -1075,6 +1076,8 @@ static void json_table(struct json *j, const struct profile *p,
 		}
 		if (d && sec == &sec_fns)
 			report_diff_fn_json(j, d, ix[i]);
+		if (x && x->nlog && sec == &sec_fns)
+			report_bylog_fn_json(j, x, ix[i]);
 		else if (d && sec == &sec_sites)
 			report_diff_site_json(j, d, ix[i]);
 		json_close(j, '}');
@@ -1086,8 +1089,9 @@ static void json_table(struct json *j, const struct profile *p,
 
 /* Main thread. The JSON report: one object. */
 void report_json(const struct profile *p, int rc, const char *err,
-		 uint64_t iv_ns, const struct profile_diff *diff)
+		 uint64_t iv_ns, const struct report_extra *x)
 {
+	const struct profile_diff *diff = x ? x->diff : NULL;
 	struct json j;
 	struct totals t;
 	const struct samples *s = &p->smp;
@@ -1177,11 +1181,11 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
 
-	json_table(&j, p, &sec_fns, diff);
+	json_table(&j, p, &sec_fns, x);
 	json_table(&j, p, &sec_lines, NULL);
 	json_table(&j, p, &sec_traces, NULL);
 	json_table(&j, p, &sec_aborts, NULL);
-	json_table(&j, p, &sec_sites, diff);
+	json_table(&j, p, &sec_sites, x);
 	json_table(&j, p, &sec_vms, NULL);
 	report_zones_json(&j, p);
 	leaks_json_sampled(&j, p);

@@ -44,6 +44,34 @@ void report_logs_text(const struct profile *p)
 	}
 }
 
+/* Main thread. See cli.h: one object per log the function ran in. */
+void report_bylog_fn_json(struct json *j, const struct report_extra *x,
+			  uint32_t fn)
+{
+	json_arr(j, "by_log");
+	for (size_t i = 0; i < x->nlog; i++) {
+		const struct profile_diff *d = &x->logs[i];
+		uint32_t k = d->fn_b[fn];
+		if (k == UINT32_MAX)
+			continue;
+		const struct profile_fn *f = &d->b->fns[k];
+		if (!f->calls && !f->samples_total && !f->alloc_count &&
+		    !f->total)
+			continue;
+		json_obj(j, NULL);
+		json_u64(j, "log", i);
+		json_u64(j, "calls", f->calls);
+		json_u64(j, "self_ns", profile_ns(d->b, f->self));
+		json_u64(j, "total_ns", profile_ns(d->b, f->total));
+		json_u64(j, "samples", f->samples);
+		json_u64(j, "samples_total", f->samples_total);
+		json_u64(j, "alloc_count", f->alloc_count);
+		json_u64(j, "alloc_bytes", f->alloc_bytes);
+		json_close(j, '}');
+	}
+	json_close(j, ']');
+}
+
 /* Main thread. The header line of a narrowed report (none otherwise). */
 void report_narrow_text(const struct profile *p)
 {

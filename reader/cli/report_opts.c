@@ -78,6 +78,9 @@ static const char report_usage[] =
     "                  sites by the largest change, run less base (JSON:\n"
     "                  \"delta\" on each function and site, \"base\",\n"
     "                  \"base_only_functions\", \"base_only_sites\")\n"
+    "      --by-log    JSON: each function also has \"by_log\": its figures\n"
+    "                  in each LOG alone ({\"log\": index in \"logs\", calls,\n"
+    "                  time, samples, allocations})\n"
     "      --callers F only the tree of who called the functions whose names\n"
     "                  match F (a regular expression): calls, time and\n"
     "                  samples by caller path, callers indented below\n"
@@ -195,7 +198,7 @@ static int report_base(struct profile *p, int rc, const char *err,
 		return CLI_USAGE;
 	}
 	if (as_json)
-		report_json(p, rc, err, 0, &d);
+		report_json(p, rc, err, 0, &(struct report_extra){&d, NULL, 0});
 	else
 		report_diff_text(
 		    &d, label,
@@ -209,7 +212,47 @@ static int report_base(struct profile *p, int rc, const char *err,
 }
 
 /* Long options without a short form. */
-enum { O_CALLERS = 0x2000, O_CALLEES };
+enum { O_CALLERS = 0x2000, O_CALLEES, O_BYLOG };
+
+/* Main thread. --by-log: the JSON report of p (the logs merged) with each
+** function's figures in each log alone; frees p. The exit status. */
+static int report_by_log(struct profile *p, int rc, const char *err,
+			 const char *const *paths, size_t npath)
+{
+	struct profile **one = calloc(npath, sizeof *one);
+	struct profile_diff *d = calloc(npath, sizeof *d);
+	int st = -1;
+	for (size_t i = 0; one && d && i < npath && st < 0; i++) {
+		char e[512];
+		int r;
+		if (profile_new(&one[i], 0) < 0 ||
+		    ((r = profile_decode_logs(one[i], &paths[i], 1, NULL, e,
+					      sizeof e)) < 0 &&
+		     (!one[i]->opened || r == -ENOMEM)) ||
+		    profile_diff_new(&d[i], p, one[i]) < 0) {
+			cli_err("report", "--by-log: %s: %s", paths[i],
+				one[i] && one[i]->opened ? "out of memory" : e);
+			st = CLI_USAGE;
+		}
+	}
+	if (!one || !d) {
+		cli_err("report", "out of memory");
+		st = CLI_USAGE;
+	}
+	if (st < 0)
+		report_json(p, rc, err, 0,
+			    &(struct report_extra){NULL, d, npath});
+	for (size_t i = 0; one && d && i < npath; i++) {
+		profile_diff_free(&d[i]);
+		profile_free(one[i]);
+	}
+	free(one);
+	free(d);
+	profile_free(p);
+	if (st >= 0)
+		return st;
+	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}
 
 /* Main thread. 'ljlog report'. */
 int cli_report(int argc, char **argv)
@@ -225,6 +268,7 @@ int cli_report(int argc, char **argv)
 	    {"base", required_argument, NULL, 'b'},
 	    {"callers", required_argument, NULL, O_CALLERS},
 	    {"callees", required_argument, NULL, O_CALLEES},
+	    {"by-log", no_argument, NULL, O_BYLOG},
 	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -237,7 +281,7 @@ int cli_report(int argc, char **argv)
 	size_t nbase = 0;
 	struct cli_narrow nw = {0};
 	const char *tree_f = NULL;
-	int tree_callers = 0;
+	int tree_callers = 0, by_log = 0;
 	char *e;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:b:h", lo, NULL)) !=
@@ -248,6 +292,7 @@ int cli_report(int argc, char **argv)
 		if (t)
 			return t;
 		switch (o) {
+		case O_BYLOG: by_log = 1; break;
 		case O_CALLERS:
 		case O_CALLEES:
 			if (tree_f) {
@@ -338,6 +383,13 @@ int cli_report(int argc, char **argv)
 				  "--leaks or --base (yet)");
 		return CLI_USAGE;
 	}
+	if (by_log && (!as_json || zone || iv_ns || nbase || tree_f ||
+		       cli_narrow_any(&nw))) {
+		cli_err("report", "--by-log adds to --json, of whole logs: no "
+				  "--zone, --heap-interval, --base, --callers, "
+				  "--callees or narrowing (yet)");
+		return CLI_USAGE;
+	}
 	if (nbase && (zone || iv_ns || leaks)) {
 		cli_err("report", "--base compares whole logs: it takes no "
 				  "--zone, --heap-interval or --leaks (yet)");
@@ -385,6 +437,8 @@ int cli_report(int argc, char **argv)
 	if (nbase)
 		return report_base(p, rc, err, bases, nbase, &nw, path, as_json,
 				   ro.limit);
+	if (by_log && !leaks)
+		return report_by_log(p, rc, err, paths, npath);
 	size_t limit = limit_given ? ro.limit : 0;
 	if (as_json)
 		report_json(p, rc, err, iv_ns, NULL);

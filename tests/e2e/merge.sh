@@ -118,6 +118,34 @@ for k in 0 1 2; do
 done
 ok "report (text): a header line per log"
 
+# --by-log: each function's figures in each log alone, as its own report.
+ljlog report --json --by-log "$T"/w-*.ljlog >"$T/bl.json" 2>"$T/bl.err" ||
+	{ show "$T/bl.err"; fail "report --json --by-log failed"; }
+cat >"$T/bylog.py" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+singles = [json.load(open(f)) for f in sys.argv[2:5]]
+key = lambda f: (f["kind"], f["name"], f["file"], f["line"])
+S = [{key(f): f for f in s["functions"]} for s in singles]
+n = 0
+for f in m["functions"]:
+    got = {b["log"]: b for b in f["by_log"]}
+    for i, s in enumerate(S):
+        g = s.get(key(f))
+        ran = g and (g["calls"] or g["samples_total"] or g["alloc_count"] or g["total_ns"])
+        if bool(ran) != (i in got):
+            sys.exit("%s: log %d %s in by_log" % (f["name"], i, "missing" if ran else "listed"))
+        if ran:
+            for k in ("calls", "self_ns", "total_ns", "samples", "samples_total", "alloc_count", "alloc_bytes"):
+                if got[i][k] != g[k]:
+                    sys.exit("%s log %d %s: %d, its report %d" % (f["name"], i, k, got[i][k], g[k]))
+            n += 1
+print(n)
+PY
+python3 "$T/bylog.py" "$T/bl.json" "$T"/w-0.json "$T"/w-1.json "$T"/w-2.json >/dev/null ||
+	fail "--by-log is not each log's own report"
+ok "report --json --by-log: each function's figures in each log are that log's own report's"
+
 # -- Stacks --------------------------------------------------------------------------
 # sum_folded OUT ARGS...: the folded stacks of each log (ljlog folded ARGS
 # LOG), summed per stack, sorted.
