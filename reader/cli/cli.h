@@ -27,6 +27,7 @@ int cli_report(int argc, char **argv);
 int cli_record(int argc, char **argv);
 int cli_folded(int argc, char **argv);
 int cli_export(int argc, char **argv);
+int cli_annotate(int argc, char **argv);
 
 /* Main thread. The sampling interval (ns) a log's INTRO options name; 0
 ** when they name none or do not parse; *wall: of wall-clock time. */

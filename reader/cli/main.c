@@ -28,6 +28,7 @@ static const char usage_text[] =
     "  export   the log in another tool's format (--format speedscope,\n"
     "           chrome, pprof, heapsnapshot)\n"
     "  flame    a self-contained HTML flame graph\n"
+    "  annotate the source of the hot Lua functions, line by line\n"
     "  dump     every block, decoded (-v: every event and sample; --follow)\n"
     "  check    verify a log; exit status says complete/truncated/corrupt\n"
     "  heap     heap snapshots: list, --top retainers, --by type, site or\n"
@@ -349,6 +350,7 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
+	    {"annotate", cli_annotate},
 	    {"check", cli_check},   {"dump", cli_dump},
 	    {"export", cli_export}, {"flame", cli_flame},
 	    {"folded", cli_folded}, {"record", cli_record},
