@@ -159,6 +159,23 @@ int cli_narrow_check(const char *cmd, const struct cli_narrow *n);
 int cli_narrow_window(const char *cmd, const char *const *paths, size_t npath,
 		      const struct cli_narrow *n, struct cli_window *w);
 
+/* --base BASE, repeated: the base logs of a comparison. */
+#define CLI_MAX_BASES 256
+struct cli_bases {
+	const char *path[CLI_MAX_BASES];
+	size_t n;
+};
+
+/* Main thread. One more --base path: -1, or CLI_USAGE after a message. */
+int cli_base_add(const char *cmd, struct cli_bases *b, const char *path);
+
+/* Main thread. Check and load the base logs into *q as cli_load_narrow
+** loads (quietly: the run's warnings were said); -1, or the exit status
+** after a message. */
+int cli_load_bases(const char *cmd, const struct cli_bases *b, unsigned flags,
+		   const struct cli_narrow *nw, struct profile **q, int *rc,
+		   char *err, size_t errlen);
+
 /* Main thread. cli_load_logs, narrowed as n says (call paths filtered on
 ** the call tree: PROFILE_CALLTREE is added with --focus or --ignore). */
 int cli_load_narrow(const char *cmd, const char *const *paths, size_t npath,

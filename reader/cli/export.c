@@ -199,8 +199,7 @@ int cli_export(int argc, char **argv)
 	int have_out = 0;
 	int quiet = 0, o;
 	const char *snap = NULL;
-	static const char *bases[256];
-	size_t nbase = 0;
+	static struct cli_bases bases;
 	struct cli_narrow nw = {0};
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "f:o:s:b:qh", lo, NULL)) != -1) {
@@ -211,12 +210,8 @@ int cli_export(int argc, char **argv)
 			return t;
 		switch (o) {
 		case 'b':
-			if (nbase == sizeof bases / sizeof *bases) {
-				cli_err("export", "more than %zu --base logs",
-					nbase);
-				return CLI_USAGE;
-			}
-			bases[nbase++] = optarg;
+			if ((t = cli_base_add("export", &bases, optarg)) >= 0)
+				return t;
 			break;
 		case 'f': fmtname = optarg; break;
 		case 'o':
@@ -260,7 +255,7 @@ int cli_export(int argc, char **argv)
 		return cli_file_rc;
 	char label[600];
 	const char *path = cli_logs_label(paths, npath, label, sizeof label);
-	if (nbase && fmt->write) {
+	if (bases.n && fmt->write) {
 		cli_err("export",
 			"--base is for --format pprof (report, folded "
 			"and flame take it too)");
@@ -319,17 +314,10 @@ int cli_export(int argc, char **argv)
 			return pst;
 		pprof_quiet = quiet;
 		struct profile *q = NULL;
-		if (nbase) {
+		if (bases.n) {
 			int brc;
-			for (size_t i = 0; i < nbase; i++)
-				if ((pst =
-					 cli_files_check("export", bases[i]))) {
-					profile_free(p);
-					return pst;
-				}
-			pst = cli_load_narrow("export", bases, nbase,
-					      PROFILE_CALLTREE, &nw, &q, &brc,
-					      perr, sizeof perr, 1);
+			pst = cli_load_bases("export", &bases, PROFILE_CALLTREE,
+					     &nw, &q, &brc, perr, sizeof perr);
 			if (pst >= 0) {
 				profile_free(p);
 				return pst;

@@ -70,8 +70,7 @@ int cli_flame(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *outp = NULL, *title = NULL;
-	static const char *bases[256];
-	size_t nbase = 0;
+	static struct cli_bases bases;
 	struct cli_narrow nw = {0};
 	int o;
 	opterr = 0;
@@ -83,12 +82,8 @@ int cli_flame(int argc, char **argv)
 			return t;
 		switch (o) {
 		case 'b':
-			if (nbase == sizeof bases / sizeof *bases) {
-				cli_err("flame", "more than %zu --base logs",
-					nbase);
-				return CLI_USAGE;
-			}
-			bases[nbase++] = optarg;
+			if ((t = cli_base_add("flame", &bases, optarg)) >= 0)
+				return t;
 			break;
 		case 'o': outp = optarg; break;
 		case 't': title = optarg; break;
@@ -127,15 +122,10 @@ int cli_flame(int argc, char **argv)
 	if (st >= 0)
 		return st;
 	struct profile *q = NULL;
-	if (nbase) {
+	if (bases.n) {
 		int brc;
-		for (size_t i = 0; i < nbase; i++)
-			if ((st = cli_files_check("flame", bases[i]))) {
-				profile_free(p);
-				return st;
-			}
-		st = cli_load_narrow("flame", bases, nbase, PROFILE_CALLTREE,
-				     &nw, &q, &brc, err, sizeof err, 1);
+		st = cli_load_bases("flame", &bases, PROFILE_CALLTREE, &nw, &q,
+				    &brc, err, sizeof err);
 		if (st >= 0) {
 			profile_free(p);
 			return st;
@@ -148,10 +138,10 @@ int cli_flame(int argc, char **argv)
 	else {
 		const char *b = strrchr(path, '/');
 		flame_title = b ? b + 1 : path;
-		if (nbase) {
+		if (bases.n) {
 			char bl[600];
 			const char *bp =
-			    cli_logs_label(bases, nbase, bl, sizeof bl);
+			    cli_logs_label(bases.path, bases.n, bl, sizeof bl);
 			const char *bb = strrchr(bp, '/');
 			snprintf(tbuf, sizeof tbuf, "%s against %s",
 				 flame_title, bb ? bb + 1 : bp);

@@ -199,18 +199,14 @@ static int print_diff(const struct profile *q, const struct profile *p,
 /* Main thread. 'folded --base': load the base logs as p was loaded and
 ** print both; 0, -ENOMEM, or an exit status (> 0) after a message. */
 static int folded_base(const struct profile *p, const struct fold_what *w,
-		       const char *const *bases, size_t nbase,
+		       const struct cli_bases *bases,
 		       const struct cli_narrow *nw)
 {
 	struct profile *q;
 	char err[512];
 	int rc, st;
-	for (size_t i = 0; i < nbase; i++)
-		if ((st = cli_files_check("folded", bases[i])) != 0)
-			return st;
-	st = cli_load_narrow("folded", bases, nbase,
-			     w->calls ? PROFILE_CALLTREE : 0, nw, &q, &rc, err,
-			     sizeof err, 1);
+	st = cli_load_bases("folded", bases, w->calls ? PROFILE_CALLTREE : 0,
+			    nw, &q, &rc, err, sizeof err);
 	if (st >= 0)
 		return st;
 	int e = print_diff(q, p, w);
@@ -248,8 +244,7 @@ int cli_folded(int argc, char **argv)
 	};
 	int calls = 0, count = 0, view = -1, o;
 	const char *zone = NULL;
-	static const char *bases[256];
-	size_t nbase = 0;
+	static struct cli_bases bases;
 	struct cli_narrow nw = {0};
 	unsigned flags = 0;
 	opterr = 0;
@@ -281,12 +276,8 @@ int cli_folded(int argc, char **argv)
 		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
 		case O_ZONE: zone = optarg; break;
 		case O_BASE:
-			if (nbase == sizeof bases / sizeof *bases) {
-				cli_err("folded", "more than %zu --base logs",
-					nbase);
-				return CLI_USAGE;
-			}
-			bases[nbase++] = optarg;
+			if ((t = cli_base_add("folded", &bases, optarg)) >= 0)
+				return t;
 			break;
 		case 'h': fputs(folded_usage, stdout); return CLI_OK;
 		default:
@@ -328,7 +319,7 @@ int cli_folded(int argc, char **argv)
 	int nst = cli_narrow_check("folded", &nw);
 	if (nst >= 0)
 		return nst;
-	if (zone && nbase) {
+	if (zone && bases.n) {
 		cli_err("folded", "--base compares whole logs: it takes no "
 				  "--zone (yet)");
 		return CLI_USAGE;
@@ -368,8 +359,8 @@ int cli_folded(int argc, char **argv)
 	struct fold_what w = {
 	    calls || (!sampling && !p->smp.samples), count,
 	    view >= 0 ? (unsigned)view : SAMPLES_VIEW_LUA_FIRST, flags};
-	if (nbase)
-		e = folded_base(p, &w, bases, nbase, &nw);
+	if (bases.n)
+		e = folded_base(p, &w, &bases, &nw);
 	else if (!w.calls && !p->smp.samples)
 		cli_err("folded", "no samples in %s (try --calls)", path);
 	else

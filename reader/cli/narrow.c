@@ -1,7 +1,8 @@
 /*
 ** ljlog CLI: narrowing options of the reading commands (report, folded,
-** export, flame): --focus, --ignore, --from, --to, --from-mark, with
-** pprof's meanings (profile_narrow in reader/profile.h does the work).
+** export, flame, annotate): --focus, --ignore, --from, --to, --from-mark,
+** with pprof's meanings (profile_narrow in reader/profile.h does the
+** work); and the base logs of --base.
 */
 #include "cli.h"
 
@@ -127,6 +128,30 @@ int cli_narrow_window(const char *cmd, const char *const *paths, size_t npath,
 	w->from_ns = origin + (n->from_set ? n->from_ns : 0);
 	w->to_ns = n->to_set ? origin + n->to_ns : UINT64_MAX;
 	return -1;
+}
+
+/* Main thread. See cli.h. */
+int cli_base_add(const char *cmd, struct cli_bases *b, const char *path)
+{
+	if (b->n == CLI_MAX_BASES) {
+		cli_err(cmd, "more than %d --base logs", CLI_MAX_BASES);
+		return CLI_USAGE;
+	}
+	b->path[b->n++] = path;
+	return -1;
+}
+
+/* Main thread. See cli.h. */
+int cli_load_bases(const char *cmd, const struct cli_bases *b, unsigned flags,
+		   const struct cli_narrow *nw, struct profile **q, int *rc,
+		   char *err, size_t errlen)
+{
+	int st;
+	for (size_t i = 0; i < b->n; i++)
+		if ((st = cli_files_check(cmd, b->path[i])) != 0)
+			return st;
+	return cli_load_narrow(cmd, b->path, b->n, flags, nw, q, rc, err,
+			       errlen, 1);
 }
 
 /* Main thread. See cli.h. */

@@ -172,21 +172,16 @@ static int sort_check(const struct profile *p, int sort)
 ** run, loaded from label with result rc) and print the changes; frees p.
 ** The exit status. */
 static int report_base(struct profile *p, int rc, const char *err,
-		       const char *const *bases, size_t nbase,
+		       const struct cli_bases *bases,
 		       const struct cli_narrow *nw, const char *label,
 		       int as_json, size_t limit)
 {
 	struct profile *q;
 	struct profile_diff d;
 	char berr[512], blabel[600];
-	int brc, st;
-	for (size_t i = 0; i < nbase; i++)
-		if ((st = cli_files_check("report", bases[i])) != 0) {
-			profile_free(p);
-			return st;
-		}
-	st = cli_load_narrow("report", bases, nbase, 0, nw, &q, &brc, berr,
-			     sizeof berr, 0);
+	int brc;
+	int st =
+	    cli_load_bases("report", bases, 0, nw, &q, &brc, berr, sizeof berr);
 	if (st >= 0) {
 		profile_free(p);
 		return st;
@@ -200,9 +195,10 @@ static int report_base(struct profile *p, int rc, const char *err,
 	if (as_json)
 		report_json(p, rc, err, 0, &(struct report_extra){&d, NULL, 0});
 	else
-		report_diff_text(
-		    &d, label,
-		    cli_logs_label(bases, nbase, blabel, sizeof blabel), limit);
+		report_diff_text(&d, label,
+				 cli_logs_label(bases->path, bases->n, blabel,
+						sizeof blabel),
+				 limit);
 	profile_diff_free(&d);
 	profile_free(q);
 	profile_free(p);
@@ -277,8 +273,7 @@ int cli_report(int argc, char **argv)
 	uint64_t iv_ns = 0;
 	struct report_opts ro = {20, REPORT_SORT_DEFAULT, 0};
 	const char *zone = NULL;
-	static const char *bases[256];
-	size_t nbase = 0;
+	static struct cli_bases bases;
 	struct cli_narrow nw = {0};
 	const char *tree_f = NULL;
 	int tree_callers = 0, by_log = 0;
@@ -304,12 +299,8 @@ int cli_report(int argc, char **argv)
 			tree_callers = o == O_CALLERS;
 			break;
 		case 'b':
-			if (nbase == sizeof bases / sizeof *bases) {
-				cli_err("report", "more than %zu --base logs",
-					nbase);
-				return CLI_USAGE;
-			}
-			bases[nbase++] = optarg;
+			if ((t = cli_base_add("report", &bases, optarg)) >= 0)
+				return t;
 			break;
 		case 'j': as_json = 1; break;
 		case 'n':
@@ -377,20 +368,20 @@ int cli_report(int argc, char **argv)
 	int st = cli_narrow_check("report", &nw);
 	if (st >= 0)
 		return st;
-	if (tree_f && (zone || iv_ns || leaks || nbase || as_json)) {
+	if (tree_f && (zone || iv_ns || leaks || bases.n || as_json)) {
 		cli_err("report", "--callers and --callees print their tree "
 				  "alone: no --json, --zone, --heap-interval, "
 				  "--leaks or --base (yet)");
 		return CLI_USAGE;
 	}
-	if (by_log && (!as_json || zone || iv_ns || nbase || tree_f ||
+	if (by_log && (!as_json || zone || iv_ns || bases.n || tree_f ||
 		       cli_narrow_any(&nw))) {
 		cli_err("report", "--by-log adds to --json, of whole logs: no "
 				  "--zone, --heap-interval, --base, --callers, "
 				  "--callees or narrowing (yet)");
 		return CLI_USAGE;
 	}
-	if (nbase && (zone || iv_ns || leaks)) {
+	if (bases.n && (zone || iv_ns || leaks)) {
 		cli_err("report", "--base compares whole logs: it takes no "
 				  "--zone, --heap-interval or --leaks (yet)");
 		return CLI_USAGE;
@@ -434,8 +425,8 @@ int cli_report(int argc, char **argv)
 			return st;
 		p = q;
 	}
-	if (nbase)
-		return report_base(p, rc, err, bases, nbase, &nw, path, as_json,
+	if (bases.n)
+		return report_base(p, rc, err, &bases, &nw, path, as_json,
 				   ro.limit);
 	if (by_log && !leaks)
 		return report_by_log(p, rc, err, paths, npath);

@@ -409,6 +409,18 @@ gotool() {
 		timeout "$E2E_TIMEOUT" go "$@"
 }
 
+# pprof_script: $T/pprof, a script that runs `go tool pprof ARGS` as
+# gotool does (pprof_check.py takes it as its PPROF_CMD).
+pprof_script() {
+	cat >"$T/pprof" <<EOF
+#!/bin/sh
+exec env -u LD_PRELOAD HOME="$T/go/home" GOCACHE="$T/go/cache" \
+	GOPATH="$T/go/path" GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+	timeout "$E2E_TIMEOUT" go tool pprof "\$@"
+EOF
+	chmod +x "$T/pprof"
+}
+
 # need_browser: skip unless node, playwright-core (tests/tools/node_modules)
 # and Chromium ($CHROMIUM, default /usr/bin/chromium) are there.
 TOOLS_MODULES=$top_srcdir/tests/tools/node_modules

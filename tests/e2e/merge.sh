@@ -207,13 +207,7 @@ ok "exports: speedscope (a sampled profile per VM), chrome (a process per VM, na
 
 if command -v go >/dev/null 2>&1; then
 	need_go
-	cat >"$T/pprof" <<EOF
-#!/bin/sh
-exec env -u LD_PRELOAD HOME="$T/go/home" GOCACHE="$T/go/cache" \
-	GOPATH="$T/go/path" GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local \
-	timeout "$E2E_TIMEOUT" go tool pprof "\$@"
-EOF
-	chmod +x "$T/pprof"
+	pprof_script
 	ljlog export --format pprof -q -o "$T/m.pb.gz" "$T"/w-*.ljlog 2>"$T/pp.err" ||
 		{ show "$T/pp.err"; fail "pprof of the three logs failed"; }
 	ljlog folded "$T"/w-*.ljlog >"$T/m.f" 2>/dev/null

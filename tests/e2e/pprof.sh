@@ -9,14 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 
 need_go
-# go tool pprof, as pprof_check.py runs it.
-cat >"$T/pprof" <<EOF
-#!/bin/sh
-exec env -u LD_PRELOAD HOME="$T/go/home" GOCACHE="$T/go/cache" \
-	GOPATH="$T/go/path" GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local \
-	timeout "$E2E_TIMEOUT" go tool pprof "\$@"
-EOF
-chmod +x "$T/pprof"
+pprof_script
 gotool version >/dev/null 2>&1 || skip "'go version' does not run"
 
 # export NAME: $T/NAME.ljlog -> $T/NAME.pb.gz (exit 0, the note on stderr).
