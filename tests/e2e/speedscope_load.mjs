@@ -65,7 +65,10 @@ try {
 		const t = document.body.innerText;
 		if (t.includes('Something went wrong'))
 			return 'error';
-		return t.includes('Symbol Name') ? 'loaded' : null;
+		// The table's first row (a "total", "\tself", "\tname" group)
+		// too: the header shows before the rows are drawn.
+		return t.includes('Symbol Name') && /\n\t[^\n]*\n\t/.test(t)
+			? 'loaded' : null;
 	}, null, { timeout: 60000, polling: 100 }).then((h) => h.jsonValue(),
 		() => 'timeout');
 	if (state !== 'loaded')
@@ -94,8 +97,8 @@ try {
 			const want = p.index + 1;
 			await page.keyboard.press('n');
 			await page.waitForFunction((w) =>
-				document.body.innerText.includes(`/`) &&
-				new RegExp(` \\(${w}\\/\\d+\\)\\n`).test(document.body.innerText),
+				new RegExp(` \\(${w}\\/\\d+\\)\\n`).test(document.body.innerText) &&
+				/\n\t[^\n]*\n\t/.test(document.body.innerText),
 			want, { timeout: 30000, polling: 100 }).catch(() => {});
 			p = await read();
 			if (!p || p.index !== want) {
