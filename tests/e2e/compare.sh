@@ -120,7 +120,7 @@ lines = open(sys.argv[1]).read().splitlines()
 if lines != sorted(lines, key=lambda l: l.rsplit(" ", 2)[0].encode()):
     sys.exit("not sorted by stack")
 PY
-for view in "" "--calls --count"; do
+for view in "--lua" "--calls --count"; do
 	# shellcheck disable=SC2086
 	ljlog folded $view --base "$T/b1.ljlog" "$T/run.ljlog" >"$T/fd.txt" 2>"$T/fd.err" ||
 		{ show "$T/fd.err"; fail "folded $view --base failed"; }
@@ -131,7 +131,7 @@ for view in "" "--calls --count"; do
 	python3 "$T/folded.py" "$T/fd.txt" "$T/fb.txt" "$T/fr.txt" ||
 		fail "folded $view --base: not the two logs' stacks"
 done
-ok "folded --base (samples, --calls --count): each stack once, the base's count then the run's"
+ok "folded --base (--lua, --calls --count): each stack once, the base's count then the run's"
 
 rc=0
 ljlog report --base "$T/nosuch.ljlog" "$T/run.ljlog" >/dev/null 2>"$T/e1.err" || rc=$?
