@@ -15,9 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
-#include "profile.h"
-#include "reader.h"
+#include "decode/decode.h"
+#include "profile/profile.h"
+#include "block/reader.h"
 #include "util/intern.h"
 
 static const char annotate_usage[] =

@@ -7,7 +7,7 @@
 #include <getopt.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 
 static const char check_usage[] =
     "usage: ljlog check [-q] FILE\n"

@@ -9,7 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 
 static const char dump_usage[] =
     "usage: ljlog dump [-v] [-H] [-f] FILE\n"
@@ -93,10 +93,10 @@ static void trace_site(const struct decode_event *ev)
 		printf(" at +%" PRIu64, ev->pcofs - 1);
 	else
 		printf(" at ?");
-	if (ev->snap) {
+	if (ev->texit) {
 		printf(" ->");
 		obj_name(ev->obj);
-		printf(" %u inlined", ev->snap->nframes - 1);
+		printf(" %u inlined", ev->texit->nframes - 1);
 	}
 }
 
@@ -211,10 +211,10 @@ static int on_record(void *ud, struct decode_obj *o)
 		obj_name(o->u.trace.proto);
 		printf(" line %" PRIu64 " root %" PRIu64, o->u.trace.line,
 		       o->u.trace.root);
-		if (o->u.trace.nsnap)
-			printf(" snapshots %u", o->u.trace.nsnap);
-		for (uint32_t k = 0; k < o->u.trace.nsnap; k++) {
-			const struct decode_tsnap *sn = &o->u.trace.snap[k];
+		if (o->u.trace.nexit)
+			printf(" snapshots %u", o->u.trace.nexit);
+		for (uint32_t k = 0; k < o->u.trace.nexit; k++) {
+			const struct decode_texit *sn = &o->u.trace.exits[k];
 			printf("\n    snapshot %u at +%" PRIu64 ":", k,
 			       sn->mcofs);
 			for (uint32_t j = 0; j < sn->nframes; j++) {

@@ -5,7 +5,7 @@
 
 #include <inttypes.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/hsnap.h"
 
 /* Main thread. One heap object and its references (-v). */

@@ -15,7 +15,7 @@
 #include "export/heapsnapshot.h"
 #include "export/pprof.h"
 #include "logger/opts.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Logs bigger than this get a progress line (when stderr is a terminal). */
 #define PROGRESS_MIN_BYTES (4u << 20)

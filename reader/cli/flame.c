@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "export/flame.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static const char flame_usage[] =
     "usage: ljlog flame -o OUT [--title TITLE] [--host] [--base BASE]...\n"

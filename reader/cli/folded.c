@@ -1,6 +1,6 @@
 /*
 ** ljlog CLI: 'ljlog folded', stacks for flamegraph.pl (the lines are made
-** by reader/proc/stacks.c).
+** by reader/proc/folded.c).
 */
 #include "cli.h"
 
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc/stacks.h"
-#include "profile.h"
+#include "proc/folded.h"
+#include "profile/profile.h"
 #include "util/intern.h"
 
 static const char folded_usage[] =
@@ -95,7 +95,7 @@ struct fold_what {
 /* A call path's self time in ns (none when it rounds to 0) to fn. */
 struct fold_ns {
 	const struct profile *p;
-	stacks_emit fn;
+	folded_emit fn;
 	void *ud;
 };
 
@@ -110,15 +110,15 @@ static int emit_ns(void *ud, const char *line, size_t len, uint64_t ticks)
 /* Main thread. Every stack of p as w says, with its weight, to fn. 0,
 ** -ENOMEM or fn's return. */
 static int fold_each(const struct profile *p, const struct fold_what *w,
-		     stacks_emit fn, void *ud)
+		     folded_emit fn, void *ud)
 {
 	struct fold_ns x = {p, fn, ud};
 	if (w->calls && w->count)
-		return stacks_calls(&p->calls, &p->fnid, STACKS_CALLS, fn, ud);
+		return folded_calls(&p->calls, &p->fnid, FOLDED_CALLS, fn, ud);
 	if (w->calls)
-		return stacks_calls(&p->calls, &p->fnid, STACKS_SELF, emit_ns,
+		return folded_calls(&p->calls, &p->fnid, FOLDED_SELF, emit_ns,
 				    &x);
-	return stacks_samples(&p->smp, w->view, w->flags, fn, ud);
+	return folded_samples(&p->smp, w->view, w->flags, fn, ud);
 }
 
 /* Two profiles' stacks: each distinct line once, its weight on each side

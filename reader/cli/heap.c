@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/heap_top.h"
-#include "decode.h"
+#include "cli/heap_dom.h"
+#include "decode/decode.h"
 #include "proc/fanout.h"
 #include "proc/fnid.h"
 #include "proc/heap.h"

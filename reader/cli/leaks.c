@@ -10,14 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/heap_top.h"
-#include "decode.h"
+#include "cli/heap_dom.h"
+#include "decode/decode.h"
 #include "logger/opts.h"
 #include "proc/fanout.h"
 #include "proc/fnid.h"
 #include "proc/heap.h"
 #include "proc/hsnap.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* -- Sites ---------------------------------------------------------------------- */
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "blocks/format.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static const char usage_text[] =
     "usage: ljlog COMMAND [OPTIONS] FILE\n"

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "logger/opts.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Main thread. A duration option's value in ns (0 is fine); -1 after a
 ** message. */

@@ -20,7 +20,7 @@
 
 #include "blocks/format.h"
 #include "logger/opts.h"
-#include "reader.h"
+#include "block/reader.h"
 
 #ifndef LJLOG_LUAMODDIR
 #define LJLOG_LUAMODDIR "/usr/local/lib/lua/5.1"

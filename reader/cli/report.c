@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "logger/opts.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "proc/sort.h"
 
 /* -- The model ---------------------------------------------------------------- */

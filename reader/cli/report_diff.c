@@ -12,7 +12,7 @@
 
 #include "proc/fnid.h"
 #include "proc/sort.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* The measures a change is shown in. */
 enum {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Main thread. How a log's decoding ended, in a word. */
 static const char *log_state(const struct profile_log *l)

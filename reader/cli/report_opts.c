@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "logger/opts.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 static const char report_usage[] =
     "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"

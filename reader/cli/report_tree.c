@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "proc/samples.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 

@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "logger/opts.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "proc/sort.h"
 
 static const char top_usage[] =

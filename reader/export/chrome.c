@@ -14,6 +14,8 @@
 ** events are left out (frames open then are closed): an instant "ljlog:
 ** export cut here" marks where, "otherData" and the note say so. Times are
 ** microseconds from the log's start, with the nanoseconds as decimals.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "config.h"
 #include "export/export.h"
@@ -79,7 +81,7 @@ struct chrome {
 
 /* -- Output ------------------------------------------------------------------- */
 
-/* Any thread. Start an event: the separator, phase, time, pid, tid. */
+/* Start an event: the separator, phase, time, pid, tid. */
 static void ev_begin(struct chrome *c, const char *ph, uint64_t t, uint32_t pid,
 		     uint32_t tid)
 {
@@ -90,14 +92,14 @@ static void ev_begin(struct chrome *c, const char *ph, uint64_t t, uint32_t pid,
 	fprintf(c->out, ",\"pid\":%u,\"tid\":%u", pid, tid);
 }
 
-/* Any thread. A string member of the event being written. */
+/* A string member of the event being written. */
 static void ev_str(struct chrome *c, const char *key, const char *s)
 {
 	fprintf(c->out, ",\"%s\":", key);
 	json_quote(c->out, s, strlen(s));
 }
 
-/* Any thread. 1 when the output is past the cut (then the event at t of
+/* 1 when the output is past the cut (then the event at t of
 ** VM vm is left out, and counted); the first time, an instant marks it. */
 static int cut_here(struct chrome *c, uint64_t t, uint32_t vm)
 {
@@ -123,7 +125,7 @@ static int cut_here(struct chrome *c, uint64_t t, uint32_t vm)
 
 /* -- State -------------------------------------------------------------------- */
 
-/* Any thread. The VM id, made when new; NULL when out of memory. */
+/* The VM id, made when new; NULL when out of memory. */
 static struct cvm *vm_get(struct chrome *c, uint32_t id)
 {
 	int added;
@@ -145,7 +147,7 @@ static struct cvm *vm_get(struct chrome *c, uint32_t id)
 	return &nv[c->nvm - 1];
 }
 
-/* Any thread. The track of coroutine co of VM vm; NULL when out of
+/* The track of coroutine co of VM vm; NULL when out of
 ** memory. */
 static struct cotrack *track_get(struct chrome *c, uint32_t vm, uint32_t co)
 {
@@ -182,7 +184,7 @@ static struct cotrack *track_get(struct chrome *c, uint32_t vm, uint32_t co)
 
 /* -- Frames (calls_obs) ------------------------------------------------------- */
 
-/* Any thread. The name and category of a frame's B and E events (the
+/* The name and category of a frame's B and E events (the
 ** same: tools match an E to its B by them; no args, which speedscope would
 ** make part of the name). */
 static void frame_fields(struct chrome *c, const struct open *o)
@@ -194,7 +196,7 @@ static void frame_fields(struct chrome *c, const struct open *o)
 	fputs("\"}", c->out);
 }
 
-/* Any thread. Write the B events of tr's frames opened before t that have
+/* Write the B events of tr's frames opened before t that have
 ** none yet. */
 static void flush_opens(struct chrome *c, struct cotrack *tr, uint64_t t)
 {
@@ -207,7 +209,7 @@ static void flush_opens(struct chrome *c, struct cotrack *tr, uint64_t t)
 	}
 }
 
-/* Any thread. A frame opens: kept, its B written once time moves on (a
+/* A frame opens: kept, its B written once time moves on (a
 ** frame that closes at the time it opened is left out: tools sort its E
 ** before its B). */
 static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
@@ -239,7 +241,7 @@ static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 	(void)resumed; /* a resumed frame is a slice like any other */
 }
 
-/* Any thread. A frame closes: E, with its B's name. */
+/* A frame closes: E, with its B's name. */
 static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 		     uint64_t t, int suspended)
 {
@@ -270,7 +272,7 @@ static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 
 /* -- Events ------------------------------------------------------------------- */
 
-/* Any thread. The heap size counter. */
+/* The heap size counter. */
 static void heap_counter(struct chrome *c, uint64_t t, uint32_t vm,
 			 uint64_t bytes)
 {
@@ -279,7 +281,7 @@ static void heap_counter(struct chrome *c, uint64_t t, uint32_t vm,
 		(unsigned long long)bytes);
 }
 
-/* Any thread. End v's GC phase at t: a B/E pair (not X: tools add ts and
+/* End v's GC phase at t: a B/E pair (not X: tools add ts and
 ** dur in floating point, and a phase would end after the next began),
 ** unless it was the pause or took no time. */
 static void gc_close(struct chrome *c, struct cvm *v, uint64_t t)
@@ -297,7 +299,7 @@ static void gc_close(struct chrome *c, struct cvm *v, uint64_t t)
 	v->gc_phase = -1;
 }
 
-/* Any thread. A GC event: the phase before it ends, this one starts. */
+/* A GC event: the phase before it ends, this one starts. */
 static void gc_event(struct chrome *c, struct cvm *v,
 		     const struct decode_event *ev)
 {
@@ -308,7 +310,7 @@ static void gc_event(struct chrome *c, struct cvm *v,
 	heap_counter(c, ev->ts, v->id, ev->heap);
 }
 
-/* Any thread. A trace event: an instant on the JIT track. */
+/* A trace event: an instant on the JIT track. */
 static void jit_event(struct chrome *c, struct cvm *v,
 		      const struct decode_event *ev)
 {
@@ -339,7 +341,7 @@ static void jit_event(struct chrome *c, struct cvm *v,
 	v->used |= 1u << TID_JIT;
 }
 
-/* Any thread. A zone's B or E, or a mark's instant, on the zones track. */
+/* A zone's B or E, or a mark's instant, on the zones track. */
 static void zone_ev(struct chrome *c, struct cvm *v, const char *ph, uint64_t t,
 		    const struct decode_obj *name, const char *cat)
 {
@@ -352,14 +354,14 @@ static void zone_ev(struct chrome *c, struct cvm *v, const char *ph, uint64_t t,
 	c->have_zones = 1;
 }
 
-/* Any thread. Close v's open zones at t (its DETACH, the log's end). */
+/* Close v's open zones at t (its DETACH, the log's end). */
 static void zones_close(struct chrome *c, struct cvm *v, uint64_t t)
 {
 	while (v->zdepth)
 		zone_ev(c, v, "E", t, v->zst[--v->zdepth], "zone");
 }
 
-/* Any thread. ZONE_PUSH, ZONE_POP, MARK. */
+/* ZONE_PUSH, ZONE_POP, MARK. */
 static int zone_event(struct chrome *c, struct cvm *v,
 		      const struct decode_event *ev)
 {
@@ -386,7 +388,7 @@ static int zone_event(struct chrome *c, struct cvm *v,
 	return 0;
 }
 
-/* Any thread. One event: GC, heap, JIT (frames come from calls_obs). */
+/* One event: GC, heap, JIT (frames come from calls_obs). */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct chrome *c = ud;
@@ -419,7 +421,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	return 0;
 }
 
-/* Any thread. A sample: an instant named after its innermost frame, with
+/* A sample: an instant named after its innermost frame, with
 ** its Lua stack (outermost first, from its root Lua function as 'ljlog
 ** folded' starts it: no C function below the first Lua one; none without
 ** a Lua function), its state and trace. A sample in the collector or the JIT compiler ends in a
@@ -495,7 +497,7 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 
 /* -- Names -------------------------------------------------------------------- */
 
-/* Any thread. A metadata event naming a process or thread. */
+/* A metadata event naming a process or thread. */
 static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
 		 const char *name)
 {
@@ -508,7 +510,7 @@ static void meta(struct chrome *c, const char *what, uint32_t pid, uint32_t tid,
 	fputs("}}", c->out);
 }
 
-/* Any thread. Name every process and track seen. */
+/* Name every process and track seen. */
 static void write_names(struct chrome *c)
 {
 	const struct profile *p = c->x.p;
@@ -552,7 +554,7 @@ static void write_names(struct chrome *c)
 	}
 }
 
-/* Any thread. Write path's log as Chrome trace events. */
+/* Write path's log as Chrome trace events. */
 int export_chrome(const char *path, FILE *out, const struct export_opts *o,
 		  char *err, size_t errlen)
 {

@@ -1,6 +1,8 @@
 /*
 ** ljlog reader exports: the decoding pass the writers share, and the
 ** progress line.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "export/export.h"
 
@@ -11,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "blocks/format.h"
-#include "reader.h"
+#include "block/reader.h"
 
-/* Any thread. INTRO: time 0 and the rate to use during the pass. */
+/* INTRO: time 0 and the rate to use during the pass. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct export_pass *x = ud;
@@ -30,7 +32,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return x->sink.intro ? x->sink.intro(x->sink.ud, in) : 0;
 }
 
-/* Any thread. Show how far the pass is, when the percentage changed. */
+/* Show how far the pass is, when the percentage changed. */
 static void progress(struct export_pass *x, const struct reader_block *b)
 {
 	if (!x->opts || !x->opts->progress || !x->size || !b)
@@ -46,21 +48,21 @@ static void progress(struct export_pass *x, const struct reader_block *b)
 	fflush(stderr);
 }
 
-/* Any thread. Block ends: progress. */
+/* Block ends: progress. */
 static int on_events_done(void *ud, const struct decode_events *h)
 {
 	progress(ud, h->block);
 	return 0;
 }
 
-/* Any thread. SAMPLES block ends: progress. */
+/* SAMPLES block ends: progress. */
 static int on_samples_done(void *ud, const struct decode_samples *h)
 {
 	progress(ud, h->block);
 	return 0;
 }
 
-/* Any thread. Decode path into a new profile, with the writer's sink and
+/* Decode path into a new profile, with the writer's sink and
 ** observer. */
 int export_pass_run(struct export_pass *x, const char *path,
 		    const struct export_opts *o, char *err, size_t errlen)
@@ -128,14 +130,14 @@ int export_pass_run(struct export_pass *x, const char *path,
 	return rc;
 }
 
-/* Any thread. Free the pass's profile. */
+/* Free the pass's profile. */
 void export_pass_free(struct export_pass *x)
 {
 	profile_free(x->p);
 	x->p = NULL;
 }
 
-/* Any thread. See export.h. */
+/* See export.h. */
 uint64_t export_budget(const struct export_pass *x)
 {
 	uint64_t b = x->size * EXPORT_SIZE_RATIO;

@@ -3,6 +3,8 @@
 ** trace events). Each format is one writer over one decoding pass; this
 ** header is what they share: the pass (the profile's processors plus the
 ** writer's own sink and frame observer), the progress line, time in ns.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_EXPORT_EXPORT_H
 #define LJLOG_READER_EXPORT_EXPORT_H
@@ -12,10 +14,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "export/json.h"
 #include "proc/calls.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* A writer's result when the log holds nothing its format shows (message
 ** in err). */
@@ -70,28 +72,28 @@ struct export_pass {
 	int shown;     /* last percentage shown, -1 none */
 };
 
-/* Any thread. Decode path (or o->paths) into pass->p (created here)
+/* Decode path (or o->paths) into pass->p (created here)
 ** feeding pass->sink and pass->obs too, then finish the profile. Returns what decode_run
 ** does (0, -ENODATA truncated, -EBADMSG corrupt, ...), message in err;
 ** pass->p is set whenever the file could be opened. */
 int export_pass_run(struct export_pass *pass, const char *path,
 		    const struct export_opts *o, char *err, size_t errlen);
 
-/* Any thread. Free the pass's profile. */
+/* Free the pass's profile. */
 void export_pass_free(struct export_pass *pass);
 
-/* Any thread. The bytes a writer may write for the log of pass (set once
+/* The bytes a writer may write for the log of pass (set once
 ** the pass has started): EXPORT_SIZE_RATIO times its size. */
 uint64_t export_budget(const struct export_pass *pass);
 
-/* Any thread. ts units to ns since time 0, by the INTRO's rate (usable
+/* ts units to ns since time 0, by the INTRO's rate (usable
 ** during the pass; the profile's final rate may differ a little). */
 static inline double export_ns_intro(const struct export_pass *x, uint64_t t)
 {
 	return ((double)t - (double)x->t0) * x->ns_per_tick;
 }
 
-/* Any thread, after the pass. ts units to ns since time 0, by the
+/* After the pass. ts units to ns since time 0, by the
 ** profile's time base (what `ljlog report` uses). */
 static inline double export_ns(const struct export_pass *x, uint64_t t)
 {
@@ -100,7 +102,7 @@ static inline double export_ns(const struct export_pass *x, uint64_t t)
 
 /* -- Formats ------------------------------------------------------------------ */
 
-/* Any thread. Write path's log to out in a format. Returns what
+/* Write path's log to out in a format. Returns what
 ** export_pass_run does (the file is written for a truncated or corrupt
 ** log too, from its valid part), EXPORT_EMPTY, -ENOMEM or -EIO (writing
 ** out failed); message in err. */

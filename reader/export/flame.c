@@ -2,6 +2,8 @@
 ** ljlog exports: the HTML flame graph.
 ** Trees of frame names aggregated by path (one per view), written as JSON
 ** into the page made from reader/export/flame.html at build time.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "export/flame.h"
 
@@ -11,7 +13,7 @@
 #include <string.h>
 
 #include "flame_html.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 
@@ -38,7 +40,7 @@ struct fx {
 
 /* -- Trees ---------------------------------------------------------------------- */
 
-/* Any thread. Free a tree. */
+/* Free a tree. */
 static void tree_free(struct ftree *t)
 {
 	free(t->parent);
@@ -49,7 +51,7 @@ static void tree_free(struct ftree *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* Any thread. A tree with its root; 0 or -ENOMEM. */
+/* A tree with its root; 0 or -ENOMEM. */
 static int tree_init(struct ftree *t)
 {
 	memset(t, 0, sizeof *t);
@@ -69,7 +71,7 @@ static int tree_init(struct ftree *t)
 	return 0;
 }
 
-/* Any thread. The child of node parent named name (an index in the
+/* The child of node parent named name (an index in the
 ** names), made when new; -1 when out of memory. */
 static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
 {
@@ -108,14 +110,14 @@ static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
 	return (int64_t)t->n++;
 }
 
-/* Any thread. Add weight w to node's self weight (the base's when the
+/* Add weight w to node's self weight (the base's when the
 ** tree is being built from the base). */
 static void tree_add(struct ftree *t, int64_t node, uint64_t w)
 {
 	(t->base ? t->bself : t->self)[node] += w;
 }
 
-/* Any thread. Index of a name (0 on failure, with err set). */
+/* Index of a name (0 on failure, with err set). */
 static uint32_t name_idx(struct fx *x, const char *s, size_t len)
 {
 	int64_t i = intern_put(&x->names, s, len);
@@ -126,7 +128,7 @@ static uint32_t name_idx(struct fx *x, const char *s, size_t len)
 	return (uint32_t)i;
 }
 
-/* Any thread. Sampled stacks (x->view), weighed by samples. */
+/* Sampled stacks (x->view), weighed by samples. */
 static int tree_samples(struct fx *x, struct ftree *t)
 {
 	const struct samples *s = &x->p->smp;
@@ -158,7 +160,7 @@ static int tree_samples(struct fx *x, struct ftree *t)
 	return x->err;
 }
 
-/* Any thread. Call paths, weighed by self time in ns; paths with neither
+/* Call paths, weighed by self time in ns; paths with neither
 ** calls nor time (left out by a window or a filter) are not drawn. */
 static int tree_calls(struct fx *x, struct ftree *t)
 {
@@ -194,7 +196,7 @@ static int tree_calls(struct fx *x, struct ftree *t)
 	return x->err;
 }
 
-/* Any thread. Allocation sites, function then line, weighed by bytes. */
+/* Allocation sites, function then line, weighed by bytes. */
 static int tree_alloc(struct fx *x, struct ftree *t)
 {
 	const struct heap *h = &x->p->heap;
@@ -222,7 +224,7 @@ static int tree_alloc(struct fx *x, struct ftree *t)
 
 /* -- JSON ------------------------------------------------------------------------ */
 
-/* Any thread. Length of the valid UTF-8 sequence at s (n bytes left), 0
+/* Length of the valid UTF-8 sequence at s (n bytes left), 0
 ** when not valid. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
@@ -252,7 +254,7 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return k;
 }
 
-/* Any thread. A JSON string literal safe inside <script>. */
+/* A JSON string literal safe inside <script>. */
 void flame_json_str(FILE *out, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -284,7 +286,7 @@ void flame_json_str(FILE *out, const char *s, size_t len)
 	putc('"', out);
 }
 
-/* Any thread. One view as JSON: its nodes as (parent, name, self) triples,
+/* One view as JSON: its nodes as (parent, name, self) triples,
 ** parents first. */
 static void view_json(FILE *out, const char *id, const char *label,
 		      const char *unit, const struct ftree *t, int first,
@@ -307,7 +309,7 @@ static void view_json(FILE *out, const char *id, const char *label,
 	fputs("]}", out);
 }
 
-/* Any thread. Build view tree t of x->p with fn, then (base not NULL) add
+/* Build view tree t of x->p with fn, then (base not NULL) add
 ** the base's weights to it by the same paths. */
 static int tree_both(struct fx *x, struct ftree *t, const struct profile *base,
 		     int (*fn)(struct fx *, struct ftree *))
@@ -327,7 +329,7 @@ static int tree_both(struct fx *x, struct ftree *t, const struct profile *base,
 
 /* -- The page -------------------------------------------------------------------- */
 
-/* Any thread. The flame page. */
+/* The flame page. */
 int export_flame(const struct profile *p, const struct profile *base,
 		 const char *title, int host, FILE *out)
 {

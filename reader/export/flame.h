@@ -2,6 +2,8 @@
 ** ljlog exports: a self-contained HTML flame graph.
 ** The page (reader/export/flame.html: markup, CSS and script of our own,
 ** no network request) with the profile's trees embedded as JSON.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_EXPORT_FLAME_H
 #define LJLOG_READER_EXPORT_FLAME_H
@@ -10,7 +12,7 @@
 
 struct profile;
 
-/* Any thread. Write the flame page of profile p (loaded with
+/* Write the flame page of profile p (loaded with
 ** PROFILE_CALLTREE) to out, titled title: one view per kind of weight the
 ** log has (samples, call time, allocated bytes), each a tree of frames
 ** aggregated by path. Samples are Lua-first stacks (SAMPLES_VIEW_LUA_FIRST),
@@ -23,7 +25,7 @@ struct profile;
 int export_flame(const struct profile *p, const struct profile *base,
 		 const char *title, int host, FILE *out);
 
-/* Any thread. Write s[0..len) to out as a JSON string literal that is safe
+/* Write s[0..len) to out as a JSON string literal that is safe
 ** inside an HTML <script> element: '<', '>' and '&' as \u escapes (no
 ** "</script>", no "<!--"), control characters escaped, bytes that are not
 ** valid UTF-8 as \u00XX. */

@@ -11,6 +11,8 @@
 ** go to synthetic nodes only, so DevTools sees no "user roots" and keeps
 ** every self size as written: the objects' sizes add up to the snapshot's
 ** bytes, all nodes to LuaJIT's heap total (gc_total).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "config.h"
 #include "export/heapsnapshot.h"
@@ -24,7 +26,7 @@
 #include "blocks/format.h"
 #include "export/json.h"
 #include "proc/hsnap.h"
-#include "reader.h"
+#include "block/reader.h"
 #include "util/hmap.h"
 
 /* DevTools' node and edge types (their index in meta). */
@@ -153,7 +155,7 @@ struct hs {
 
 /* -- Strings ----------------------------------------------------------------- */
 
-/* Any thread. FNV-1a of s[0..len). */
+/* FNV-1a of s[0..len). */
 static uint32_t hash(const char *s, size_t len)
 {
 	uint32_t h = 2166136261u;
@@ -162,7 +164,7 @@ static uint32_t hash(const char *s, size_t len)
 	return h;
 }
 
-/* Any thread. Grow the slot table to nslot (a power of 2). */
+/* Grow the slot table to nslot (a power of 2). */
 static int st_rehash(struct strtab *t, uint32_t nslot)
 {
 	uint32_t *ns = calloc(nslot, sizeof *ns);
@@ -180,7 +182,7 @@ static int st_rehash(struct strtab *t, uint32_t nslot)
 	return 0;
 }
 
-/* Any thread. The index of s[0..len) in t, added when new; -ENOMEM. */
+/* The index of s[0..len) in t, added when new; -ENOMEM. */
 static int64_t st_intern(struct strtab *t, const char *s, size_t len)
 {
 	if ((t->n + 1) * 2 > t->nslot &&
@@ -215,7 +217,7 @@ static int64_t st_intern(struct strtab *t, const char *s, size_t len)
 	return t->n++;
 }
 
-/* Any thread. The index of s[0..len) in t, or -1. */
+/* The index of s[0..len) in t, or -1. */
 static int64_t st_find(const struct strtab *t, const char *s, size_t len)
 {
 	if (!t->nslot)
@@ -229,7 +231,7 @@ static int64_t st_find(const struct strtab *t, const char *s, size_t len)
 	return -1;
 }
 
-/* Any thread. st_intern of a printf-formatted string (at most 255 bytes). */
+/* st_intern of a printf-formatted string (at most 255 bytes). */
 static int64_t st_printf(struct strtab *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 static int64_t st_printf(struct strtab *t, const char *fmt, ...)
@@ -245,7 +247,7 @@ static int64_t st_printf(struct strtab *t, const char *fmt, ...)
 			 (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* Any thread. Free t. */
+/* Free t. */
 static void st_free(struct strtab *t)
 {
 	for (uint32_t i = 0; i < t->n; i++)
@@ -257,7 +259,7 @@ static void st_free(struct strtab *t)
 
 /* -- Collecting the snapshot ------------------------------------------------ */
 
-/* Any thread. Make room for one more element of size sz in *v. */
+/* Make room for one more element of size sz in *v. */
 static int grow(void **v, size_t n, size_t *cap, size_t sz)
 {
 	if (n < *cap)
@@ -271,7 +273,7 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz)
 	return 0;
 }
 
-/* Any thread. Append an edge to *v. */
+/* Append an edge to *v. */
 static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
 		     int64_t name, uint64_t dst)
 {
@@ -281,7 +283,7 @@ static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
 	return 0;
 }
 
-/* Any thread. The name of an object's node. */
+/* The name of an object's node. */
 static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
 {
 	struct strtab *t = &x->st;
@@ -323,7 +325,7 @@ static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
 	}
 }
 
-/* Any thread. The node type of an object type. */
+/* The node type of an object type. */
 static uint8_t obj_type(unsigned type)
 {
 	switch (type) {
@@ -338,7 +340,7 @@ static uint8_t obj_type(unsigned type)
 	}
 }
 
-/* Any thread. A number key ("%.17g") as an array index, or -1. */
+/* A number key ("%.17g") as an array index, or -1. */
 static int64_t num_index(const char *s, size_t len)
 {
 	if (!len || len > 10)
@@ -352,7 +354,7 @@ static int64_t num_index(const char *s, size_t len)
 	return v <= UINT32_MAX ? (int64_t)v : -1;
 }
 
-/* Any thread. One reference as an edge of the current object. */
+/* One reference as an edge of the current object. */
 static int add_ref(struct hs *x, const struct decode_href *r)
 {
 	struct strtab *t = &x->st;
@@ -424,7 +426,7 @@ static int add_ref(struct hs *x, const struct decode_href *r)
 	return 0;
 }
 
-/* Any thread. Is the snapshot being decoded the one kept? */
+/* Is the snapshot being decoded the one kept? */
 static int is_kept(struct hs *x)
 {
 	return x->h.n == x->want && !x->done;
@@ -438,7 +440,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return s.intro(s.ud, in);
 }
 
-/* Any thread. A MAPPING or NAME record: keep the name of a function (the
+/* A MAPPING or NAME record: keep the name of a function (the
 ** last one given, but never "" for a name). */
 static int on_record(void *ud, struct decode_obj *r)
 {
@@ -510,7 +512,7 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 	return 0;
 }
 
-/* Any thread. A root's kind: its name without a trailing " N". */
+/* A root's kind: its name without a trailing " N". */
 static size_t root_kind_len(const char *s, size_t len)
 {
 	size_t n = len;
@@ -565,7 +567,7 @@ static int on_summary(void *ud, const struct decode_hsummary *sm)
 	return 0;
 }
 
-/* Any thread. Decode path with x's sink; decode_run's result. */
+/* Decode path with x's sink; decode_run's result. */
 static int pass(struct hs *x, const char *path, char *err, size_t errlen)
 {
 	struct reader *r;
@@ -598,7 +600,7 @@ static int pass(struct hs *x, const char *path, char *err, size_t errlen)
 
 /* -- Writing ------------------------------------------------------------------ */
 
-/* Any thread. A synthetic node's ID: fixed for the known names. */
+/* A synthetic node's ID: fixed for the known names. */
 static uint64_t syn_id(const char *name)
 {
 	for (size_t i = 0; i < NFIXED; i++)
@@ -607,7 +609,7 @@ static uint64_t syn_id(const char *name)
 	return 2 * (NFIXED + 1 + (hash(name, strlen(name)) & 0x3fffffff));
 }
 
-/* Any thread. A new synthetic node named name (interned). */
+/* A new synthetic node named name (interned). */
 static struct syn *add_syn(struct hs *x, int64_t name, uint64_t size)
 {
 	if (name < 0 ||
@@ -619,7 +621,7 @@ static struct syn *add_syn(struct hs *x, int64_t name, uint64_t size)
 	return s;
 }
 
-/* Any thread. Order roots by kind, keeping the log's order within one. */
+/* Order roots by kind, keeping the log's order within one. */
 static int by_kind(const void *a, const void *b)
 {
 	const struct root *x = a, *y = b;
@@ -628,7 +630,7 @@ static int by_kind(const void *a, const void *b)
 	return x->target < y->target ? -1 : x->target > y->target;
 }
 
-/* Any thread. The synthetic nodes: root kinds, unreachable, parts. The
+/* The synthetic nodes: root kinds, unreachable, parts. The
 ** root node is sn[0]; its edges are built last (to every other synthetic
 ** node but the parts). Edge targets: node ordinals + 1 for synthetic
 ** nodes' edges to synthetic nodes, heap IDs for the rest (told apart by
@@ -677,7 +679,7 @@ static int build_syn(struct hs *x, size_t *nkinds)
 	return 0;
 }
 
-/* Any thread. Write the meta object. */
+/* Write the meta object. */
 static void put_meta(FILE *f)
 {
 	fputs("{\"snapshot\":{\"meta\":{"
@@ -702,7 +704,7 @@ static void put_meta(FILE *f)
 	      f);
 }
 
-/* Any thread. Write x's snapshot to f; 0, -ENOMEM or -EOVERFLOW. */
+/* Write x's snapshot to f; 0, -ENOMEM or -EOVERFLOW. */
 static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
 {
 	size_t nkinds;
@@ -823,7 +825,7 @@ static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
 	return 0;
 }
 
-/* Any thread. Free x. */
+/* Free x. */
 static void hs_free(struct hs *x)
 {
 	hsnap_free(&x->h);
@@ -838,7 +840,7 @@ static void hs_free(struct hs *x)
 	free(x->se);
 }
 
-/* Any thread. See heapsnapshot.h. */
+/* See heapsnapshot.h. */
 int export_heapsnapshot(const char *path, FILE *out,
 			const struct export_opts *o, char *err, size_t errlen)
 {

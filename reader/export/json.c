@@ -1,6 +1,8 @@
 /*
 ** ljlog reader exports: a minimal JSON writer (strings escaped, commas
 ** tracked).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "export/json.h"
 
@@ -9,7 +11,7 @@
 
 /* -- Strings ------------------------------------------------------------------ */
 
-/* Any thread. Length of the valid UTF-8 sequence at s (len bytes left), 0 if
+/* Length of the valid UTF-8 sequence at s (len bytes left), 0 if
 ** the bytes there are not one (overlong, surrogate, past U+10FFFF, cut). */
 static size_t utf8_len(const unsigned char *s, size_t len)
 {
@@ -38,7 +40,7 @@ static size_t utf8_len(const unsigned char *s, size_t len)
 	return n;
 }
 
-/* Any thread. Write s[0..len) as a JSON string literal. */
+/* Write s[0..len) as a JSON string literal. */
 void json_quote(FILE *f, const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -92,7 +94,7 @@ void json_quote(FILE *f, const char *s, size_t len)
 
 /* -- Writer ------------------------------------------------------------------- */
 
-/* Any thread. Start writing to f. */
+/* Start writing to f. */
 void json_init(struct json *j, FILE *f, int pretty)
 {
 	memset(j, 0, sizeof *j);
@@ -101,7 +103,7 @@ void json_init(struct json *j, FILE *f, int pretty)
 	j->first[0] = 1;
 }
 
-/* Any thread. Comma, indentation and key before a member. */
+/* Comma, indentation and key before a member. */
 static void member(struct json *j, const char *key)
 {
 	if (!j->first[j->depth])
@@ -118,7 +120,7 @@ static void member(struct json *j, const char *key)
 	}
 }
 
-/* Any thread. Open a container. */
+/* Open a container. */
 static void open_c(struct json *j, const char *key, char c)
 {
 	member(j, key);
@@ -128,19 +130,19 @@ static void open_c(struct json *j, const char *key, char c)
 	j->first[j->depth] = 1;
 }
 
-/* Any thread. Open an object. */
+/* Open an object. */
 void json_obj(struct json *j, const char *key)
 {
 	open_c(j, key, '{');
 }
 
-/* Any thread. Open an array. */
+/* Open an array. */
 void json_arr(struct json *j, const char *key)
 {
 	open_c(j, key, '[');
 }
 
-/* Any thread. Close the innermost container with c ('}' or ']'). */
+/* Close the innermost container with c ('}' or ']'). */
 void json_close(struct json *j, char c)
 {
 	int empty = j->first[j->depth];
@@ -156,48 +158,48 @@ void json_close(struct json *j, char c)
 		putc('\n', j->f);
 }
 
-/* Any thread. A string member. */
+/* A string member. */
 void json_str(struct json *j, const char *key, const char *s, size_t len)
 {
 	member(j, key);
 	json_quote(j->f, s ? s : "", s ? len : 0);
 }
 
-/* Any thread. A NUL-terminated string member. */
+/* A NUL-terminated string member. */
 void json_cstr(struct json *j, const char *key, const char *s)
 {
 	json_str(j, key, s, s ? strlen(s) : 0);
 }
 
-/* Any thread. An unsigned member. */
+/* An unsigned member. */
 void json_u64(struct json *j, const char *key, uint64_t v)
 {
 	member(j, key);
 	fprintf(j->f, "%" PRIu64, v);
 }
 
-/* Any thread. A signed member. */
+/* A signed member. */
 void json_i64(struct json *j, const char *key, int64_t v)
 {
 	member(j, key);
 	fprintf(j->f, "%" PRId64, v);
 }
 
-/* Any thread. A boolean member. */
+/* A boolean member. */
 void json_bool(struct json *j, const char *key, int v)
 {
 	member(j, key);
 	fputs(v ? "true" : "false", j->f);
 }
 
-/* Any thread. A null member. */
+/* A null member. */
 void json_null(struct json *j, const char *key)
 {
 	member(j, key);
 	fputs("null", j->f);
 }
 
-/* Any thread. Write v with up to 3 decimals, trailing zeros dropped. */
+/* Write v with up to 3 decimals, trailing zeros dropped. */
 void json_put_num(FILE *f, double v)
 {
 	char buf[64];
@@ -213,7 +215,7 @@ void json_put_num(FILE *f, double v)
 	fwrite(buf, 1, (size_t)n, f);
 }
 
-/* Any thread. A number member. */
+/* A number member. */
 void json_num(struct json *j, const char *key, double v)
 {
 	member(j, key);

@@ -1,6 +1,8 @@
 /*
 ** ljlog reader exports: a minimal JSON writer (strings escaped, commas
 ** tracked), shared by `ljlog report --json` and the exports.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_EXPORT_JSON_H
 #define LJLOG_READER_EXPORT_JSON_H
@@ -16,17 +18,17 @@ struct json {
 	int pretty;
 };
 
-/* Any thread. Start writing to f. */
+/* Start writing to f. */
 void json_init(struct json *j, FILE *f, int pretty);
 
-/* Any thread. Open an object/array, as a member named key (NULL in arrays). */
+/* Open an object/array, as a member named key (NULL in arrays). */
 void json_obj(struct json *j, const char *key);
 void json_arr(struct json *j, const char *key);
 
-/* Any thread. Close the innermost object or array. */
+/* Close the innermost object or array. */
 void json_close(struct json *j, char c);
 
-/* Any thread. Members/elements (key NULL inside arrays). */
+/* Members/elements (key NULL inside arrays). */
 void json_str(struct json *j, const char *key, const char *s, size_t len);
 void json_cstr(struct json *j, const char *key, const char *s);
 void json_u64(struct json *j, const char *key, uint64_t v);
@@ -34,15 +36,15 @@ void json_i64(struct json *j, const char *key, int64_t v);
 void json_bool(struct json *j, const char *key, int v);
 void json_null(struct json *j, const char *key);
 
-/* Any thread. Write s[0..len) as a JSON string literal: control characters
+/* Write s[0..len) as a JSON string literal: control characters
 ** and quotes escaped, bytes that are not valid UTF-8 as \u00XX. */
 void json_quote(FILE *f, const char *s, size_t len);
 
-/* Any thread. A number member: a double, in a form that keeps 3 decimals
+/* A number member: a double, in a form that keeps 3 decimals
 ** (no inf or nan: 0). */
 void json_num(struct json *j, const char *key, double v);
 
-/* Any thread. Write v as json_num does. */
+/* Write v as json_num does. */
 void json_put_num(FILE *f, double v);
 
 #endif

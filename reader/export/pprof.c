@@ -2,6 +2,8 @@
 ** ljlog exports: pprof (profile.proto, gzipped).
 ** A protobuf encoder of its own (varints, length-delimited fields), the
 ** string, function and location tables, then zlib's gzip stream.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "export/pprof.h"
 
@@ -11,7 +13,7 @@
 #include <zlib.h>
 
 #include "blocks/format.h"
-#include "profile.h"
+#include "profile/profile.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 
@@ -37,7 +39,7 @@ struct pb {
 	int err;
 };
 
-/* Any thread. Room for n more bytes; 0 or -ENOMEM (sticky). */
+/* Room for n more bytes; 0 or -ENOMEM (sticky). */
 static int pb_room(struct pb *p, size_t n)
 {
 	if (p->err)
@@ -55,7 +57,7 @@ static int pb_room(struct pb *p, size_t n)
 	return 0;
 }
 
-/* Any thread. A base-128 varint. */
+/* A base-128 varint. */
 static void pb_varint(struct pb *p, uint64_t v)
 {
 	if (pb_room(p, 10))
@@ -67,13 +69,13 @@ static void pb_varint(struct pb *p, uint64_t v)
 	} while (v);
 }
 
-/* Any thread. A field's key. */
+/* A field's key. */
 static void pb_key(struct pb *p, unsigned field, unsigned wire)
 {
 	pb_varint(p, (uint64_t)field << 3 | wire);
 }
 
-/* Any thread. A varint field (int64 values are never negative here);
+/* A varint field (int64 values are never negative here);
 ** left out when 0, protobuf's default. */
 static void pb_u64(struct pb *p, unsigned field, uint64_t v)
 {
@@ -83,7 +85,7 @@ static void pb_u64(struct pb *p, unsigned field, uint64_t v)
 	pb_varint(p, v);
 }
 
-/* Any thread. A length-delimited field: bytes, a string or a message. */
+/* A length-delimited field: bytes, a string or a message. */
 static void pb_bytes(struct pb *p, unsigned field, const void *s, size_t n)
 {
 	pb_key(p, field, PB_LEN);
@@ -94,7 +96,7 @@ static void pb_bytes(struct pb *p, unsigned field, const void *s, size_t n)
 	}
 }
 
-/* Any thread. Sub-message sub as field of p; sub is emptied. */
+/* Sub-message sub as field of p; sub is emptied. */
 static void pb_msg(struct pb *p, unsigned field, struct pb *sub)
 {
 	if (sub->err)
@@ -149,7 +151,7 @@ struct px {
 	int err;
 };
 
-/* Any thread. Index of s in the string table (-1: out of memory). */
+/* Index of s in the string table (-1: out of memory). */
 static int64_t str_idx(struct px *x, const char *s)
 {
 	int64_t i = intern_put(&x->strs, s, strlen(s));
@@ -158,7 +160,7 @@ static int64_t str_idx(struct px *x, const char *s)
 	return i < 0 ? 0 : i;
 }
 
-/* Any thread. A Function message; its id. */
+/* A Function message; its id. */
 static uint32_t func_add(struct px *x, const char *name, const char *file,
 			 uint64_t line)
 {
@@ -174,7 +176,7 @@ static uint32_t func_add(struct px *x, const char *name, const char *file,
 	return id;
 }
 
-/* Any thread. The Function of fnid function fn: one per name, file and
+/* The Function of fnid function fn: one per name, file and
 ** line, so that a base's functions are the run's. */
 static uint32_t func_of(struct px *x, uint32_t fn)
 {
@@ -209,7 +211,7 @@ static uint32_t func_of(struct px *x, uint32_t fn)
 	return x->fnfunc[fn] = x->fkeyfunc[i];
 }
 
-/* Any thread. The Function of a pseudo-frame named name ("trace 3",
+/* The Function of a pseudo-frame named name ("trace 3",
 ** "(idle)"). */
 static uint32_t func_pseudo(struct px *x, const char *name)
 {
@@ -234,7 +236,7 @@ static uint32_t func_pseudo(struct px *x, const char *name)
 	return x->psfunc[i];
 }
 
-/* Any thread. The Location of Function func at line (one Line each). */
+/* The Location of Function func at line (one Line each). */
 static uint64_t loc_of(struct px *x, uint32_t func, uint64_t line)
 {
 	if (line > UINT32_MAX)
@@ -257,7 +259,7 @@ static uint64_t loc_of(struct px *x, uint32_t func, uint64_t line)
 	return *v;
 }
 
-/* Any thread. A Sample: x->ids[0..n) (leaf first), x->vals, and its
+/* A Sample: x->ids[0..n) (leaf first), x->vals, and its
 ** labels (lk < 0: none; a string label when str, else num). */
 static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 		       const char *state, const char *zone)
@@ -330,7 +332,7 @@ static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 
 /* -- Samples ------------------------------------------------------------------ */
 
-/* Any thread. n samples ending at leaf node of the sample tree in VM vm,
+/* n samples ending at leaf node of the sample tree in VM vm,
 ** in zone (the innermost open one; NULL none): a Sample. */
 static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
 		     const char *zone)
@@ -379,13 +381,13 @@ static int leaf_emit(struct px *x, uint32_t node, uint32_t vm, uint64_t n,
 	return x->err;
 }
 
-/* Any thread. One leaf of the sample tree in one VM: a Sample. */
+/* One leaf of the sample tree in one VM: a Sample. */
 static int leaf_vm(void *ud, uint32_t node, uint32_t vm, uint64_t n)
 {
 	return leaf_emit(ud, node, vm, n, NULL);
 }
 
-/* Any thread. Samples by leaf node, VM, then innermost zone. */
+/* Samples by leaf node, VM, then innermost zone. */
 static int by_leaf(const void *a, const void *b)
 {
 	const struct zones_smp *x = a, *y = b;
@@ -396,7 +398,7 @@ static int by_leaf(const void *a, const void *b)
 	return x->zone < y->zone ? -1 : x->zone > y->zone;
 }
 
-/* Any thread. The samples of a log with zones: one Sample per leaf node,
+/* The samples of a log with zones: one Sample per leaf node,
 ** VM and innermost zone (from the zones processor's own list of samples,
 ** which holds each one's leaf node). 0, or 1 when that list does not
 ** match the sample tree (then the caller goes by the tree, unlabelled). */
@@ -425,7 +427,7 @@ static int leaves_zoned(struct px *x)
 
 /* -- Allocations and calls ---------------------------------------------------- */
 
-/* Any thread. The allocations of a log with zones: one Sample per site and
+/* The allocations of a log with zones: one Sample per site and
 ** innermost zone (allocations only; a site's live figures stay on its
 ** unlabelled Sample). in[2 * site] and in[2 * site + 1] get the count and
 ** bytes so labelled. */
@@ -448,7 +450,7 @@ static void sites_zoned(struct px *x, uint64_t *in)
 	}
 }
 
-/* Any thread. One Sample per allocation site: its function at its line
+/* One Sample per allocation site: its function at its line
 ** (with zones: what it allocated outside them, and what is live). */
 static void sites(struct px *x)
 {
@@ -490,7 +492,7 @@ static void sites(struct px *x)
 	free(in);
 }
 
-/* Any thread. One Sample per call path: calls of its innermost function
+/* One Sample per call path: calls of its innermost function
 ** and its self time. */
 static void callpaths(struct px *x)
 {
@@ -516,7 +518,7 @@ static void callpaths(struct px *x)
 
 /* -- The profile --------------------------------------------------------------- */
 
-/* Any thread. A ValueType message as field of the Profile. */
+/* A ValueType message as field of the Profile. */
 static void value_type(struct px *x, unsigned field, const char *type,
 		       const char *unit)
 {
@@ -525,7 +527,7 @@ static void value_type(struct px *x, unsigned field, const char *type,
 	pb_msg(&x->out, field, &x->tmp);
 }
 
-/* Any thread. The longest call path (a node comes after its parent); 0
+/* The longest call path (a node comes after its parent); 0
 ** when out of memory. */
 static size_t call_depth_max(const struct calls *c)
 {
@@ -543,7 +545,7 @@ static size_t call_depth_max(const struct calls *c)
 	return max;
 }
 
-/* Any thread. gzip buf[0..len) to out; 0, -ENOMEM or -EIO. */
+/* gzip buf[0..len) to out; 0, -ENOMEM or -EIO. */
 static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 {
 	z_stream z;
@@ -574,8 +576,8 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 	return rc;
 }
 
-/* Any thread. The pprof export. */
-/* Any thread. The run's samples, sites and call paths of x->p (those
+/* The pprof export. */
+/* The run's samples, sites and call paths of x->p (those
 ** there are), then the base's, negated. */
 static void all_samples(struct px *x, const struct profile *base, int has_smp,
 			int has_alloc, int has_calls)

@@ -2,6 +2,8 @@
 ** ljlog exports: pprof (profile.proto, gzipped), for `go tool pprof`.
 ** What the log has, in one profile: timer samples, allocation sites and
 ** the call tree, each with sample types of its own.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_EXPORT_PPROF_H
 #define LJLOG_READER_EXPORT_PPROF_H
@@ -23,13 +25,13 @@ struct pprof_opts {
 	const struct profile *base;
 };
 
-/* Any thread. Write profile p (loaded with PROFILE_CALLTREE) to out as a
+/* Write profile p (loaded with PROFILE_CALLTREE) to out as a
 ** gzipped profile.proto. 0, -ENODATA (nothing to export: no samples, no
 ** allocations, no calls), -ENOMEM, or -EIO (out failed; errno says). */
 int export_pprof(const struct profile *p, const struct pprof_opts *o,
 		 FILE *out);
 
-/* Any thread. What the pprof export leaves out, one line per item, for
+/* What the pprof export leaves out, one line per item, for
 ** stderr and the man page. */
 extern const char export_pprof_omits[];
 

@@ -18,6 +18,8 @@
 ** line. A profile's events are written together, so the pass spills them
 ** to a temporary file in chunks, per profile: memory stays in proportion
 ** to the profiles, not to the log.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "config.h"
 #include "export/export.h"
@@ -78,7 +80,7 @@ struct ss {
 
 /* -- Collecting --------------------------------------------------------------- */
 
-/* Any thread. The map key of a profile. */
+/* The map key of a profile. */
 static uint64_t track_key(uint32_t vm, uint32_t co, int sampled)
 {
 	return (((uint64_t)vm << 33) | ((uint64_t)co << 1) |
@@ -86,7 +88,7 @@ static uint64_t track_key(uint32_t vm, uint32_t co, int sampled)
 	       1;
 }
 
-/* Any thread. The profile (vm, co, sampled), made when new; NULL when out
+/* The profile (vm, co, sampled), made when new; NULL when out
 ** of memory. */
 static struct track *track_get(struct ss *s, uint32_t vm, uint32_t co,
 			       int sampled)
@@ -120,7 +122,7 @@ static struct track *track_get(struct ss *s, uint32_t vm, uint32_t co,
 	return s->last = t;
 }
 
-/* Any thread. Append a record to t, spilling its full chunk first. */
+/* Append a record to t, spilling its full chunk first. */
 static void track_add(struct ss *s, struct track *t, uint64_t ts, uint32_t a,
 		      uint32_t b)
 {
@@ -157,7 +159,7 @@ static void track_add(struct ss *s, struct track *t, uint64_t ts, uint32_t a,
 	t->count++;
 }
 
-/* Any thread. 1 when the evented profiles are left out: their events
+/* 1 when the evented profiles are left out: their events
 ** would take more than half the budget. */
 static int evented_full(struct ss *s)
 {
@@ -169,7 +171,7 @@ static int evented_full(struct ss *s)
 	return 1;
 }
 
-/* Any thread. calls_obs: a frame opens on a coroutine's track. */
+/* calls_obs: a frame opens on a coroutine's track. */
 static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 		    int resumed)
 {
@@ -184,7 +186,7 @@ static void on_open(void *ud, uint32_t vm, uint32_t co, uint32_t fn, uint64_t t,
 		track_add(s, tr, t, fn, 0);
 }
 
-/* Any thread. calls_obs: a frame closes. */
+/* calls_obs: a frame closes. */
 static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 		     uint64_t t, int suspended)
 {
@@ -199,7 +201,7 @@ static void on_close(void *ud, uint32_t vm, uint32_t co, uint32_t fn,
 		track_add(s, tr, t, fn, 1);
 }
 
-/* Any thread. A sample: its node in the sample tree (the samples
+/* A sample: its node in the sample tree (the samples
 ** processor saw it first). */
 static int on_sample(void *ud, const struct decode_sample *sm)
 {
@@ -217,7 +219,7 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 
 /* -- Reading back ------------------------------------------------------------- */
 
-/* Any thread. Call fn on each record of t in order; stops at a non-zero
+/* Call fn on each record of t in order; stops at a non-zero
 ** return or a read error. */
 static int track_each(struct ss *s, struct track *t,
 		      int (*fn)(struct ss *s, const struct rec *r, void *ud),
@@ -242,7 +244,7 @@ static int track_each(struct ss *s, struct track *t,
 	return rc;
 }
 
-/* Any thread. Index of the shared frame (kind, a, line); -ENOMEM. */
+/* Index of the shared frame (kind, a, line); -ENOMEM. */
 static int64_t frame_of(struct ss *s, unsigned kind, uint32_t a, uint64_t line)
 {
 	uint8_t key[16];
@@ -261,7 +263,7 @@ struct ev_state {
 	double last;
 };
 
-/* Any thread. One evented record as an O or C event. */
+/* One evented record as an O or C event. */
 static int write_ev(struct ss *s, const struct rec *r, void *ud)
 {
 	struct ev_state *e = ud;
@@ -280,7 +282,7 @@ static int write_ev(struct ss *s, const struct rec *r, void *ud)
 	return 0;
 }
 
-/* Any thread. First record's time of t. */
+/* First record's time of t. */
 static int first_ts(struct ss *s, const struct rec *r, void *ud)
 {
 	(void)s;
@@ -288,7 +290,7 @@ static int first_ts(struct ss *s, const struct rec *r, void *ud)
 	return 1;
 }
 
-/* Any thread. Write an evented profile. */
+/* Write an evented profile. */
 static int write_evented(struct ss *s, struct json *j, struct track *t)
 {
 	char name[160], vm[64];
@@ -328,7 +330,7 @@ struct smp_state {
 	double iv; /* the sampling interval (ns), 0 unknown */
 };
 
-/* Any thread. A sample's weight: the timer intervals it stands for times
+/* A sample's weight: the timer intervals it stands for times
 ** the interval (its thread's CPU time, or wall-clock time with wall);
 ** without a known interval, the time since the one before (the first
 ** weighs what the second does). */
@@ -343,7 +345,7 @@ static double smp_weight(struct ss *s, struct smp_state *m, const struct rec *r)
 	return w < 0 ? 0 : w;
 }
 
-/* Any thread. One sample: its stack or its weight. */
+/* One sample: its stack or its weight. */
 static int write_smp(struct ss *s, const struct rec *r, void *ud)
 {
 	struct smp_state *m = ud;
@@ -378,7 +380,7 @@ static int write_smp(struct ss *s, const struct rec *r, void *ud)
 	return 0;
 }
 
-/* Any thread. The first two sample times of t, for the first weight. */
+/* The first two sample times of t, for the first weight. */
 static int two_ts(struct ss *s, const struct rec *r, void *ud)
 {
 	uint64_t *v = ud;
@@ -387,7 +389,7 @@ static int two_ts(struct ss *s, const struct rec *r, void *ud)
 	return v[2] == 2;
 }
 
-/* Any thread. Write a sampled profile of a VM's timer samples. */
+/* Write a sampled profile of a VM's timer samples. */
 static int write_sampled(struct ss *s, struct json *j, struct track *t)
 {
 	char name[128];
@@ -424,7 +426,7 @@ static int write_sampled(struct ss *s, struct json *j, struct track *t)
 	return 0;
 }
 
-/* Any thread. One O or C event of frame kind, a at ts; -ENOMEM. */
+/* One O or C event of frame kind, a at ts; -ENOMEM. */
 static int zone_ev(struct ss *s, struct json *j, unsigned kind, uint32_t a,
 		   uint64_t ts, int close)
 {
@@ -439,7 +441,7 @@ static int zone_ev(struct ss *s, struct json *j, unsigned kind, uint32_t a,
 	return 0;
 }
 
-/* Any thread. The marks of vm from *mi on with ts before t (all when
+/* The marks of vm from *mi on with ts before t (all when
 ** every is set), as zero-length frames. */
 static int zone_marks(struct ss *s, struct json *j, uint32_t vm, size_t *mi,
 		      uint64_t t, int every)
@@ -458,7 +460,7 @@ static int zone_marks(struct ss *s, struct json *j, uint32_t vm, size_t *mi,
 	return 0;
 }
 
-/* Any thread. The evented profile of vm's zones and marks: the spans in
+/* The evented profile of vm's zones and marks: the spans in
 ** the order they were pushed, each closed before the next one that is
 ** not nested in it opens; marks merged by time. */
 static int write_zones_vm(struct ss *s, struct json *j, uint32_t vm)
@@ -527,7 +529,7 @@ static int write_zones_vm(struct ss *s, struct json *j, uint32_t vm)
 	return 0;
 }
 
-/* Any thread. A "zones (VM n)" profile per VM with zones or marks, in
+/* A "zones (VM n)" profile per VM with zones or marks, in
 ** order of VM ID. */
 static int write_zones(struct ss *s, struct json *j)
 {
@@ -552,7 +554,7 @@ static int write_zones(struct ss *s, struct json *j)
 	}
 }
 
-/* Any thread. Write the allocation sites as a sampled profile in bytes:
+/* Write the allocation sites as a sampled profile in bytes:
 ** one sample per site, its function then its line. */
 static int write_alloc(struct ss *s, struct json *j)
 {
@@ -590,7 +592,7 @@ static int write_alloc(struct ss *s, struct json *j)
 	return 0;
 }
 
-/* Any thread. The depth to cut the call paths at (0: none) so that the
+/* The depth to cut the call paths at (0: none) so that the
 ** stacks of each call-tree profile take at most an eighth of the budget;
 ** depth
 ** of each node in d (a node comes after its parent). */
@@ -625,7 +627,7 @@ static uint32_t cut_depth(struct ss *s, const uint32_t *d, uint32_t maxd)
 	return cut;
 }
 
-/* Any thread. Write the call tree as a sampled profile: a sample per call
+/* Write the call tree as a sampled profile: a sample per call
 ** path, weighing its self time in nanoseconds (calls: its innermost
 ** function's calls by that path, unit "none"). Paths deeper than the cut
 ** (cut_depth) end at the cut in a frame "(calls deeper than N)" that
@@ -728,7 +730,7 @@ done:
 	return rc;
 }
 
-/* Any thread. Whether the call tree has self time to show. */
+/* Whether the call tree has self time to show. */
 static int has_calltree(const struct calls *c)
 {
 	for (uint32_t n = 1; n < c->nnode; n++)
@@ -737,7 +739,7 @@ static int has_calltree(const struct calls *c)
 	return 0;
 }
 
-/* Any thread. Write the shared frames. */
+/* Write the shared frames. */
 static void write_frames(struct ss *s, struct json *j)
 {
 	const struct fnid *fi = &s->x.p->fnid;
@@ -796,7 +798,7 @@ static void write_frames(struct ss *s, struct json *j)
 	json_close(j, ']');
 }
 
-/* Any thread. Profiles in order: by VM, evented (track 0 first, then by
+/* Profiles in order: by VM, evented (track 0 first, then by
 ** coroutine ID), then sampled. */
 static int track_cmp(const void *pa, const void *pb)
 {
@@ -809,7 +811,7 @@ static int track_cmp(const void *pa, const void *pb)
 	return a->co < b->co ? -1 : a->co > b->co;
 }
 
-/* Any thread. Write the file. */
+/* Write the file. */
 static int write_all(struct ss *s, FILE *out)
 {
 	struct json j;
@@ -861,7 +863,7 @@ static int write_all(struct ss *s, FILE *out)
 	return 0;
 }
 
-/* Any thread. Say what was left out to stay within the budget. */
+/* Say what was left out to stay within the budget. */
 static void note(struct ss *s, const struct export_opts *o)
 {
 	int n = 0;
@@ -880,7 +882,7 @@ static void note(struct ss *s, const struct export_opts *o)
 			 n ? "; " : "", s->cut_depth, s->cut_depth);
 }
 
-/* Any thread. Whether the heap processor saw allocated bytes. */
+/* Whether the heap processor saw allocated bytes. */
 static int has_alloc(const struct heap *h)
 {
 	for (size_t i = 0; i < h->nsite; i++)
@@ -889,7 +891,7 @@ static int has_alloc(const struct heap *h)
 	return 0;
 }
 
-/* Any thread. Write path's log as a speedscope file. */
+/* Write path's log as a speedscope file. */
 int export_speedscope(const char *path, FILE *out, const struct export_opts *o,
 		      char *err, size_t errlen)
 {

@@ -1,6 +1,8 @@
 /*
 ** ljlog reader processors: calls.
 ** One pass; no allocation per event except when a table grows.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/calls.h"
 
@@ -46,7 +48,7 @@ struct calls_vm {
 	int has_ts;
 };
 
-/* Any thread. Pass a warning on. */
+/* Pass a warning on. */
 static void warn(struct calls *c, const char *fmt, ...)
 {
 	char buf[512];
@@ -59,7 +61,7 @@ static void warn(struct calls *c, const char *fmt, ...)
 	c->warn(c->warn_ud, buf);
 }
 
-/* Any thread. Start c. */
+/* Start c. */
 int calls_init(struct calls *c, struct fnid *fnid, int tree,
 	       void (*warnf)(void *ud, const char *msg), void *ud)
 {
@@ -79,7 +81,7 @@ int calls_init(struct calls *c, struct fnid *fnid, int tree,
 	return 0;
 }
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void calls_free(struct calls *c)
 {
 	for (size_t i = 0; i < c->nvm; i++) {
@@ -105,21 +107,21 @@ void calls_free(struct calls *c)
 	memset(c, 0, sizeof *c);
 }
 
-/* Any thread. The stats of function fn. */
+/* The stats of function fn. */
 const struct calls_fn *calls_fn_get(const struct calls *c, uint32_t fn)
 {
 	static const struct calls_fn zero;
 	return fn < c->nfn ? &c->fns[fn] : &zero;
 }
 
-/* Any thread. The VM with this ID, or NULL. */
+/* The VM with this ID, or NULL. */
 static struct calls_vm *vm_find(const struct calls *c, uint32_t id)
 {
 	const uint64_t *i = hmap_get(&c->vmmap, (uint64_t)id + 1);
 	return i ? c->vms[*i - 1] : NULL;
 }
 
-/* Any thread. First and last event time of VM id. */
+/* First and last event time of VM id. */
 int calls_vm_span(const struct calls *c, uint32_t id, uint64_t *first,
 		  uint64_t *last)
 {
@@ -131,14 +133,14 @@ int calls_vm_span(const struct calls *c, uint32_t id, uint64_t *first,
 	return 1;
 }
 
-/* Any thread. Whether track 0 of VM id is its main coroutine. */
+/* Whether track 0 of VM id is its main coroutine. */
 int calls_vm_co0_main(const struct calls *c, uint32_t id)
 {
 	const struct calls_vm *v = vm_find(c, id);
 	return v && v->co0_named;
 }
 
-/* Any thread. The VM with this ID, created when new; NULL when out of
+/* The VM with this ID, created when new; NULL when out of
 ** memory. */
 static struct calls_vm *vm_get(struct calls *c, uint32_t id)
 {
@@ -168,7 +170,7 @@ static struct calls_vm *vm_get(struct calls *c, uint32_t id)
 	return v;
 }
 
-/* Any thread. Call-tree node for fn called from parent; -1 when out of
+/* Call-tree node for fn called from parent; -1 when out of
 ** memory. */
 static int64_t node_get(struct calls *c, uint32_t parent, uint32_t fn)
 {
@@ -203,7 +205,7 @@ static int64_t node_get(struct calls *c, uint32_t parent, uint32_t fn)
 	return n;
 }
 
-/* Any thread. Make the per-fn arrays (of c and of v) cover fn. */
+/* Make the per-fn arrays (of c and of v) cover fn. */
 static int fn_grow(struct calls *c, struct calls_vm *v, uint32_t fn)
 {
 	if (fn >= c->nfn) {
@@ -235,14 +237,14 @@ static int fn_grow(struct calls *c, struct calls_vm *v, uint32_t fn)
 	return 0;
 }
 
-/* Any thread. One more active frame of fn at t. */
+/* One more active frame of fn at t. */
 static inline void activate(struct calls_vm *v, uint32_t fn, uint64_t t)
 {
 	if (v->active[fn]++ == 0)
 		v->since[fn] = t;
 }
 
-/* Any thread. One active frame of fn fewer at t: total time when none left. */
+/* One active frame of fn fewer at t: total time when none left. */
 static inline void deactivate(struct calls *c, struct calls_vm *v, uint32_t fn,
 			      uint64_t t)
 {
@@ -250,7 +252,7 @@ static inline void deactivate(struct calls *c, struct calls_vm *v, uint32_t fn,
 		c->fns[fn].total += t - v->since[fn];
 }
 
-/* Any thread. Close the top frame of s at t. */
+/* Close the top frame of s at t. */
 static inline void pop(struct calls *c, struct calls_vm *v, struct costack *s,
 		       uint64_t t)
 {
@@ -262,7 +264,7 @@ static inline void pop(struct calls *c, struct calls_vm *v, struct costack *s,
 	}
 }
 
-/* Any thread. s leaves the chain (it yielded, returned or died): its frames
+/* s leaves the chain (it yielded, returned or died): its frames
 ** stop counting. */
 static void stack_leave(struct calls *c, struct calls_vm *v, struct costack *s,
 			uint64_t t)
@@ -276,7 +278,7 @@ static void stack_leave(struct calls *c, struct calls_vm *v, struct costack *s,
 	s->in_chain = 0;
 }
 
-/* Any thread. s joins the chain (resumed): its frames count again. */
+/* s joins the chain (resumed): its frames count again. */
 static void stack_enter(struct calls *c, struct calls_vm *v, struct costack *s,
 			uint64_t t)
 {
@@ -289,7 +291,7 @@ static void stack_enter(struct calls *c, struct calls_vm *v, struct costack *s,
 	s->in_chain = s->touched = 1;
 }
 
-/* Any thread. Close every frame of v at t (DETACH or end of input). */
+/* Close every frame of v at t (DETACH or end of input). */
 static void vm_close(struct calls *c, struct calls_vm *v, uint64_t t)
 {
 	while (v->nchain > 0) {
@@ -313,7 +315,7 @@ static void vm_close(struct calls *c, struct calls_vm *v, uint64_t t)
 	v->nact = 0;
 }
 
-/* Any thread. End the assembler fast functions on top of running stack s:
+/* End the assembler fast functions on top of running stack s:
 ** they return as soon as what they called returns, or their coroutine
 ** runs again (doc/format.txt, "Frames"). */
 static void pop_noexit(struct calls *c, struct calls_vm *v, struct costack *s,
@@ -323,7 +325,7 @@ static void pop_noexit(struct calls *c, struct calls_vm *v, struct costack *s,
 		pop(c, v, s, t);
 }
 
-/* Any thread. End the leaf fast function on top of running stack s (one
+/* End the leaf fast function on top of running stack s (one
 ** that calls no Lua back: its frame ends at its coroutine's next ENTER,
 ** EXIT or SWITCH; version 4, doc/format.txt "Frames"), and the pcall that
 ** called it, which returns with it. */
@@ -339,7 +341,7 @@ static inline void pop_leaf(struct calls *c, struct calls_vm *v,
 	}
 }
 
-/* Any thread. Switch v to coroutine o at t (see the note in calls.h). */
+/* Switch v to coroutine o at t (see the note in calls.h). */
 static int do_switch(struct calls *c, struct calls_vm *v,
 		     const struct decode_obj *o, uint64_t t)
 {
@@ -405,7 +407,7 @@ static int do_switch(struct calls *c, struct calls_vm *v,
 	return 0;
 }
 
-/* Any thread. Give time since the VM's last event to the running function. */
+/* Give time since the VM's last event to the running function. */
 static inline void accrue(struct calls *c, struct calls_vm *v, uint64_t dt)
 {
 	for (uint32_t i = v->nchain; i-- > 0;) {
@@ -420,7 +422,7 @@ static inline void accrue(struct calls *c, struct calls_vm *v, uint64_t dt)
 	}
 }
 
-/* Any thread. ENTER: push a frame for the event's function. */
+/* ENTER: push a frame for the event's function. */
 static int enter(struct calls *c, struct calls_vm *v,
 		 const struct decode_event *ev, uint64_t t)
 {
@@ -474,7 +476,7 @@ static int enter(struct calls *c, struct calls_vm *v,
 	return 0;
 }
 
-/* Any thread. One event (hot path): time, frames, coroutines. */
+/* One event (hot path): time, frames, coroutines. */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct calls *c = ud;
@@ -528,7 +530,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	return 0;
 }
 
-/* Any thread. INTRO: the frame rule of the log's version. */
+/* INTRO: the frame rule of the log's version. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct calls *c = ud;
@@ -536,7 +538,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return 0;
 }
 
-/* Any thread. Fill sink: INTRO and events. */
+/* Fill sink: INTRO and events. */
 void calls_sink(struct calls *c, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -545,7 +547,7 @@ void calls_sink(struct calls *c, struct decode_sink *sink)
 	sink->event = on_event;
 }
 
-/* Any thread. End of input: close what is open. */
+/* End of input: close what is open. */
 void calls_finish(struct calls *c)
 {
 	for (size_t i = 0; i < c->nvm; i++)

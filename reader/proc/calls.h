@@ -8,6 +8,8 @@
 ** time it runs counts for the frames of the coroutines that resumed it
 ** (they are waiting in coroutine.resume). Total time counts each moment
 ** once per VM, whatever the recursion.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_CALLS_H
 #define LJLOG_READER_PROC_CALLS_H
@@ -15,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/fnid.h"
 #include "util/hmap.h"
 
@@ -81,29 +83,29 @@ struct calls {
 	uint64_t win_lo, win_hi;
 };
 
-/* Any thread. Start c over the functions of fnid, with the call tree when
+/* Start c over the functions of fnid, with the call tree when
 ** tree; warnings go to warn(ud) (NULL: none). 0 or -ENOMEM. */
 int calls_init(struct calls *c, struct fnid *fnid, int tree,
 	       void (*warn)(void *ud, const char *msg), void *ud);
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void calls_free(struct calls *c);
 
-/* Any thread. Fill sink so that a decoder's INTRO and events feed c. */
+/* Fill sink so that a decoder's INTRO and events feed c. */
 void calls_sink(struct calls *c, struct decode_sink *sink);
 
-/* Any thread. End of input: close the frames still open at each VM's last
+/* End of input: close the frames still open at each VM's last
 ** event. */
 void calls_finish(struct calls *c);
 
-/* Any thread. The stats of function fn (zero when it never ran). */
+/* The stats of function fn (zero when it never ran). */
 const struct calls_fn *calls_fn_get(const struct calls *c, uint32_t fn);
 
-/* Any thread. First and last event time of VM id; 0 when it had no event. */
+/* First and last event time of VM id; 0 when it had no event. */
 int calls_vm_span(const struct calls *c, uint32_t id, uint64_t *first,
 		  uint64_t *last);
 
-/* Any thread. 1 when track 0 of VM id turned out to be its main
+/* 1 when track 0 of VM id turned out to be its main
 ** coroutine (a SWITCH back to it named it). */
 int calls_vm_co0_main(const struct calls *c, uint32_t id);
 

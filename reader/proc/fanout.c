@@ -1,18 +1,20 @@
 /*
 ** ljlog reader processors: the fan-out sink.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "fanout.h"
 
 #include <errno.h>
 #include <string.h>
 
-/* Any thread. An empty fan-out. */
+/* An empty fan-out. */
 void fanout_init(struct fanout *f)
 {
 	memset(f, 0, sizeof *f);
 }
 
-/* Any thread. Add a sink. */
+/* Add a sink. */
 int fanout_add(struct fanout *f, const struct decode_sink *s)
 {
 	if (f->n == FANOUT_MAX)
@@ -36,97 +38,97 @@ int fanout_add(struct fanout *f, const struct decode_sink *s)
 		return 0;                                                      \
 	} while (0)
 
-/* Any thread. Decoder callbacks, forwarded. */
+/* Decoder callbacks, forwarded. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	FORWARD(intro, in);
 }
 
-/* Any thread. END block, forwarded. */
+/* END block, forwarded. */
 static int on_end(void *ud, const struct decode_end *e)
 {
 	FORWARD(end, e);
 }
 
-/* Any thread. MAPPING block, forwarded. */
+/* MAPPING block, forwarded. */
 static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
 {
 	FORWARD(mapping, vm, b);
 }
 
-/* Any thread. MAPPING record, forwarded. */
+/* MAPPING record, forwarded. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	FORWARD(record, o);
 }
 
-/* Any thread. NAME record, forwarded. */
+/* NAME record, forwarded. */
 static int on_rename(void *ud, struct decode_obj *o)
 {
 	FORWARD(rename, o);
 }
 
-/* Any thread. EVENTS block header, forwarded. */
+/* EVENTS block header, forwarded. */
 static int on_events(void *ud, const struct decode_events *h)
 {
 	FORWARD(events, h);
 }
 
-/* Any thread. One event, forwarded (hot path). */
+/* One event, forwarded (hot path). */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	FORWARD(event, ev);
 }
 
-/* Any thread. EVENTS block end, forwarded. */
+/* EVENTS block end, forwarded. */
 static int on_events_done(void *ud, const struct decode_events *h)
 {
 	FORWARD(events_done, h);
 }
 
-/* Any thread. SAMPLES block header, forwarded. */
+/* SAMPLES block header, forwarded. */
 static int on_samples(void *ud, const struct decode_samples *h)
 {
 	FORWARD(samples, h);
 }
 
-/* Any thread. One sample, forwarded. */
+/* One sample, forwarded. */
 static int on_sample(void *ud, const struct decode_sample *s)
 {
 	FORWARD(sample, s);
 }
 
-/* Any thread. SAMPLES block end, forwarded. */
+/* SAMPLES block end, forwarded. */
 static int on_samples_done(void *ud, const struct decode_samples *h)
 {
 	FORWARD(samples_done, h);
 }
 
-/* Any thread. A heap snapshot's object, forwarded. */
+/* A heap snapshot's object, forwarded. */
 static int on_heap_obj(void *ud, const struct decode_hobj *o)
 {
 	FORWARD(heap_obj, o);
 }
 
-/* Any thread. A heap snapshot's root, forwarded. */
+/* A heap snapshot's root, forwarded. */
 static int on_heap_root(void *ud, const struct decode_hroot *r)
 {
 	FORWARD(heap_root, r);
 }
 
-/* Any thread. A heap snapshot's summary, forwarded. */
+/* A heap snapshot's summary, forwarded. */
 static int on_heap_summary(void *ud, const struct decode_hsummary *s)
 {
 	FORWARD(heap_summary, s);
 }
 
-/* Any thread. A block the decoder does not know, forwarded. */
+/* A block the decoder does not know, forwarded. */
 static int on_unknown(void *ud, const struct reader_block *b)
 {
 	FORWARD(unknown, b);
 }
 
-/* Any thread. A decoder warning, to every sink. */
+/* A decoder warning, to every sink. */
 static void on_warn(void *ud, const char *msg)
 {
 	const struct fanout *f = ud;
@@ -146,7 +148,7 @@ static void on_warn(void *ud, const char *msg)
 			}                                                      \
 	} while (0)
 
-/* Any thread. Fill sink so that a decoder feeds every sink of f. */
+/* Fill sink so that a decoder feeds every sink of f. */
 void fanout_sink(struct fanout *f, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);

@@ -5,6 +5,8 @@
 ** to its function's. A function has one key, and one more per name a NAME
 ** record gave it (the old keys stay: the same chunk and line, or the same
 ** placeholder name and object, are still that function).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "fnid.h"
 
@@ -19,7 +21,7 @@ static const char *const pseudo_names[FNID_PS__MAX] = {
     "(jit compiler)", "(interpreter)", "(luajit)",
 };
 
-/* Any thread. An empty table. */
+/* An empty table. */
 void fnid_init(struct fnid *f)
 {
 	memset(f, 0, sizeof *f);
@@ -27,7 +29,7 @@ void fnid_init(struct fnid *f)
 		f->pseudo[i] = -1;
 }
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void fnid_free(struct fnid *f)
 {
 	for (size_t i = 0; i < f->n; i++) {
@@ -41,7 +43,7 @@ void fnid_free(struct fnid *f)
 	fnid_init(f);
 }
 
-/* Any thread. Add identity key (new) for function fn; 0 or -ENOMEM. */
+/* Add identity key (new) for function fn; 0 or -ENOMEM. */
 static int key_add(struct fnid *f, const char *key, size_t keylen, uint32_t fn)
 {
 	size_t k = intern_count(&f->keys);
@@ -59,14 +61,14 @@ static int key_add(struct fnid *f, const char *key, size_t keylen, uint32_t fn)
 	return 0;
 }
 
-/* Any thread. Index of the function with this identity key, -1 when none. */
+/* Index of the function with this identity key, -1 when none. */
 static int64_t find(const struct fnid *f, const char *key, size_t keylen)
 {
 	int64_t k = intern_find(&f->keys, key, keylen);
 	return k < 0 ? -1 : (int64_t)f->keyfn[k];
 }
 
-/* Any thread. Index of the function with this identity key, created with
+/* Index of the function with this identity key, created with
 ** name/file/line/kind when new; -1 when out of memory. */
 static int64_t get(struct fnid *f, const char *key, size_t keylen,
 		   const char *name, const char *file, uint64_t line,
@@ -98,7 +100,7 @@ static int64_t get(struct fnid *f, const char *key, size_t keylen,
 	return (int64_t)f->n++;
 }
 
-/* Any thread. Index of a pseudo-function. */
+/* Index of a pseudo-function. */
 int64_t fnid_pseudo(struct fnid *f, enum fnid_pseudo ps)
 {
 	if (f->pseudo[ps] < 0) {
@@ -110,7 +112,7 @@ int64_t fnid_pseudo(struct fnid *f, enum fnid_pseudo ps)
 	return f->pseudo[ps];
 }
 
-/* Any thread. Build a key from parts separated by 0x1f (each part cut to
+/* Build a key from parts separated by 0x1f (each part cut to
 ** what fits in cap). */
 static size_t key_join(char *out, size_t cap, char tag, const char *a,
 		       size_t alen, const char *b, size_t blen, uint64_t num)
@@ -134,7 +136,7 @@ static size_t key_join(char *out, size_t cap, char tag, const char *a,
 	return n + (size_t)k;
 }
 
-/* Any thread. Index of the host function named after a HOSTSYM. */
+/* Index of the host function named after a HOSTSYM. */
 int64_t fnid_host(struct fnid *f, const char *hname, const char *obj)
 {
 	const char *base = strrchr(obj, '/');
@@ -155,7 +157,7 @@ int64_t fnid_host(struct fnid *f, const char *hname, const char *obj)
 	return fn;
 }
 
-/* Any thread. Index of the pseudo-function of TRACE t, an allocation site
+/* Index of the pseudo-function of TRACE t, an allocation site
 ** in it whose place is unknown: "trace N (started at line L)", its file
 ** the chunk it starts in. */
 int64_t fnid_trace(struct fnid *f, const struct decode_obj *t)
@@ -182,7 +184,7 @@ struct objkey {
 	unsigned kind; /* FNID_* */
 };
 
-/* Any thread. Free what obj_key made. */
+/* Free what obj_key made. */
 static void objkey_free(struct objkey *k)
 {
 	free(k->key);
@@ -190,7 +192,7 @@ static void objkey_free(struct objkey *k)
 	free(k->file);
 }
 
-/* Any thread. The identity of object o by its fields now (a NAME record
+/* The identity of object o by its fields now (a NAME record
 ** changes them); 0 or -ENOMEM. */
 static int obj_key(const struct decode_obj *o, struct objkey *k)
 {
@@ -264,7 +266,7 @@ static int obj_key(const struct decode_obj *o, struct objkey *k)
 	return 0;
 }
 
-/* Any thread. The identity of PROTO o's place: its chunk and line, with
+/* The identity of PROTO o's place: its chunk and line, with
 ** the name given (NULL: none), into key (cap bytes); its length. */
 static size_t place_key(const struct decode_obj *o, const char *name, char *key,
 			size_t cap)
@@ -277,7 +279,7 @@ static size_t place_key(const struct decode_obj *o, const char *name, char *key,
 			"", 0, o->u.proto.firstline);
 }
 
-/* Any thread. A Lua function met without its name, or with a name at a
+/* A Lua function met without its name, or with a name at a
 ** place where another VM's was met without it: the function already
 ** there, so that a log's VMs (some of whose records came before the name
 ** was found, NAME records naming them later) count in one function. An
@@ -316,7 +318,7 @@ static int64_t lua_place(struct fnid *f, const struct decode_obj *o,
 	return r;
 }
 
-/* Any thread. Function index for a PROTO, CFUNC or FFUNC object. */
+/* Function index for a PROTO, CFUNC or FFUNC object. */
 static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 {
 	struct objkey k;
@@ -350,14 +352,14 @@ static int64_t for_obj(struct fnid *f, const struct decode_obj *o)
 	return r;
 }
 
-/* Any thread. Index of the first C function at address, or -1. */
+/* Index of the first C function at address, or -1. */
 int64_t fnid_at(const struct fnid *f, uint64_t address)
 {
 	const uint64_t *v = address ? hmap_get(&f->addr, address) : NULL;
 	return v ? (int64_t)*v - 1 : -1;
 }
 
-/* Any thread. A MAPPING record: functions get their index. */
+/* A MAPPING record: functions get their index. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	struct fnid *f = ud;
@@ -384,7 +386,7 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. A NAME record: PROTO or CFUNC o has its new name. An empty
+/* A NAME record: PROTO or CFUNC o has its new name. An empty
 ** name changes nothing: the function keeps the name it has (or stays
 ** unnamed). When a function has the new identity already (chunk, name and
 ** line; name and object), o is that function from here on: another VM's
@@ -431,7 +433,7 @@ static int on_rename(void *ud, struct decode_obj *o)
 	return rc;
 }
 
-/* Any thread. Fill sink: records and NAME records. */
+/* Fill sink: records and NAME records. */
 void fnid_sink(struct fnid *f, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -440,7 +442,7 @@ void fnid_sink(struct fnid *f, struct decode_sink *sink)
 	sink->rename = on_rename;
 }
 
-/* Any thread. Name of a function kind. */
+/* Name of a function kind. */
 const char *fnid_kind_name(unsigned kind)
 {
 	switch (kind) {

@@ -15,6 +15,8 @@
 ** function has that identity already, the object is that function from
 ** then on (user_idx changes; what was counted before stays where it was).
 ** Names are read from fns at render time, never copied at decode time.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_FNID_H
 #define LJLOG_READER_PROC_FNID_H
@@ -22,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 
@@ -72,38 +74,38 @@ struct fnid {
 	int64_t pseudo[FNID_PS__MAX]; /* index of each, or -1 */
 };
 
-/* Any thread. An empty table. */
+/* An empty table. */
 void fnid_init(struct fnid *f);
 
-/* Any thread. Free everything; the table is empty again. */
+/* Free everything; the table is empty again. */
 void fnid_free(struct fnid *f);
 
-/* Any thread. Fill sink so that a decoder's PROTO, CFUNC and FFUNC records
+/* Fill sink so that a decoder's PROTO, CFUNC and FFUNC records
 ** get their functions (and user_idx), and NAME records rename them. */
 void fnid_sink(struct fnid *f, struct decode_sink *sink);
 
-/* Any thread. The function of a PROTO, CFUNC or FFUNC object decoded
+/* The function of a PROTO, CFUNC or FFUNC object decoded
 ** through fnid's sink. */
 static inline uint32_t fnid_of(const struct decode_obj *o)
 {
 	return o->user_idx - 1;
 }
 
-/* Any thread. Index of a pseudo-function; -1 when out of memory. */
+/* Index of a pseudo-function; -1 when out of memory. */
 int64_t fnid_pseudo(struct fnid *f, enum fnid_pseudo ps);
 
-/* Any thread. Index of the site "trace N (started at line L)" of TRACE t
+/* Index of the site "trace N (started at line L)" of TRACE t
 ** (an allocation in it whose place is unknown); -1 when out of memory. */
 int64_t fnid_trace(struct fnid *f, const struct decode_obj *t);
 
-/* Any thread. Index of the host function named after a HOSTSYM's symbol
+/* Index of the host function named after a HOSTSYM's symbol
 ** name (may be "") and object; -1 when out of memory. */
 int64_t fnid_host(struct fnid *f, const char *name, const char *object);
 
-/* Any thread. Index of the first C function at address, or -1. */
+/* Index of the first C function at address, or -1. */
 int64_t fnid_at(const struct fnid *f, uint64_t address);
 
-/* Any thread. Name of a function kind: "lua", "c", "fast", "internal",
+/* Name of a function kind: "lua", "c", "fast", "internal",
 ** "host". */
 const char *fnid_kind_name(unsigned kind);
 

@@ -1,5 +1,7 @@
 /*
 ** ljlog reader processors: dominator tree of a heap snapshot.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/hdom.h"
 
@@ -14,7 +16,7 @@ struct graph {
 	size_t *poff, *psrc;	     /* predecessors of v: psrc[poff[v]..) */
 };
 
-/* Any thread. Free g. */
+/* Free g. */
 static void graph_free(struct graph *g)
 {
 	free(g->soff);
@@ -24,7 +26,7 @@ static void graph_free(struct graph *g)
 	free(g->psrc);
 }
 
-/* Any thread. The node of an edge's end (src 0: the super-root), or
+/* The node of an edge's end (src 0: the super-root), or
 ** HDOM_NONE when the object is not in k. */
 static size_t node_of(const struct hsnap_keep *k, uint64_t id, int src)
 {
@@ -34,7 +36,7 @@ static size_t node_of(const struct hsnap_keep *k, uint64_t id, int src)
 	return x ? (size_t)(*x - 1) : HDOM_NONE;
 }
 
-/* Any thread. Build g from k's strong references; 0 or -ENOMEM. */
+/* Build g from k's strong references; 0 or -ENOMEM. */
 static int graph_build(struct graph *g, const struct hsnap_keep *k)
 {
 	size_t nn = k->n + 1, m = 0;
@@ -94,7 +96,7 @@ oom:
 	return -ENOMEM;
 }
 
-/* Any thread. The common dominator of a and b (post-order numbers po). */
+/* The common dominator of a and b (post-order numbers po). */
 static size_t intersect(const size_t *idom, const size_t *po, size_t a,
 			size_t b)
 {
@@ -107,7 +109,7 @@ static size_t intersect(const size_t *idom, const size_t *po, size_t a,
 	return a;
 }
 
-/* Any thread. See hdom.h. */
+/* See hdom.h. */
 int hdom_build(struct hdom *d, const struct hsnap_keep *k)
 {
 	struct graph g;
@@ -210,7 +212,7 @@ oom:
 	return -ENOMEM;
 }
 
-/* Any thread. See hdom.h. */
+/* See hdom.h. */
 void hdom_free(struct hdom *d)
 {
 	free(d->idom);
@@ -219,7 +221,7 @@ void hdom_free(struct hdom *d)
 	memset(d, 0, sizeof *d);
 }
 
-/* Any thread. See hdom.h. */
+/* See hdom.h. */
 size_t hdom_path(const struct hdom *d, const struct hsnap_keep *k, size_t i,
 		 const struct hsnap_edge **out, size_t cap, int *cut)
 {

@@ -5,6 +5,8 @@
 ** object. Weak references do not retain and are left out. Cooper, Harvey
 ** and Kennedy's iterative algorithm over the reverse post-order; no
 ** recursion, memory linear in objects + references.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_HDOM_H
 #define LJLOG_READER_PROC_HDOM_H
@@ -26,14 +28,14 @@ struct hdom {
 	size_t reached;		       /* objects reached */
 };
 
-/* Any thread. The dominator tree, retained sizes and shortest strong
+/* The dominator tree, retained sizes and shortest strong
 ** paths of k (kept with its references); 0 or -ENOMEM. */
 int hdom_build(struct hdom *d, const struct hsnap_keep *k);
 
-/* Any thread. Free d's memory. */
+/* Free d's memory. */
 void hdom_free(struct hdom *d);
 
-/* Any thread. The references of a shortest strong path from a root to
+/* The references of a shortest strong path from a root to
 ** object index i, root first, into out[0..cap); their number (0 when
 ** unreached). A path longer than cap: its last cap references, *cut 1. */
 size_t hdom_path(const struct hdom *d, const struct hsnap_keep *k, size_t i,

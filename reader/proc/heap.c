@@ -1,6 +1,8 @@
 /*
 ** ljlog reader processors: the heap.
 ** One pass; no allocation per event except when a table grows.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/heap.h"
 
@@ -16,14 +18,14 @@
 /* Lines of sites are cut to this. */
 #define LINE_MAX_KEY ((1ull << 40) - 1)
 
-/* Any thread. Start h. */
+/* Start h. */
 void heap_init(struct heap *h, struct fnid *fnid)
 {
 	memset(h, 0, sizeof *h);
 	h->fnid = fnid;
 }
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void heap_free(struct heap *h)
 {
 	for (size_t i = 0; i < h->nvm; i++) {
@@ -41,14 +43,14 @@ void heap_free(struct heap *h)
 	memset(h, 0, sizeof *h);
 }
 
-/* Any thread. The allocations of function fn. */
+/* The allocations of function fn. */
 const struct heap_fn *heap_fn_get(const struct heap *h, uint32_t fn)
 {
 	static const struct heap_fn zero;
 	return fn < h->nfn ? &h->fns[fn] : &zero;
 }
 
-/* Any thread. See heap.h. */
+/* See heap.h. */
 void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len)
 {
 	const struct heap_site *st = &h->sites[s];
@@ -60,14 +62,14 @@ void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len)
 		snprintf(buf, len, "%s", f->name);
 }
 
-/* Any thread. VM id, or NULL. */
+/* VM id, or NULL. */
 const struct heap_vm *heap_vm_get(const struct heap *h, uint32_t id)
 {
 	const uint64_t *i = hmap_get(&h->vmmap, (uint64_t)id + 1);
 	return i ? h->vms[*i - 1] : NULL;
 }
 
-/* Any thread. VM id, created when new; NULL when out of memory. */
+/* VM id, created when new; NULL when out of memory. */
 static struct heap_vm *vm_get(struct heap *h, uint32_t id)
 {
 	struct heap_vm *v = (struct heap_vm *)heap_vm_get(h, id);
@@ -88,7 +90,7 @@ static struct heap_vm *vm_get(struct heap *h, uint32_t id)
 	return v;
 }
 
-/* Any thread. The allocations of fn, the table grown to cover it; NULL
+/* The allocations of fn, the table grown to cover it; NULL
 ** when out of memory. */
 static struct heap_fn *fn_row(struct heap *h, uint32_t fn)
 {
@@ -106,7 +108,7 @@ static struct heap_fn *fn_row(struct heap *h, uint32_t fn)
 	return &h->fns[fn];
 }
 
-/* Any thread. Site index for (fn, line); -1 when out of memory. */
+/* Site index for (fn, line); -1 when out of memory. */
 static int64_t site_get(struct heap *h, uint32_t fn, uint64_t line)
 {
 	if (line > LINE_MAX_KEY)
@@ -142,7 +144,7 @@ static int64_t site_get(struct heap *h, uint32_t fn, uint64_t line)
 	return s;
 }
 
-/* Any thread. An allocation of size at addr by the event's site. */
+/* An allocation of size at addr by the event's site. */
 static int alloc_at(struct heap *h, struct heap_vm *v,
 		    const struct decode_event *ev, uint64_t addr, uint64_t size)
 {
@@ -192,7 +194,7 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 	return 0;
 }
 
-/* Any thread. A free of size at addr, charged to the site that allocated it. */
+/* A free of size at addr, charged to the site that allocated it. */
 static int free_at(struct heap *h, struct heap_vm *v, uint64_t addr,
 		   uint64_t size)
 {
@@ -225,7 +227,7 @@ static int free_at(struct heap *h, struct heap_vm *v, uint64_t addr,
 	return 0;
 }
 
-/* Any thread. A GC event: the phase before it ends at t. */
+/* A GC event: the phase before it ends at t. */
 static void gc_event(struct heap *h, struct heap_vm *v,
 		     const struct decode_event *ev, uint64_t t)
 {
@@ -244,7 +246,7 @@ static void gc_event(struct heap *h, struct heap_vm *v,
 		v->gc_peak = ev->heap;
 }
 
-/* Any thread. Close v's GC phase at t. */
+/* Close v's GC phase at t. */
 static void gc_close(struct heap *h, struct heap_vm *v, uint64_t t)
 {
 	if (v->gc_phase >= 0) {
@@ -255,14 +257,14 @@ static void gc_close(struct heap *h, struct heap_vm *v, uint64_t t)
 
 /* -- Intervals ------------------------------------------------------------------ */
 
-/* Any thread. Start the intervals. */
+/* Start the intervals. */
 void heap_interval(struct heap *h, uint64_t origin, uint64_t ticks)
 {
 	h->iv_ticks = ticks ? ticks : 1;
 	h->iv_next = origin + h->iv_ticks;
 }
 
-/* Any thread. The live heap now, as the interval ending at ts. */
+/* The live heap now, as the interval ending at ts. */
 static int iv_take(struct heap *h, uint64_t ts)
 {
 	if (h->niv >= HEAP_IV_MAX)
@@ -297,7 +299,7 @@ static int iv_take(struct heap *h, uint64_t ts)
 	return 0;
 }
 
-/* Any thread. An event at ts: end the intervals it has passed. */
+/* An event at ts: end the intervals it has passed. */
 static void iv_reach(struct heap *h, uint64_t ts)
 {
 	while (ts >= h->iv_next && !h->iv_error) {
@@ -306,7 +308,7 @@ static void iv_reach(struct heap *h, uint64_t ts)
 	}
 }
 
-/* Any thread. One event (hot path). */
+/* One event (hot path). */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct heap *h = ud;
@@ -345,7 +347,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	return 0;
 }
 
-/* Any thread. A MAPPING record: a VM's heap at attach. */
+/* A MAPPING record: a VM's heap at attach. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	struct heap *h = ud;
@@ -362,7 +364,7 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. Fill sink: VM records and events. */
+/* Fill sink: VM records and events. */
 void heap_sink(struct heap *h, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -371,7 +373,7 @@ void heap_sink(struct heap *h, struct decode_sink *sink)
 	sink->event = on_event;
 }
 
-/* Any thread. End of input. */
+/* End of input. */
 void heap_finish(struct heap *h)
 {
 	uint64_t last = 0;
@@ -389,7 +391,7 @@ void heap_finish(struct heap *h)
 		h->iv_error = iv_take(h, last);
 }
 
-/* Any thread. Sampled estimate of one allocation. */
+/* Sampled estimate of one allocation. */
 void heap_weight(uint64_t size, uint64_t rate, uint64_t *count, uint64_t *bytes)
 {
 	*count = 1;
@@ -403,7 +405,7 @@ void heap_weight(uint64_t size, uint64_t rate, uint64_t *count, uint64_t *bytes)
 	*bytes = (uint64_t)llround(f * (double)size);
 }
 
-/* Any thread. Sort order of live sites: live bytes desc, count desc, name,
+/* Sort order of live sites: live bytes desc, count desc, name,
 ** line. */
 static int cmp_live(uint32_t a, uint32_t b, const void *ctx)
 {
@@ -418,20 +420,20 @@ static int cmp_live(uint32_t a, uint32_t b, const void *ctx)
 	return c ? c : sort_asc_u64(x->line, y->line);
 }
 
-/* Any thread. Whether site i has anything live. */
+/* Whether site i has anything live. */
 static int keep_live(uint32_t i, const void *ctx)
 {
 	const struct heap *h = ctx;
 	return h->sites[i].live_count || h->sites[i].live_bytes;
 }
 
-/* Any thread. Live sites, sorted by live bytes; caller frees. */
+/* Live sites, sorted by live bytes; caller frees. */
 uint32_t *heap_sorted_live(const struct heap *h, size_t *n)
 {
 	return sort_index_where(h->nsite, keep_live, cmp_live, h, n);
 }
 
-/* Any thread. Sort order of sites: alloc bytes desc, count desc, function
+/* Sort order of sites: alloc bytes desc, count desc, function
 ** name, line. */
 static int cmp_site(uint32_t a, uint32_t b, const void *ctx)
 {
@@ -445,7 +447,7 @@ static int cmp_site(uint32_t a, uint32_t b, const void *ctx)
 	return c ? c : sort_asc_u64(x->line, y->line);
 }
 
-/* Any thread. Site indices sorted by alloc bytes; caller frees. */
+/* Site indices sorted by alloc bytes; caller frees. */
 uint32_t *heap_sorted_sites(const struct heap *h)
 {
 	return sort_index(h->nsite, cmp_site, h);

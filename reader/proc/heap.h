@@ -3,6 +3,8 @@
 ** Allocation sites (a function and a line), allocations and frees per
 ** function, site and VM, the live heap (each free charged to the site that
 ** allocated the block), and the GC timeline (phases, cycles, peak heap).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_HEAP_H
 #define LJLOG_READER_PROC_HEAP_H
@@ -10,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/fnid.h"
 #include "util/hmap.h"
 #include "util/intern.h"
@@ -107,47 +109,47 @@ struct heap {
 /* At most this many intervals (heap_interval). */
 #define HEAP_IV_MAX 100000
 
-/* Any thread. Start h over the functions of fnid. */
+/* Start h over the functions of fnid. */
 void heap_init(struct heap *h, struct fnid *fnid);
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void heap_free(struct heap *h);
 
-/* Any thread. Fill sink so that a decoder's VM records and events feed h. */
+/* Fill sink so that a decoder's VM records and events feed h. */
 void heap_sink(struct heap *h, struct decode_sink *sink);
 
-/* Any thread. End of input: close the GC phases still open at each VM's
+/* End of input: close the GC phases still open at each VM's
 ** last event, compute live and peak. */
 void heap_finish(struct heap *h);
 
-/* Any thread. The allocations of function fn (zero when none). */
+/* The allocations of function fn (zero when none). */
 const struct heap_fn *heap_fn_get(const struct heap *h, uint32_t fn);
 
-/* Any thread. VM id, or NULL when h saw nothing of it. */
+/* VM id, or NULL when h saw nothing of it. */
 const struct heap_vm *heap_vm_get(const struct heap *h, uint32_t id);
 
-/* Any thread. Snapshot the live heap by site every ticks ts units from
+/* Snapshot the live heap by site every ticks ts units from
 ** origin on (before the first event): an interval ends at each multiple
 ** that an event's time reaches, and heap_finish adds the last (at the
 ** last event). Events of several VMs are taken in file order. */
 void heap_interval(struct heap *h, uint64_t origin, uint64_t ticks);
 
-/* Any thread. Sampled estimate of one allocation of size bytes at rate
+/* Sampled estimate of one allocation of size bytes at rate
 ** (Go's runtime: size / (1 - exp(-size / rate))): *count the blocks and
 ** *bytes the bytes it stands for, rounded; 1 and size when rate is 0. */
 void heap_weight(uint64_t size, uint64_t rate, uint64_t *count,
 		 uint64_t *bytes);
 
-/* Any thread. Indices of the sites with live blocks or bytes (not 0),
+/* Indices of the sites with live blocks or bytes (not 0),
 ** sorted by live bytes (largest first), then count, then name and line;
 ** *n gets their number. Caller frees; NULL when out of memory. */
 uint32_t *heap_sorted_live(const struct heap *h, size_t *n);
 
-/* Any thread. Site s as reports show it: "NAME line N" for a Lua
+/* Site s as reports show it: "NAME line N" for a Lua
 ** function ("fib (app.lua:4) line 5"), else the function's name. */
 void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len);
 
-/* Any thread. Site indices sorted by alloc bytes, then count, then function
+/* Site indices sorted by alloc bytes, then count, then function
 ** name, then line; caller frees. NULL when out of memory. */
 uint32_t *heap_sorted_sites(const struct heap *h);
 

@@ -1,5 +1,7 @@
 /*
 ** ljlog reader processors: readable heap paths.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/hpath.h"
 
@@ -8,7 +10,7 @@
 
 #include "blocks/format.h"
 
-/* Any thread. Whether s[0..len) is a Lua name and no keyword. */
+/* Whether s[0..len) is a Lua name and no keyword. */
 static int is_name(const char *s, size_t len)
 {
 	static const char *const kw[] = {
@@ -30,7 +32,7 @@ static int is_name(const char *s, size_t len)
 	return 1;
 }
 
-/* Any thread. See hpath.h. */
+/* See hpath.h. */
 void hpath_key(const char *s, size_t len, char *buf, size_t cap)
 {
 	if (is_name(s, len)) {
@@ -61,14 +63,14 @@ void hpath_key(const char *s, size_t len, char *buf, size_t cap)
 	buf[o] = '\0';
 }
 
-/* Any thread. The text of object id in k ("" unknown). */
+/* The text of object id in k ("" unknown). */
 static const char *text_of(const struct hsnap_keep *k, uint64_t id)
 {
 	const struct hsnap_obj *o = hsnap_find(k, id);
 	return o ? o->text : "";
 }
 
-/* Any thread. The name of a root as the start of a path. */
+/* The name of a root as the start of a path. */
 static const char *root_name(const char *name)
 {
 	if (!strcmp(name, "main thread env"))
@@ -76,7 +78,7 @@ static const char *root_name(const char *name)
 	return name;
 }
 
-/* Any thread. Append (fmt with a = the path so far) to the path p. */
+/* Append (fmt with a = the path so far) to the path p. */
 static void wrap(char *p, size_t cap, const char *pre, const char *post)
 {
 	char tmp[1024];
@@ -84,7 +86,7 @@ static void wrap(char *p, size_t cap, const char *pre, const char *post)
 	snprintf(p, cap, "%s", tmp);
 }
 
-/* Any thread. Append the step s to p, in parentheses first when p is a
+/* Append the step s to p, in parentheses first when p is a
 ** phrase ("metatable of x"). */
 static void append(char *p, size_t cap, int *phrase, const char *s)
 {
@@ -97,7 +99,7 @@ static void append(char *p, size_t cap, int *phrase, const char *s)
 		snprintf(p + l, cap - l, "%s", s);
 }
 
-/* Any thread. See hpath.h. */
+/* See hpath.h. */
 void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 		  size_t n, int cut, char *buf, size_t cap)
 {

@@ -1,5 +1,7 @@
 /*
 ** ljlog reader processors: heap snapshots.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/hsnap.h"
 
@@ -10,7 +12,7 @@
 
 #include "proc/fanout.h"
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
 {
 	memset(h, 0, sizeof *h);
@@ -20,13 +22,13 @@ void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges)
 	h->keep[1].edges = (edges & 2) != 0;
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_sites(struct hsnap *h, const struct heap *heap)
 {
 	h->heap = heap;
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s)
 {
 	if (!s->addrs)
@@ -44,7 +46,7 @@ const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s)
 	return "allocated before ljlog attached";
 }
 
-/* Any thread. Free a kept snapshot. */
+/* Free a kept snapshot. */
 static void keep_free(struct hsnap_keep *k)
 {
 	for (size_t i = 0; i < k->n; i++)
@@ -56,7 +58,7 @@ static void keep_free(struct hsnap_keep *k)
 	hmap_free(&k->byid);
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_free(struct hsnap *h)
 {
 	keep_free(&h->keep[0]);
@@ -67,7 +69,7 @@ void hsnap_free(struct hsnap *h)
 	free(h->ffname);
 }
 
-/* Any thread. The snapshot (vm, seq) in progress, started when new. */
+/* The snapshot (vm, seq) in progress, started when new. */
 static struct hsnap_one *current(struct hsnap *h, uint32_t vm, uint64_t seq)
 {
 	if (h->n && h->s[h->n - 1].vm == vm && h->s[h->n - 1].seq == seq &&
@@ -88,7 +90,7 @@ static struct hsnap_one *current(struct hsnap *h, uint32_t vm, uint64_t seq)
 	return s;
 }
 
-/* Any thread. The kept snapshot the current one is, or NULL. */
+/* The kept snapshot the current one is, or NULL. */
 static struct hsnap_keep *kept(struct hsnap *h)
 {
 	for (int i = 0; i < 2; i++)
@@ -97,7 +99,7 @@ static struct hsnap_keep *kept(struct hsnap *h)
 	return NULL;
 }
 
-/* Any thread. Copy s[0..len) NUL-terminated. */
+/* Copy s[0..len) NUL-terminated. */
 static char *dup(const char *s, size_t len)
 {
 	char *p = malloc(len + 1);
@@ -108,7 +110,7 @@ static char *dup(const char *s, size_t len)
 	return p;
 }
 
-/* Any thread. Keep one edge (r's fields; a root when kind is 0). */
+/* Keep one edge (r's fields; a root when kind is 0). */
 static int add_edge(struct hsnap_keep *k, uint64_t src,
 		    const struct decode_href *r)
 {
@@ -137,7 +139,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return 0;
 }
 
-/* Any thread. Snapshot s (of vm) is read now: what the heap processor
+/* Snapshot s (of vm) is read now: what the heap processor
 ** knows of its VM's allocations. */
 static void vm_state(struct hsnap *h, struct hsnap_one *s, uint32_t vm)
 {
@@ -147,7 +149,7 @@ static void vm_state(struct hsnap *h, struct hsnap_one *s, uint32_t vm)
 	s->alloc_rate = v ? v->alloc_rate : 0;
 }
 
-/* Any thread. The site index + 1 of the live block at addr of vm, 0 none. */
+/* The site index + 1 of the live block at addr of vm, 0 none. */
 static uint32_t site_at(const struct hsnap *h, uint32_t vm, uint64_t addr)
 {
 	const struct heap_vm *v = h->heap ? heap_vm_get(h->heap, vm) : NULL;
@@ -232,7 +234,7 @@ static int on_summary(void *ud, const struct decode_hsummary *x)
 	return 0;
 }
 
-/* Any thread. A MAPPING or NAME record: keep the names of FFUNCs. */
+/* A MAPPING or NAME record: keep the names of FFUNCs. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	struct hsnap *h = ud;
@@ -256,7 +258,7 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_finish(struct hsnap *h)
 {
 	for (int i = 0; i < 2; i++) {
@@ -282,7 +284,7 @@ void hsnap_finish(struct hsnap *h)
 	}
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_sink(struct hsnap *h, struct decode_sink *s)
 {
 	s->ud = h;
@@ -294,7 +296,7 @@ void hsnap_sink(struct hsnap *h, struct decode_sink *s)
 	s->heap_summary = on_summary;
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_label(const struct decode_href *r, char *buf, size_t cap)
 {
 	int nl = (int)(r->namelen > 120 ? 120 : r->namelen);
@@ -335,7 +337,7 @@ void hsnap_label(const struct decode_href *r, char *buf, size_t cap)
 	}
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap)
 {
 	if (!e->kind) {
@@ -347,14 +349,14 @@ void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap)
 	hsnap_label(&r, buf, cap);
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id)
 {
 	uint64_t *x = id ? hmap_get(&k->byid, id) : NULL;
 	return x ? &k->v[*x - 1] : NULL;
 }
 
-/* Any thread. Order edges by source. */
+/* Order edges by source. */
 static int by_src(const void *a, const void *b)
 {
 	const struct hsnap_edge *x = *(const struct hsnap_edge *const *)a;
@@ -362,7 +364,7 @@ static int by_src(const void *a, const void *b)
 	return x->src < y->src ? -1 : x->src > y->src;
 }
 
-/* Any thread. See hsnap.h: breadth first from the roots over strong and
+/* See hsnap.h: breadth first from the roots over strong and
 ** weak references alike. */
 long hsnap_path(const struct hsnap_keep *k, uint64_t id,
 		const struct hsnap_edge ***out)
@@ -438,7 +440,7 @@ oom:
 	return -ENOMEM;
 }
 
-/* Any thread. See hsnap.h. */
+/* See hsnap.h. */
 void hsnap_sink_sites(struct hsnap *h, struct heap *hp, struct fanout *fan,
 		      struct decode_sink *s)
 {

@@ -5,6 +5,8 @@
 ** and references. An object's site is the site of the live block at its
 ** address in the heap processor (hsnap_sites) when its HEAP block is read:
 ** the VM's events before the snapshot come before it in the log.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_HSNAP_H
 #define LJLOG_READER_PROC_HSNAP_H
@@ -12,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/heap.h"
 #include "util/hmap.h"
 
@@ -78,52 +80,52 @@ struct hsnap {
 
 #define HSNAP_FFID_MAX 4096 /* fast function IDs named, at most */
 
-/* Any thread. Ready h; keep the objects of snapshots k1, k2 (indexes from
+/* Ready h; keep the objects of snapshots k1, k2 (indexes from
 ** 1, 0 none), and their references: k1's when edges & 1, k2's when
 ** edges & 2. */
 void hsnap_init(struct hsnap *h, size_t k1, size_t k2, int edges);
 
-/* Any thread. Join the kept objects with the live blocks of heap (fed by
+/* Join the kept objects with the live blocks of heap (fed by
 ** the same decoder, before h in its fan-out) to give them sites. */
 void hsnap_sites(struct hsnap *h, const struct heap *heap);
 
-/* Any thread. Why objects of snapshot s have no site, as a phrase: the
+/* Why objects of snapshot s have no site, as a phrase: the
 ** log's objects carry no addresses (format 8, 9), the VM recorded no
 ** allocations (no alloc option), not sampled (alloc=RATE), allocated
 ** before ljlog attached. */
 const char *hsnap_nosite_why(const struct hsnap *h, const struct hsnap_one *s);
 
-/* Any thread. End of input: the kept functions whose text is "builtin #N"
+/* End of input: the kept functions whose text is "builtin #N"
 ** get the name the log's FFUNC record of N gives ("string.gmatch
 ** (iterator)"), as reports name them. */
 void hsnap_finish(struct hsnap *h);
 
-/* Any thread. Free h's memory. */
+/* Free h's memory. */
 void hsnap_free(struct hsnap *h);
 
-/* Any thread. Plug h into a decoder sink (intro, FFUNC records and heap
+/* Plug h into a decoder sink (intro, FFUNC records and heap
 ** callbacks). */
 void hsnap_sink(struct hsnap *h, struct decode_sink *s);
 
 struct fanout;
 
-/* Any thread. Plug h into s; when hp is not NULL, through fan, after
+/* Plug h into s; when hp is not NULL, through fan, after
 ** hp's functions and hp itself (h reads their state: hsnap_sites), so
 ** that the kept objects get sites. fan lives as long as the decoder. */
 void hsnap_sink_sites(struct hsnap *h, struct heap *hp, struct fanout *fan,
 		      struct decode_sink *s);
 
-/* Any thread. A reference's label, as a path step: "[3]", ".name",
+/* A reference's label, as a path step: "[3]", ".name",
 ** "[table #12]", "(metatable)", "(upvalue x)", "(stack 5 x)". */
 void hsnap_label(const struct decode_href *r, char *buf, size_t cap);
 
-/* Any thread. A kept reference's label, as hsnap_label (a root: its name). */
+/* A kept reference's label, as hsnap_label (a root: its name). */
 void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap);
 
-/* Any thread. The kept object with this ID in k, or NULL. */
+/* The kept object with this ID in k, or NULL. */
 const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id);
 
-/* Any thread. A shortest path from a root to id in k (kept with edges):
+/* A shortest path from a root to id in k (kept with edges):
 ** the edges, root first, into *out (malloc'ed, caller frees); the number
 ** of edges, 0 when no root reaches it, -ENOMEM. */
 long hsnap_path(const struct hsnap_keep *k, uint64_t id,

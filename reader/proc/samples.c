@@ -1,6 +1,8 @@
 /*
 ** ljlog reader processors: timer samples and traces.
 ** One pass; no allocation per sample except when a table grows.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #define _GNU_SOURCE
 #include "proc/samples.h"
@@ -20,7 +22,7 @@
 /* The function index of a SAMPLES_SF_LUA frame value. */
 #define SF_FN(v) ((uint32_t)((v) >> 32) & ((1u << (SAMPLES_SF_SHIFT - 32)) - 1))
 
-/* Any thread. Pass a warning on. */
+/* Pass a warning on. */
 static void warn(struct samples *s, const char *fmt, ...)
 {
 	char buf[512];
@@ -33,7 +35,7 @@ static void warn(struct samples *s, const char *fmt, ...)
 	s->warn(s->warn_ud, buf);
 }
 
-/* Any thread. Make room for need elements of size elem in *arr (capacity
+/* Make room for need elements of size elem in *arr (capacity
 ** *cap, doubled); 0 or -ENOMEM. */
 static int grow(void *arr, size_t *cap, size_t need, size_t elem)
 {
@@ -51,7 +53,7 @@ static int grow(void *arr, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* Any thread. Start s. */
+/* Start s. */
 void samples_init(struct samples *s, struct fnid *fnid,
 		  void (*warnf)(void *ud, const char *msg), void *ud)
 {
@@ -61,7 +63,7 @@ void samples_init(struct samples *s, struct fnid *fnid,
 	s->warn_ud = ud;
 }
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void samples_free(struct samples *s)
 {
 	for (size_t i = 0; i < s->nhost; i++) {
@@ -89,28 +91,28 @@ void samples_free(struct samples *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* Any thread. Samples of function fn. */
+/* Samples of function fn. */
 const struct samples_fn *samples_fn_get(const struct samples *s, uint32_t fn)
 {
 	static const struct samples_fn zero;
 	return fn < s->nfn ? &s->fns[fn] : &zero;
 }
 
-/* Any thread. Samples of VM id. */
+/* Samples of VM id. */
 uint64_t samples_vm_count(const struct samples *s, uint32_t id)
 {
 	const uint64_t *v = hmap_get(&s->vmsamples, (uint64_t)id + 1);
 	return v ? *v : 0;
 }
 
-/* Any thread. Timer intervals the samples of VM id stand for. */
+/* Timer intervals the samples of VM id stand for. */
 uint64_t samples_vm_intervals(const struct samples *s, uint32_t id)
 {
 	const uint64_t *v = hmap_get(&s->vmintervals, (uint64_t)id + 1);
 	return v ? *v : 0;
 }
 
-/* Any thread. Samples of each leaf node by VM. */
+/* Samples of each leaf node by VM. */
 int samples_each_leaf_vm(const struct samples *s,
 			 int (*fn)(void *ud, uint32_t node, uint32_t vm,
 				   uint64_t samples),
@@ -126,7 +128,7 @@ int samples_each_leaf_vm(const struct samples *s,
 	return 0;
 }
 
-/* Any thread. Index of the TRACE or HOSTSYM object o in traces or hosts. */
+/* Index of the TRACE or HOSTSYM object o in traces or hosts. */
 static inline uint32_t obj_idx(const struct samples *s,
 			       const struct decode_obj *o)
 {
@@ -135,7 +137,7 @@ static inline uint32_t obj_idx(const struct samples *s,
 
 /* -- Records and events ------------------------------------------------------- */
 
-/* Any thread. A TRACE record: a new entry in traces. */
+/* A TRACE record: a new entry in traces. */
 static int trace_add(struct samples *s, const struct decode_obj *o)
 {
 	if (grow(&s->traces, &s->tracecap, s->ntrace + 1, sizeof *s->traces) ||
@@ -152,7 +154,7 @@ static int trace_add(struct samples *s, const struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. A HOSTSYM record: a new entry in hosts (its function is
+/* A HOSTSYM record: a new entry in hosts (its function is
 ** chosen by samples_finish, once every CFUNC is known). */
 static int host_add(struct samples *s, const struct decode_obj *o)
 {
@@ -174,7 +176,7 @@ static int host_add(struct samples *s, const struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. A MAPPING record: traces and host symbols. */
+/* A MAPPING record: traces and host symbols. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	switch (o->kind) {
@@ -184,7 +186,7 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. Count one TRACE_ABORT with this reason and message. */
+/* Count one TRACE_ABORT with this reason and message. */
 static int abort_count(struct samples *s, uint64_t reason,
 		       const struct decode_str *msg)
 {
@@ -218,7 +220,7 @@ static int abort_count(struct samples *s, uint64_t reason,
 	return rc;
 }
 
-/* Any thread. A VM event: trace events. */
+/* A VM event: trace events. */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct samples *s = ud;
@@ -242,7 +244,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 
 /* -- Samples ------------------------------------------------------------------ */
 
-/* Any thread. The child of parent for frame, created when new; -1 when out
+/* The child of parent for frame, created when new; -1 when out
 ** of memory. */
 static int64_t node_get(struct samples *s, uint32_t parent, uint64_t frame)
 {
@@ -272,7 +274,7 @@ static int64_t node_get(struct samples *s, uint32_t parent, uint64_t frame)
 
 static int state_in_vm(unsigned state);
 
-/* Any thread. The pseudo-function of what LuaJIT was doing in state, as
+/* The pseudo-function of what LuaJIT was doing in state, as
 ** samples_vm_label names it. */
 static enum fnid_pseudo vm_pseudo(unsigned state)
 {
@@ -286,7 +288,7 @@ static enum fnid_pseudo vm_pseudo(unsigned state)
 	}
 }
 
-/* Any thread. One sample: counts, and its stack into the sample tree. */
+/* One sample: counts, and its stack into the sample tree. */
 static int on_sample(void *ud, const struct decode_sample *sm)
 {
 	struct samples *s = ud;
@@ -362,7 +364,7 @@ static int on_sample(void *ud, const struct decode_sample *sm)
 	return 0;
 }
 
-/* Any thread. A SAMPLES block begins. */
+/* A SAMPLES block begins. */
 static int on_samples(void *ud, const struct decode_samples *h)
 {
 	struct samples *s = ud;
@@ -383,7 +385,7 @@ static int on_samples(void *ud, const struct decode_samples *h)
 	return 0;
 }
 
-/* Any thread. A SAMPLES block ends. */
+/* A SAMPLES block ends. */
 static int on_samples_done(void *ud, const struct decode_samples *h)
 {
 	struct samples *s = ud;
@@ -392,7 +394,7 @@ static int on_samples_done(void *ud, const struct decode_samples *h)
 	return 0;
 }
 
-/* Any thread. END block: its drop total. */
+/* END block: its drop total. */
 static int on_end(void *ud, const struct decode_end *e)
 {
 	struct samples *s = ud;
@@ -400,7 +402,7 @@ static int on_end(void *ud, const struct decode_end *e)
 	return 0;
 }
 
-/* Any thread. Fill sink: records, VM events, samples, END. */
+/* Fill sink: records, VM events, samples, END. */
 void samples_sink(struct samples *s, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -415,7 +417,7 @@ void samples_sink(struct samples *s, struct decode_sink *sink)
 
 /* -- Finish ------------------------------------------------------------------- */
 
-/* Any thread. Give each HOSTSYM its function: the C function at its
+/* Give each HOSTSYM its function: the C function at its
 ** address, else a host function named after it. */
 static int hosts_resolve(struct samples *s)
 {
@@ -436,7 +438,7 @@ static int hosts_resolve(struct samples *s)
 	return 0;
 }
 
-/* Any thread. Samples at (fn, line): one more line when new; NULL when out
+/* Samples at (fn, line): one more line when new; NULL when out
 ** of memory. */
 static struct samples_line *line_get(struct samples *s, uint32_t fn,
 				     uint64_t line)
@@ -457,7 +459,7 @@ static struct samples_line *line_get(struct samples *s, uint32_t fn,
 	return l;
 }
 
-/* Any thread. Count the sample tree per function and line (see samples.h). */
+/* Count the sample tree per function and line (see samples.h). */
 static int count(struct samples *s)
 {
 	const struct fnid_fn *fns = s->fnid->fns;
@@ -531,7 +533,7 @@ out:
 	return rc;
 }
 
-/* Any thread. End of input. */
+/* End of input. */
 int samples_finish(struct samples *s)
 {
 	/* Samples dropped after the last SAMPLES block reach only END. */
@@ -544,14 +546,14 @@ int samples_finish(struct samples *s)
 
 /* -- Sorting ------------------------------------------------------------------ */
 
-/* Any thread. Whether function i has samples. */
+/* Whether function i has samples. */
 static int has_samples(uint32_t i, const void *ctx)
 {
 	const struct samples_fn *f = samples_fn_get(ctx, i);
 	return f->samples_total || f->samples;
 }
 
-/* Any thread. Sort order of functions: samples desc, total desc, name. */
+/* Sort order of functions: samples desc, total desc, name. */
 static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 {
 	const struct samples *s = ctx;
@@ -564,13 +566,13 @@ static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 	return strcmp(s->fnid->fns[a].name, s->fnid->fns[b].name);
 }
 
-/* Any thread. Functions with samples, sorted by samples; caller frees. */
+/* Functions with samples, sorted by samples; caller frees. */
 uint32_t *samples_sorted_fns(const struct samples *s, size_t *n)
 {
 	return sort_index_where(s->fnid->n, has_samples, cmp_fn, s, n);
 }
 
-/* Any thread. Sort order of lines: samples desc, function name, line. */
+/* Sort order of lines: samples desc, function name, line. */
 static int cmp_line(uint32_t a, uint32_t b, const void *ctx)
 {
 	const struct samples *s = ctx;
@@ -582,26 +584,26 @@ static int cmp_line(uint32_t a, uint32_t b, const void *ctx)
 	return c ? c : sort_asc_u64(x->line, y->line);
 }
 
-/* Any thread. Line indices sorted by samples; caller frees. */
+/* Line indices sorted by samples; caller frees. */
 uint32_t *samples_sorted_lines(const struct samples *s)
 {
 	return sort_index(s->nline, cmp_line, s);
 }
 
-/* Any thread. Sort order of traces: samples desc (then definition). */
+/* Sort order of traces: samples desc (then definition). */
 static int cmp_trace(uint32_t a, uint32_t b, const void *ctx)
 {
 	const struct samples *s = ctx;
 	return sort_desc_u64(s->traces[a].samples, s->traces[b].samples);
 }
 
-/* Any thread. Trace indices sorted by samples; caller frees. */
+/* Trace indices sorted by samples; caller frees. */
 uint32_t *samples_sorted_traces(const struct samples *s)
 {
 	return sort_index(s->ntrace, cmp_trace, s);
 }
 
-/* Any thread. Sort order of aborts: count desc, reason, message. */
+/* Sort order of aborts: count desc, reason, message. */
 static int cmp_abort(uint32_t a, uint32_t b, const void *ctx)
 {
 	const struct samples *s = ctx;
@@ -613,7 +615,7 @@ static int cmp_abort(uint32_t a, uint32_t b, const void *ctx)
 	return strcmp(x->message, y->message);
 }
 
-/* Any thread. Abort indices sorted by count; caller frees. */
+/* Abort indices sorted by count; caller frees. */
 uint32_t *samples_sorted_aborts(const struct samples *s)
 {
 	return sort_index(s->nabort, cmp_abort, s);
@@ -630,7 +632,7 @@ struct view {
 	int last_host; /* the last frame came from a host frame */
 };
 
-/* Any thread. Append host frame h. A C function seen as a Lua frame and,
+/* Append host frame h. A C function seen as a Lua frame and,
 ** next to it, as a host frame is one frame. */
 static void view_host(struct view *w, uint32_t h, int dedup)
 {
@@ -646,7 +648,7 @@ static void view_host(struct view *w, uint32_t h, int dedup)
 	w->last_host = 1;
 }
 
-/* Any thread. Append Lua frame f (fn << 32 | line). */
+/* Append Lua frame f (fn << 32 | line). */
 static void view_lua(struct view *w, uint64_t v, int dedup)
 {
 	uint32_t fn = SF_FN(v);
@@ -666,7 +668,7 @@ static void view_lua(struct view *w, uint64_t v, int dedup)
 	w->last_host = 0;
 }
 
-/* Any thread. Append a SAMPLES_FR_VM or SAMPLES_FR_STATE frame for
+/* Append a SAMPLES_FR_VM or SAMPLES_FR_STATE frame for
 ** state. */
 static void view_state(struct view *w, unsigned kind, unsigned state)
 {
@@ -678,7 +680,7 @@ static void view_state(struct view *w, unsigned kind, unsigned state)
 	w->last_host = 0;
 }
 
-/* Any thread. Whether a sample in state runs LuaJIT's own code whatever
+/* Whether a sample in state runs LuaJIT's own code whatever
 ** its frames say: the collector, the JIT compiler. */
 static int state_in_vm(unsigned state)
 {
@@ -686,7 +688,7 @@ static int state_in_vm(unsigned state)
 	       state == FORMAT_STATE_OPT || state == FORMAT_STATE_ASM;
 }
 
-/* Any thread. The Lua-first view of a split stack (see samples.h): host
+/* The Lua-first view of a split stack (see samples.h): host
 ** frames hv[0..nh) with interpreter frames from iv0 to iv1 (-1: none),
 ** Lua frames lv[0..nl), all outermost first. */
 static void view_lua_first(struct view *w, const uint64_t *hv, size_t nh,
@@ -731,7 +733,7 @@ static void view_lua_first(struct view *w, const uint64_t *hv, size_t nh,
 	}
 }
 
-/* Any thread. Index in traces of the trace node ran, -1 for none. */
+/* Index in traces of the trace node ran, -1 for none. */
 int64_t samples_node_trace(const struct samples *s, uint32_t node)
 {
 	for (uint32_t m = node; m; m = s->nodes[m].parent)
@@ -741,7 +743,7 @@ int64_t samples_node_trace(const struct samples *s, uint32_t node)
 	return -1;
 }
 
-/* Any thread. The frames of node in view (see samples.h). */
+/* The frames of node in view (see samples.h). */
 size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 		     unsigned flags, struct samples_frame *out)
 {
@@ -848,7 +850,7 @@ size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 	return w.n;
 }
 
-/* Any thread. What LuaJIT's own code does in state. */
+/* What LuaJIT's own code does in state. */
 const char *samples_vm_label(unsigned state)
 {
 	switch (state) {
@@ -861,7 +863,7 @@ const char *samples_vm_label(unsigned state)
 	}
 }
 
-/* Any thread. A frame's name. */
+/* A frame's name. */
 void samples_frame_name(const struct samples *s, const struct samples_frame *f,
 			char *buf, size_t len)
 {

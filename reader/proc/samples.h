@@ -19,6 +19,8 @@
 **
 ** TRACE and HOSTSYM objects are found by ID in side tables of their own
 ** (decode_obj.user belongs to fnid).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_SAMPLES_H
 #define LJLOG_READER_PROC_SAMPLES_H
@@ -26,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/fnid.h"
 #include "util/hmap.h"
 #include "util/intern.h"
@@ -135,26 +137,26 @@ struct samples {
 	void *warn_ud;
 };
 
-/* Any thread. Start s over the functions of fnid; warnings go to warn(ud)
+/* Start s over the functions of fnid; warnings go to warn(ud)
 ** (NULL: none). */
 void samples_init(struct samples *s, struct fnid *fnid,
 		  void (*warn)(void *ud, const char *msg), void *ud);
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void samples_free(struct samples *s);
 
-/* Any thread. Fill sink so that a decoder's records, trace events,
+/* Fill sink so that a decoder's records, trace events,
 ** samples and END feed s. */
 void samples_sink(struct samples *s, struct decode_sink *sink);
 
-/* Any thread. End of input: drops counted only by END, host functions,
+/* End of input: drops counted only by END, host functions,
 ** counts per function and line. 0 or -ENOMEM. */
 int samples_finish(struct samples *s);
 
-/* Any thread. Samples of function fn (zero when none). */
+/* Samples of function fn (zero when none). */
 const struct samples_fn *samples_fn_get(const struct samples *s, uint32_t fn);
 
-/* Any thread. The sample-tree node (a leaf: its state) of the sample the
+/* The sample-tree node (a leaf: its state) of the sample the
 ** sink saw last; 0 before any. A sink after s's in a fan-out reads it for
 ** the sample being decoded. */
 static inline uint32_t samples_last_node(const struct samples *s)
@@ -162,13 +164,13 @@ static inline uint32_t samples_last_node(const struct samples *s)
 	return s->nlast ? s->lastn[s->nlast - 1] : 0;
 }
 
-/* Any thread. Samples of VM id. */
+/* Samples of VM id. */
 uint64_t samples_vm_count(const struct samples *s, uint32_t id);
 
-/* Any thread. Timer intervals the samples of VM id stand for. */
+/* Timer intervals the samples of VM id stand for. */
 uint64_t samples_vm_intervals(const struct samples *s, uint32_t id);
 
-/* Any thread. The samples of each leaf node by VM: calls fn(ud, node, vm,
+/* The samples of each leaf node by VM: calls fn(ud, node, vm,
 ** samples) for every pair, in no particular order; a non-zero return stops
 ** and is returned. */
 int samples_each_leaf_vm(const struct samples *s,
@@ -176,20 +178,20 @@ int samples_each_leaf_vm(const struct samples *s,
 				   uint64_t samples),
 			 void *ud);
 
-/* Any thread. Function indices with samples (samples_total > 0), sorted by
+/* Function indices with samples (samples_total > 0), sorted by
 ** samples, then samples_total, then name; *n gets their number. Caller
 ** frees; NULL when out of memory. */
 uint32_t *samples_sorted_fns(const struct samples *s, size_t *n);
 
-/* Any thread. Line indices sorted by samples, then function name, then
+/* Line indices sorted by samples, then function name, then
 ** line; caller frees. */
 uint32_t *samples_sorted_lines(const struct samples *s);
 
-/* Any thread. Trace indices sorted by samples, then definition; caller
+/* Trace indices sorted by samples, then definition; caller
 ** frees. */
 uint32_t *samples_sorted_traces(const struct samples *s);
 
-/* Any thread. Abort indices sorted by count, reason, message; caller
+/* Abort indices sorted by count, reason, message; caller
 ** frees. */
 uint32_t *samples_sorted_aborts(const struct samples *s);
 
@@ -228,7 +230,7 @@ struct samples_frame {
 /* Frames a view can have at most (out of samples_stack needs this room). */
 #define SAMPLES_STACK_MAX (2 * DECODE_MAX_FRAMES + 4)
 
-/* Any thread, after samples_finish. The frames of sample-tree node `node`
+/* After samples_finish. The frames of sample-tree node `node`
 ** in `view` (SAMPLES_ST_* flags), outermost first, into out (room for
 ** SAMPLES_STACK_MAX); returns their number. A stack with no frame in the
 ** view is one SAMPLES_FR_STATE frame. Merged view: the host frames outside
@@ -256,15 +258,15 @@ struct samples_frame {
 size_t samples_stack(const struct samples *s, uint32_t node, unsigned view,
 		     unsigned flags, struct samples_frame *out);
 
-/* Any thread, after samples_finish. Index in traces of the trace that
+/* After samples_finish. Index in traces of the trace that
 ** sample-tree node `node` ran, -1 for none. */
 int64_t samples_node_trace(const struct samples *s, uint32_t node);
 
-/* Any thread. A SAMPLES_FR_VM frame's name for state (FORMAT_STATE_*):
+/* A SAMPLES_FR_VM frame's name for state (FORMAT_STATE_*):
 ** "(gc)", "(jit compiler)", "(interpreter)" or "(luajit)". */
 const char *samples_vm_label(unsigned state);
 
-/* Any thread. A frame's name: the function's name, "chunk:line",
+/* A frame's name: the function's name, "chunk:line",
 ** "trace N", "(state)", and for SAMPLES_FR_VM "(gc)", "(jit compiler)",
 ** "(interpreter)" or "(luajit)". */
 void samples_frame_name(const struct samples *s, const struct samples_frame *f,

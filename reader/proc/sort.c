@@ -2,6 +2,8 @@
 ** ljlog reader processors: the one sorting helper.
 ** qsort_r over an index array, ties broken by index (so the order is stable
 ** whatever qsort does).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #define _GNU_SOURCE
 #include "sort.h"
@@ -14,7 +16,7 @@ struct sorter {
 	const void *ctx;
 };
 
-/* Any thread. qsort_r comparison: the caller's order, then index. */
+/* qsort_r comparison: the caller's order, then index. */
 static int by_cmp(const void *a, const void *b, void *ud)
 {
 	const struct sorter *s = ud;
@@ -23,7 +25,7 @@ static int by_cmp(const void *a, const void *b, void *ud)
 	return c ? c : sort_asc_u64(i, j);
 }
 
-/* Any thread. Indices of 0..n-1 that keep accepts, sorted by cmp. */
+/* Indices of 0..n-1 that keep accepts, sorted by cmp. */
 uint32_t *sort_index_where(size_t n, sort_keep keep, sort_cmp cmp,
 			   const void *ctx, size_t *nout)
 {
@@ -43,7 +45,7 @@ uint32_t *sort_index_where(size_t n, sort_keep keep, sort_cmp cmp,
 	return ix;
 }
 
-/* Any thread. Indices 0..n-1 sorted by cmp. */
+/* Indices 0..n-1 sorted by cmp. */
 uint32_t *sort_index(size_t n, sort_cmp cmp, const void *ctx)
 {
 	return sort_index_where(n, NULL, cmp, ctx, NULL);

@@ -1,5 +1,7 @@
 /*
 ** ljlog reader processors: zones and marks (see zones.h).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/zones.h"
 
@@ -18,7 +20,7 @@ struct zones_vm {
 	uint64_t last_ts; /* its last event */
 };
 
-/* Any thread. Grow *p (of *cap elements of size sz) to hold n + 1. */
+/* Grow *p (of *cap elements of size sz) to hold n + 1. */
 static int grow(void *pp, size_t *cap, size_t n, size_t sz)
 {
 	void **p = pp;
@@ -33,13 +35,13 @@ static int grow(void *pp, size_t *cap, size_t n, size_t sz)
 	return 0;
 }
 
-/* Any thread. An empty processor. */
+/* An empty processor. */
 void zones_init(struct zones *z)
 {
 	memset(z, 0, sizeof *z);
 }
 
-/* Any thread. Free its memory. */
+/* Free its memory. */
 void zones_free(struct zones *z)
 {
 	for (size_t i = 0; i < z->nvm; i++) {
@@ -58,7 +60,7 @@ void zones_free(struct zones *z)
 	memset(z, 0, sizeof *z);
 }
 
-/* Any thread. VM id's state, made on first use; NULL when out of memory. */
+/* VM id's state, made on first use; NULL when out of memory. */
 static struct zones_vm *vm_get(struct zones *z, uint32_t id)
 {
 	for (size_t i = 0; i < z->nvm; i++)
@@ -72,7 +74,7 @@ static struct zones_vm *vm_get(struct zones *z, uint32_t id)
 	return v;
 }
 
-/* Any thread. VM id's state, or NULL. */
+/* VM id's state, or NULL. */
 static const struct zones_vm *vm_find(const struct zones *z, uint32_t id)
 {
 	for (size_t i = 0; i < z->nvm; i++)
@@ -81,7 +83,7 @@ static const struct zones_vm *vm_find(const struct zones *z, uint32_t id)
 	return NULL;
 }
 
-/* Any thread. String index of a STRING object, interned by text. */
+/* String index of a STRING object, interned by text. */
 static int64_t str_of(struct zones *z, const struct decode_obj *o)
 {
 	uint64_t *v = hmap_get(&z->byid, o->id);
@@ -98,7 +100,7 @@ static int64_t str_of(struct zones *z, const struct decode_obj *o)
 	return i;
 }
 
-/* Any thread. Whether name is on v's stack below position k. */
+/* Whether name is on v's stack below position k. */
 static int below(const struct zones *z, const struct zones_vm *v, size_t k,
 		 uint32_t name)
 {
@@ -108,7 +110,7 @@ static int below(const struct zones *z, const struct zones_vm *v, size_t k,
 	return 0;
 }
 
-/* Any thread. Close v's innermost span at ts. */
+/* Close v's innermost span at ts. */
 static void pop(struct zones *z, struct zones_vm *v, uint64_t ts, int open)
 {
 	struct zones_span *s = &z->spans[v->stack[--v->depth]];
@@ -118,7 +120,7 @@ static void pop(struct zones *z, struct zones_vm *v, uint64_t ts, int open)
 		z->names[s->name].time += ts - s->t0;
 }
 
-/* Any thread. Charge an allocation to every zone name open on v, and to
+/* Charge an allocation to every zone name open on v, and to
 ** its site under the innermost one. 0 or -ENOMEM. */
 static int charge(struct zones *z, struct zones_vm *v,
 		  const struct decode_event *ev)
@@ -155,7 +157,7 @@ static int charge(struct zones *z, struct zones_vm *v,
 	return 0;
 }
 
-/* Any thread. A zone is pushed. */
+/* A zone is pushed. */
 static int push(struct zones *z, struct zones_vm *v,
 		const struct decode_event *ev)
 {
@@ -179,7 +181,7 @@ static int push(struct zones *z, struct zones_vm *v,
 	return 0;
 }
 
-/* Any thread (decode sink). One event. */
+/* A decode sink. One event. */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct zones *z = ud;
@@ -216,7 +218,7 @@ static int on_event(void *ud, const struct decode_event *ev)
 	return 0;
 }
 
-/* Any thread (decode sink). One sample: kept for zones_finish. */
+/* A decode sink. One sample: kept for zones_finish. */
 static int on_sample(void *ud, const struct decode_sample *s)
 {
 	struct zones *z = ud;
@@ -227,7 +229,7 @@ static int on_sample(void *ud, const struct decode_sample *s)
 	return 0;
 }
 
-/* Any thread. Fill sink so that a decoder feeds z. */
+/* Fill sink so that a decoder feeds z. */
 void zones_sink(struct zones *z, struct decode_sink *sink)
 {
 	memset(sink, 0, sizeof *sink);
@@ -236,7 +238,7 @@ void zones_sink(struct zones *z, struct decode_sink *sink)
 	sink->sample = on_sample;
 }
 
-/* Any thread. End of input. */
+/* End of input. */
 int zones_finish(struct zones *z)
 {
 	if (z->finished)
@@ -273,19 +275,19 @@ int zones_finish(struct zones *z)
 	return 0;
 }
 
-/* Any thread. The text of string index i. */
+/* The text of string index i. */
 const char *zones_str(const struct zones *z, uint32_t i)
 {
 	return intern_str(&z->strs, i, NULL);
 }
 
-/* Any thread. Whether string index i names a zone. */
+/* Whether string index i names a zone. */
 int zones_is_zone(const struct zones *z, uint32_t i)
 {
 	return z->names[i].entries != 0;
 }
 
-/* Any thread. Innermost span of vm open at ts. */
+/* Innermost span of vm open at ts. */
 const struct zones_span *zones_at(const struct zones *z, uint32_t vm,
 				  uint64_t ts)
 {
@@ -310,7 +312,7 @@ const struct zones_span *zones_at(const struct zones *z, uint32_t vm,
 	return s;
 }
 
-/* Any thread. Whether vm is in a zone named name at ts. */
+/* Whether vm is in a zone named name at ts. */
 int zones_in(const struct zones *z, uint32_t vm, uint64_t ts, uint32_t name)
 {
 	for (const struct zones_span *s = zones_at(z, vm, ts); s;
@@ -320,7 +322,7 @@ int zones_in(const struct zones *z, uint32_t vm, uint64_t ts, uint32_t name)
 	return 0;
 }
 
-/* Any thread (while decoding). Whether vm is in a zone named name now. */
+/* While decoding. Whether vm is in a zone named name now. */
 int zones_open_now(const struct zones *z, uint32_t vm, const char *name)
 {
 	int64_t i = intern_find(&z->strs, name, strlen(name));
@@ -333,7 +335,7 @@ int zones_open_now(const struct zones *z, uint32_t vm, const char *name)
 	return 0;
 }
 
-/* Any thread. String index of a zone name, or -1. */
+/* String index of a zone name, or -1. */
 int64_t zones_find(const struct zones *z, const char *name)
 {
 	int64_t i = intern_find(&z->strs, name, strlen(name));

@@ -9,6 +9,8 @@
 ** For the exports it also keeps every sample (VM, time, leaf node, then
 ** its innermost zone) and the allocations by heap site and innermost zone;
 ** zones_open_now answers during decoding (profile_only, --zone).
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROC_ZONES_H
 #define LJLOG_READER_PROC_ZONES_H
@@ -16,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/heap.h"
 #include "proc/samples.h"
 #include "util/hmap.h"
@@ -92,40 +94,40 @@ struct zones {
 	int finished;
 };
 
-/* Any thread. An empty processor. */
+/* An empty processor. */
 void zones_init(struct zones *z);
 
-/* Any thread. Free its memory. */
+/* Free its memory. */
 void zones_free(struct zones *z);
 
-/* Any thread. Fill sink so that a decoder feeds z. */
+/* Fill sink so that a decoder feeds z. */
 void zones_sink(struct zones *z, struct decode_sink *sink);
 
-/* Any thread. End of input: close the zones still open at their VM's last
+/* End of input: close the zones still open at their VM's last
 ** event, count the samples in zones. 0 or -ENOMEM. */
 int zones_finish(struct zones *z);
 
-/* Any thread. The name of string index i. */
+/* The name of string index i. */
 const char *zones_str(const struct zones *z, uint32_t i);
 
-/* Any thread. Whether string index i names a zone (was pushed). */
+/* Whether string index i names a zone (was pushed). */
 int zones_is_zone(const struct zones *z, uint32_t i);
 
-/* Any thread (after zones_finish). The innermost span of VM vm open at ts
+/* After zones_finish. The innermost span of VM vm open at ts
 ** (t0 <= ts < t1), or NULL when none; its parent chain holds the outer
 ** ones. */
 const struct zones_span *zones_at(const struct zones *z, uint32_t vm,
 				  uint64_t ts);
 
-/* Any thread (after zones_finish). Whether VM vm is inside a zone named
+/* After zones_finish. Whether VM vm is inside a zone named
 ** name (string index) at ts. */
 int zones_in(const struct zones *z, uint32_t vm, uint64_t ts, uint32_t name);
 
-/* Any thread (while decoding). Whether VM vm is inside a zone with this
+/* While decoding. Whether VM vm is inside a zone with this
 ** name now, after the events decoded so far. */
 int zones_open_now(const struct zones *z, uint32_t vm, const char *name);
 
-/* Any thread. The string index of name, or -1 when no zone has it. */
+/* The string index of name, or -1 when no zone has it. */
 int64_t zones_find(const struct zones *z, const char *name);
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "logger/logger.h"
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 
 #define MIN_MAPPED                                                             \
 	(sizeof(GCproto) < sizeof(lua_State) ? sizeof(GCproto)                 \
@@ -141,7 +141,7 @@ static void depth_learn(struct logger_vm *vm, uintptr_t r, uint32_t d)
 ** with the return address into it in *ret; NULL when not found. The stack
 ** is read from the interpreter's C frame cf down to this frame, and a word
 ** counts only in the slot where the trace it points into has its callee
-** save it (tsnap_ret_slot). Two traces with spill areas of different
+** save it (texit_ret_slot). Two traces with spill areas of different
 ** sizes can both pass, one word stale: the running trace's callee's
 ** frame, and the C frames below down to this one, take as much stack
 ** (cf - here - 16 - T->spadjust) as on the call's earlier runs. That
@@ -165,7 +165,7 @@ trace_by_ret(struct logger_vm *vm, jit_State *J, uintptr_t *ret)
 	for (uintptr_t p = cf - 24; p >= lo && !known; p -= 8) {
 		uintptr_t v = *(const uintptr_t *)p;
 		GCtrace *T = trace_holding(J, v);
-		if (!T || !tsnap_ret_slot(T, cf, p, v))
+		if (!T || !texit_ret_slot(T, cf, p, v))
 			continue;
 		if (!first)
 			first = T, r0 = v;
@@ -250,7 +250,7 @@ static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
 
 /* VM thread only (allocator). The site of a table or cdata that trace T
 ** sank and makes now where it escapes: in T's code where the constructor
-** was (tsnap_sunk), so that its line is the constructor's, as with the
+** was (texit_sunk), so that its line is the constructor's, as with the
 ** JIT off (or -O-sink), not the line where it escapes. */
 static uint64_t trace_site(GCtrace *T, uint32_t mcofs, uint64_t *key)
 {
@@ -270,7 +270,7 @@ static UTIL_NOINLINE uint64_t site_unsink(struct logger_vm *vm, uint64_t *key)
 			 ? traceref(J, J->parent)
 			 : NULL;
 	uint32_t mcofs;
-	if (!T || !tsnap_sunk(T, (SnapNo)J->exitno, &mcofs))
+	if (!T || !texit_sunk(T, (SnapNo)J->exitno, &mcofs))
 		return 0;
 	return trace_site(T, mcofs, key);
 }
@@ -285,7 +285,7 @@ static UTIL_NOINLINE uint64_t site_replay(struct logger_vm *vm, jit_State *J,
 {
 	uint32_t mcofs;
 	GCtrace *P;
-	if ((T->nsnap < 2 || ofs - 1 < tsnap_ofs(T, 1)) &&
+	if ((T->nsnap < 2 || ofs - 1 < texit_ofs(T, 1)) &&
 	    (P = jitev_replayed(&vm->jrec, J, T, &mcofs)) != NULL)
 		return trace_site(P, mcofs, key);
 	*key = (uint64_t)(uintptr_t)T;

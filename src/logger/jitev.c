@@ -4,7 +4,7 @@
 ** only records into the VM's event buffer.
 */
 #include "logger/jitev.h"
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -442,7 +442,7 @@ static void rec_replays(jit_State *J, struct jitev_rec *r)
 			 : NULL;
 	uint32_t ofs;
 	e->traceno = 0;
-	if (P && tsnap_sunk(P, (SnapNo)J->exitno, &ofs)) {
+	if (P && texit_sunk(P, (SnapNo)J->exitno, &ofs)) {
 		e->traceno = J->cur.traceno;
 		e->parent = J->parent;
 		e->mcofs = ofs;

@@ -6,7 +6,7 @@
 #include "maps/mapper.h"
 #include "maps/namewalk.h"
 #include "maps/protoname.h"
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -161,8 +161,8 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 	if (!mcofs || !nfr || !ids || !lines)
 		goto out;
 	for (SnapNo k = 0; k < nsnap; k++) {
-		struct tsnap_frame fr[TSNAP_MAX_FRAMES];
-		int n = tsnap_frames(T, k, fr, TSNAP_MAX_FRAMES);
+		struct texit_frame fr[TEXIT_MAX_FRAMES];
+		int n = texit_frames(T, k, fr, TEXIT_MAX_FRAMES);
 		if (nf + (size_t)n > cap) {
 			size_t nc = (nf + (size_t)n) * 2;
 			uint64_t *ni = realloc(ids, nc * sizeof *ids);
@@ -175,7 +175,7 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			lines = nl;
 			cap = nc;
 		}
-		mcofs[k] = tsnap_ofs(T, k);
+		mcofs[k] = texit_ofs(T, k);
 		nfr[k] = (uint8_t)n;
 		for (int j = 0; j < n; j++, nf++) {
 			ids[nf] =
@@ -185,7 +185,7 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			lines[nf] = fr[j].line;
 		}
 	}
-	struct names_snaps sn = {nsnap, mcofs, nfr, ids, lines};
+	struct names_exits sn = {nsnap, mcofs, nfr, ids, lines};
 	rc = names_put_trace(m->out, id, traceno ? traceno : T->traceno, pid,
 			     line, T->root, &sn);
 out:

@@ -416,7 +416,7 @@ int names_put_coroutine(struct wbuf *b, uint64_t id, unsigned flags)
 /* Caller owns b. A TRACE record with its snapshots' frames. */
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 		    uint64_t proto, uint32_t line, unsigned root,
-		    const struct names_snaps *sn)
+		    const struct names_exits *sn)
 {
 	size_t nf = 0;
 	for (unsigned k = 0; k < sn->nsnap; k++)

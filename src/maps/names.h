@@ -73,7 +73,7 @@ int names_put_name(struct wbuf *b, uint64_t id, const char *name);
 /* A TRACE record's snapshots: for snapshot k, its machine-code offset
 ** mcofs[k] and nfr[k] frames, outermost first, taken in turn from ids (PROTO
 ** IDs, defined before) and lines. */
-struct names_snaps {
+struct names_exits {
 	unsigned nsnap;
 	const uint32_t *mcofs;
 	const uint8_t *nfr;
@@ -82,7 +82,7 @@ struct names_snaps {
 };
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 		    uint64_t proto, uint32_t line, unsigned root,
-		    const struct names_snaps *sn);
+		    const struct names_exits *sn);
 int names_put_hostsym(struct wbuf *b, uint64_t id, uintptr_t address,
 		      const char *name, const char *object, unsigned flags);
 

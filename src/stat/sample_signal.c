@@ -13,7 +13,7 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 #include "stat/clock.h"
 #include "util/util.h"
 
@@ -417,7 +417,7 @@ static GCtrace *trace_of(jit_State *J, uintptr_t v)
 ** top at hi), its trace in *Tp; 0 when none is found. x64: the nearest
 ** such word above sp (a call pushes it in the trace's own frame). arm64:
 ** the stack read down from cf, the first word in the slot where the C
-** function the trace called saves it (tsnap_ret_slot). A stale word of a
+** function the trace called saves it (texit_ret_slot). A stale word of a
 ** trace with a smaller spill area may come first (alloc.c, trace_by_ret,
 ** tells them apart by the depth of the call, which a sample can't). */
 __attribute__((no_sanitize("address", "undefined", "thread"))) static uintptr_t
@@ -431,7 +431,7 @@ trace_call(jit_State *J, uintptr_t cf, uintptr_t sp, uintptr_t hi, GCtrace **Tp)
 	for (uintptr_t p = cf - 24; p >= sp; p -= sizeof(uintptr_t)) {
 		uintptr_t v = *(const uintptr_t *)p;
 		GCtrace *T = in_mcode(J, v) ? trace_of(J, v) : NULL;
-		if (T && tsnap_ret_slot(T, cf, p, v)) {
+		if (T && texit_ret_slot(T, cf, p, v)) {
 			*Tp = T;
 			return v;
 		}

@@ -44,7 +44,7 @@
 
 #include "blocks/format.h"
 #include "cli/cli.h"
-#include "reader.h"
+#include "block/reader.h"
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 

@@ -32,12 +32,16 @@ check src/maps maps blocks util
 check src/stat stat maps blocks util
 check src/heap heap stat maps blocks util
 check src/logger logger heap stat maps blocks util
-check reader blocks util proc
-check reader/proc proc util blocks
-check reader/export export proc util blocks
+# The reader's layers, bottom up: block framing, the decoder, processors,
+# the profile façade over them, exports, the CLI.
+check reader/block block blocks util
+check reader/decode decode block blocks util
+check reader/proc proc decode block blocks util
+check reader/profile profile proc decode block blocks util
+check reader/export export profile proc decode block blocks util
 # record checks LUAJIT_PROFILE with the logger's own option parser (opts.c,
 # pure C, no VM): one owner for the option syntax.
-check reader/cli cli export proc blocks util logger
+check reader/cli cli export profile proc decode block blocks util logger
 # The sampler never calls the logger's flush, the logger never locks
 # through the sampler (the mapper's lock is the mapper's).
 if grep -nw 'flush_encode\|logger_flush\|logger_flush_full' "$top"/src/stat/*.[ch]; then

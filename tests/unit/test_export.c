@@ -11,8 +11,8 @@
 #include "export/export.h"
 #include "export/heapsnapshot.h"
 #include "logbuild.h"
-#include "profile.h"
-#include "reader.h"
+#include "profile/profile.h"
+#include "block/reader.h"
 
 /* IDs of the mapping. */
 enum { VM = 1, A = 2, B = 3, MAIN = 7, CO = 8 };

@@ -11,13 +11,13 @@
 #include <unistd.h>
 
 #include "blocks/writer.h"
-#include "decode.h"
+#include "decode/decode.h"
 #include "lualib.h"
 #include "logbuild.h"
 #include "logger/buf.h"
 #include "logger/flush.h"
 #include "maps/mapper.h"
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 #include "stat/clock.h"
 
 #define MAXEV 640
@@ -30,7 +30,7 @@ struct seen {
 	uint64_t firstline[MAXEV];
 	char msg[MAXEV][FORMAT_STRING_MAX + 1];
 	int nev;
-	uint32_t inl[MAXEV];	 /* frames of ev[i].snap (trace sites) */
+	uint32_t inl[MAXEV];	 /* frames of ev[i].texit (trace sites) */
 	uint64_t traceno[MAXEV]; /* traceno of ev[i].trace */
 	int ntrace;		 /* TRACE records */
 	uint32_t trace_snaps;	 /* snapshots of the last TRACE record */
@@ -48,8 +48,8 @@ static int on_event(void *ud, const struct decode_event *ev)
 	s->ev[i].obj = NULL;
 	s->kind[i] = ev->obj ? ev->obj->kind : 0;
 	s->ev[i].trace = NULL;
-	s->ev[i].snap = NULL;
-	s->inl[i] = ev->snap ? ev->snap->nframes : 0;
+	s->ev[i].texit = NULL;
+	s->inl[i] = ev->texit ? ev->texit->nframes : 0;
 	s->traceno[i] = ev->trace ? ev->trace->u.trace.traceno : 0;
 	if (ev->obj && ev->obj->kind == FORMAT_REC_PROTO) {
 		snprintf(s->chunk[i], sizeof s->chunk[i], "%s",
@@ -71,10 +71,10 @@ static int on_record(void *ud, struct decode_obj *o)
 	struct seen *s = ud;
 	if (o->kind == FORMAT_REC_TRACE) {
 		s->ntrace++;
-		s->trace_snaps = o->u.trace.nsnap;
+		s->trace_snaps = o->u.trace.nexit;
 		s->trace_frames = 0;
-		for (uint32_t k = 0; k < o->u.trace.nsnap; k++) {
-			const struct decode_tsnap *sn = &o->u.trace.snap[k];
+		for (uint32_t k = 0; k < o->u.trace.nexit; k++) {
+			const struct decode_texit *sn = &o->u.trace.exits[k];
 			s->trace_frames += sn->nframes;
 			for (uint32_t j = 0; j < sn->nframes; j++)
 				cr_assert_eq(sn->f[j].func->kind,
@@ -496,20 +496,20 @@ Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
 			   "return #t\n";
 	GCtrace *T = run_compiled(L, code, "@alloc.lua");
 	/* The snapshot with the most frames: f inlined into the chunk. */
-	struct tsnap_frame fr[TSNAP_MAX_FRAMES], best[TSNAP_MAX_FRAMES];
+	struct texit_frame fr[TEXIT_MAX_FRAMES], best[TEXIT_MAX_FRAMES];
 	int nbest = 0;
 	SnapNo k = 0;
 	for (SnapNo i = 0; i < T->nsnap; i++) {
-		int n = tsnap_frames(T, i, fr, TSNAP_MAX_FRAMES);
+		int n = texit_frames(T, i, fr, TEXIT_MAX_FRAMES);
 		if (n > nbest)
 			nbest = n, k = i, memcpy(best, fr, sizeof fr);
 	}
 	cr_assert_geq(nbest, 2, "a snapshot inside f");
-	uint64_t ofs = 1 + tsnap_ofs(T, k); /* bytes */
+	uint64_t ofs = 1 + texit_ofs(T, k); /* bytes */
 	/* the last snapshot starting at or before the offset */
 	while (k + 1 < T->nsnap && T->snap[k + 1].mcofs == T->snap[k].mcofs)
 		k++;
-	nbest = tsnap_frames(T, k, best, TSNAP_MAX_FRAMES);
+	nbest = texit_frames(T, k, best, TEXIT_MAX_FRAMES);
 	uint64_t x = FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
 		     BUF_SITE_TRACE(ofs, T->traceno);
 	rec(&r, BUF_ALLOC, x, (uintptr_t)T, 0x1000, 24, 0, 0);

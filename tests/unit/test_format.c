@@ -12,7 +12,7 @@
 #include <strings.h>
 
 #include "blocks/blocks.h"
-#include "reader/decode.h"
+#include "decode/decode.h"
 #include "stat/stacks.h"
 
 #ifndef SRCDIR

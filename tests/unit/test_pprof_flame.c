@@ -13,7 +13,7 @@
 #include "export/flame.h"
 #include "export/pprof.h"
 #include "logbuild.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 enum { VM = 1, A = 2, B = 3 };
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "logbuild.h"
 
 /* -- Helpers ------------------------------------------------------------------------ */
@@ -1206,7 +1206,7 @@ Test(reader, chunk_names)
 
 /* -- Robustness ------------------------------------------------------------------------ */
 
-#include "profile.h"
+#include "profile/profile.h"
 
 /* Test thread. Deterministic pseudo-random numbers. */
 static uint64_t fuzz_rng = 0x9E3779B97F4A7C15ull;

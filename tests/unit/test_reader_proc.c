@@ -1,6 +1,6 @@
 /*
 ** Unit tests: reader/proc/sort.c (the sorting helper),
-** reader/proc/fanout.c (the fan-out sink), reader/proc/stacks.c (folded
+** reader/proc/fanout.c (the fan-out sink), reader/proc/folded.c (folded
 ** lines).
 */
 #include <criterion/criterion.h>
@@ -11,7 +11,7 @@
 
 #include "proc/fanout.h"
 #include "proc/sort.h"
-#include "proc/stacks.h"
+#include "proc/folded.h"
 
 /* -- sort ------------------------------------------------------------------- */
 
@@ -236,10 +236,10 @@ Test(stacks, samples_one_line_per_distinct_stack)
 	s.nodes = nodes;
 	s.nnode = sizeof nodes / sizeof nodes[0];
 	struct out o = {"", 0};
-	cr_assert_eq(stacks_samples(&s, SAMPLES_VIEW_MERGED, 0, collect, &o),
+	cr_assert_eq(folded_samples(&s, SAMPLES_VIEW_MERGED, 0, collect, &o),
 		     0);
 	cr_assert_str_eq(o.buf, "a_b_c 5\nx 1\n(idle) 4\n");
-	cr_assert_eq(stacks_samples(&s, SAMPLES_VIEW_LUA, 0, stop, NULL), 42);
+	cr_assert_eq(folded_samples(&s, SAMPLES_VIEW_LUA, 0, stop, NULL), 42);
 	fnid_free(&f);
 }
 
@@ -260,10 +260,10 @@ Test(stacks, calls_one_line_per_node_with_self_time)
 	c.nodes = nodes;
 	c.nnode = sizeof nodes / sizeof nodes[0];
 	struct out o = {"", 0};
-	cr_assert_eq(stacks_calls(&c, &f, STACKS_SELF, collect, &o), 0);
+	cr_assert_eq(folded_calls(&c, &f, FOLDED_SELF, collect, &o), 0);
 	cr_assert_str_eq(o.buf, "a_b_c 10\na_b_c;x;a_b_c 7\n");
 	struct out oc = {"", 0};
-	cr_assert_eq(stacks_calls(&c, &f, STACKS_CALLS, collect, &oc), 0);
+	cr_assert_eq(folded_calls(&c, &f, FOLDED_CALLS, collect, &oc), 0);
 	cr_assert_str_eq(oc.buf, "a_b_c 1\na_b_c;x 1\na_b_c;x;a_b_c 2\n");
 	fnid_free(&f);
 }

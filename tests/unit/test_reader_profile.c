@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "logbuild.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 /* IDs of the standard mapping. */
 enum {

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "logbuild.h"
 #include "proc/fnid.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 #ifndef SRCDIR
 #define SRCDIR "."

@@ -14,10 +14,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "logbuild.h"
-#include "profile.h"
-#include "proc/stacks.h"
+#include "profile/profile.h"
+#include "proc/folded.h"
 #include "stat/stacks.h"
 
 /* IDs of the mapping: a VM, NPROTO prototypes, NSYM host symbols, a
@@ -265,7 +265,7 @@ static char *folded(const char *path)
 	cr_assert_eq(rc, 0, "rc %d: %s", rc, err);
 	for (unsigned v = SAMPLES_VIEW_MERGED; v <= SAMPLES_VIEW_HOST; v++)
 		for (unsigned f = 0; f < 4; f++)
-			cr_assert_eq(stacks_samples(&p->smp, v, f, emit, &t),
+			cr_assert_eq(folded_samples(&p->smp, v, f, emit, &t),
 				     0);
 	profile_free(p);
 	return t.p ? t.p : strdup("");

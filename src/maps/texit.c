@@ -1,8 +1,8 @@
 /*
-** ljlog trace snapshots: the Lua frames a trace's machine code stands for
-** (see tsnap.h). x64 GC64 only (two-slot frames), like the sampler.
+** ljlog trace exits: the Lua frames a trace's machine code stands for
+** (see texit.h). x64 GC64 only (two-slot frames), like the sampler.
 */
-#include "maps/tsnap.h"
+#include "maps/texit.h"
 
 #include "lj_target.h"
 
@@ -46,16 +46,16 @@ static GCproto *proto_of_pc(GCtrace *T, const BCIns *pc)
 	return NULL;
 }
 
-/* Caller keeps T alive. Frames of snapshot i (see tsnap.h). In GC64 mode a
+/* Caller keeps T alive. Frames of snapshot i (see texit.h). In GC64 mode a
 ** snapshot's entries run in slot order; an inlined frame's link slot is a
 ** SNAP_FRAME entry whose 64-bit constant is the frame link LuaJIT would
 ** restore: for a Lua frame, the return PC into its caller (lj_snap.c,
 ** snapshot_slots). The PC to resume at follows the entries. So the PCs in
 ** slot order, then the resume PC, are one PC per frame, outermost first: a
 ** return PC stands one past the call being executed. */
-int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max)
+int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
 {
-	const BCIns *pcs[TSNAP_MAX_FRAMES + 1];
+	const BCIns *pcs[TEXIT_MAX_FRAMES + 1];
 	int npc = 0, n = 0;
 	if (i >= T->nsnap || max <= 0)
 		return 0;
@@ -73,7 +73,7 @@ int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max)
 		uint64_t link = ir_knum(ir)->u64;
 		if ((link & FRAME_TYPE) != FRAME_LUA || !link)
 			continue; /* a continuation or vararg frame */
-		if (npc == TSNAP_MAX_FRAMES) /* keep the innermost */
+		if (npc == TEXIT_MAX_FRAMES) /* keep the innermost */
 			memmove(pcs, pcs + 1, --npc * sizeof pcs[0]);
 		pcs[npc++] = (const BCIns *)(uintptr_t)link;
 	}
@@ -92,16 +92,16 @@ int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max)
 	return n;
 }
 
-/* Caller keeps T alive. Snapshot at byte offset ofs (see tsnap.h); the
+/* Caller keeps T alive. Snapshot at byte offset ofs (see texit.h); the
 ** rightmost search of lj_trace_unwind. */
-SnapNo tsnap_at(const GCtrace *T, uint32_t ofs)
+SnapNo texit_at(const GCtrace *T, uint32_t ofs)
 {
 	SnapNo lo = 0, hi = T->nsnap;
 	if (hi == 0)
 		return 0;
 	while (lo < hi) {
 		SnapNo mid = (SnapNo)((lo + hi) >> 1);
-		if (ofs < tsnap_ofs(T, mid))
+		if (ofs < texit_ofs(T, mid))
 			hi = mid;
 		else
 			lo = (SnapNo)(mid + 1);
@@ -109,10 +109,10 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs)
 	return lo ? (SnapNo)(lo - 1) : 0;
 }
 
-/* Caller keeps T alive. See tsnap.h. The sunk instruction keeps its place
+/* Caller keeps T alive. See texit.h. The sunk instruction keeps its place
 ** in T's IR (RID_SUNK: LuaJIT's lj_snap.c replays it from there); the
 ** snapshot before it is the last with a ref at or below it. */
-int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
+int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
 {
 	if (e >= T->nsnap)
 		return 0;
@@ -130,7 +130,7 @@ int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
 		SnapNo s = 0;
 		for (SnapNo i = 0; i < T->nsnap && T->snap[i].ref <= ref; i++)
 			s = i;
-		*mcofs = tsnap_ofs(T, s);
+		*mcofs = texit_ofs(T, s);
 		return 1;
 	}
 	return 0;
@@ -221,11 +221,11 @@ static int lr_slot(uintptr_t f, int32_t *slot)
 	return 0;
 }
 
-/* Any context. See tsnap.h. */
-int tsnap_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v)
+/* Any context. See texit.h. */
+int texit_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v)
 {
 	uintptr_t tsp = cf - 16 - T->spadjust;
-	if (!(p < tsp && tsp - p <= TSNAP_CALLEE_BYTES))
+	if (!(p < tsp && tsp - p <= TEXIT_CALLEE_BYTES))
 		return 0;
 	if (v & 3)
 		return 0; /* no return address: instructions are aligned */

@@ -4,15 +4,17 @@
 ** table's sizes as numbers, version 16).
 ** Each record goes to the sink as it is read; strings point into the
 ** payload.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode_int.h"
+#include "decode/decode_int.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Any thread. Read a str field pointing into the payload. */
+/* Read a str field pointing into the payload. */
 static int get_raw(struct decode_cur *c, const char *name, const char **s,
 		   size_t *len)
 {
@@ -23,7 +25,7 @@ static int get_raw(struct decode_cur *c, const char *name, const char **s,
 	return 0;
 }
 
-/* Any thread. Read a u8 field. */
+/* Read a u8 field. */
 static int get_u8(struct decode_cur *c, const char *name, unsigned *v)
 {
 	if (c->p >= c->end) {
@@ -34,7 +36,7 @@ static int get_u8(struct decode_cur *c, const char *name, unsigned *v)
 	return 0;
 }
 
-/* Any thread. A sleb field as a difference from base (modulo 2^64). */
+/* A sleb field as a difference from base (modulo 2^64). */
 static int get_rel(struct decode_cur *c, const char *name, uint64_t base,
 		   uint64_t *v)
 {
@@ -47,7 +49,7 @@ static int get_rel(struct decode_cur *c, const char *name, uint64_t base,
 	return 0;
 }
 
-/* Any thread. One reference's fields after its kind byte into r (version
+/* One reference's fields after its kind byte into r (version
 ** 16: target and array index as differences from *tprev and *aprev, the
 ** OBJECT's last ones). */
 static int get_ref(struct decode_cur *c, struct decode_href *r, uint64_t *tprev,
@@ -96,7 +98,7 @@ static int get_ref(struct decode_cur *c, struct decode_href *r, uint64_t *tprev,
 	return rc;
 }
 
-/* Any thread. Version 16: a table's text, "array N hash M" and then what
+/* Version 16: a table's text, "array N hash M" and then what
 ** the record's text holds (" mt NAME"), into d->htext. */
 static int table_text(struct decode *d, struct decode_cur *c,
 		      struct decode_hobj *o)
@@ -119,7 +121,7 @@ static int table_text(struct decode *d, struct decode_cur *c,
 	return 0;
 }
 
-/* Any thread. An OBJECT record; *addr and *pid the block's last OBJECT's
+/* An OBJECT record; *addr and *pid the block's last OBJECT's
 ** address (version 10) and ID (version 16): each is a difference from it. */
 static int dec_obj(struct decode *d, const struct reader_block *b,
 		   struct decode_cur *c, struct decode_hobj *o, uint64_t *addr,
@@ -198,7 +200,7 @@ static int dec_obj(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. A SUMMARY record. */
+/* A SUMMARY record. */
 static int dec_summary(struct decode *d, const struct reader_block *b,
 		       struct decode_cur *c, struct decode_hsummary *s)
 {
@@ -233,7 +235,7 @@ static int dec_summary(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. Decode a HEAP payload. */
+/* Decode a HEAP payload. */
 int dec_heap(struct decode *d, const struct reader_block *b,
 	     struct decode_cur *c)
 {

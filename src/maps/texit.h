@@ -1,5 +1,8 @@
 /*
-** ljlog trace snapshots: the Lua frames a trace's machine code stands for.
+** ljlog trace exits: the Lua frames a trace's machine code stands for.
+** LuaJIT calls a trace's exit states snapshots (SnapShot, lj_snap.c) and
+** numbers its exits by them; ljlog calls them exits ("texit") and keeps
+** "snapshot" for heap snapshots.
 ** LuaJIT inlines the Lua functions a trace calls; the frames it would rebuild
 ** on an exit, and the bytecode PC it would resume at, are kept per snapshot
 ** (lj_snap.c). Each snapshot also records where its machine code starts
@@ -8,17 +11,17 @@
 ** Read only while the trace is surely alive: under the mapper's lock, before
 ** the sweep that frees it (sample.h, "Locking").
 */
-#ifndef LJLOG_MAPS_TSNAP_H
-#define LJLOG_MAPS_TSNAP_H
+#ifndef LJLOG_MAPS_TEXIT_H
+#define LJLOG_MAPS_TEXIT_H
 
 #include <stdint.h>
 
 #include "maps/ljwin.h"
 
-#define TSNAP_MAX_FRAMES 32 /* frames per snapshot kept; deeper: outermost */
+#define TEXIT_MAX_FRAMES 32 /* frames per snapshot kept; deeper: outermost */
 
 /* One frame of a snapshot: the prototype and the line being executed. */
-struct tsnap_frame {
+struct texit_frame {
 	GCproto *pt;
 	uint32_t line;
 };
@@ -27,7 +30,7 @@ struct tsnap_frame {
 ** offset into T's code. LuaJIT counts SnapShot.mcofs in MCode units (lj_jit.h:
 ** bytes on x86, 4-byte instructions on arm64); the log and the samples'
 ** offsets count bytes on every machine. */
-static inline uint32_t tsnap_ofs(const GCtrace *T, SnapNo i)
+static inline uint32_t texit_ofs(const GCtrace *T, SnapNo i)
 {
 	return (uint32_t)T->snap[i].mcofs * (uint32_t)sizeof(MCode);
 }
@@ -36,11 +39,11 @@ static inline uint32_t tsnap_ofs(const GCtrace *T, SnapNo i)
 ** into out (at most max, the innermost kept); their count. A frame whose
 ** prototype cannot be told (a PC in no prototype the trace references) is
 ** left out. */
-int tsnap_frames(GCtrace *T, SnapNo i, struct tsnap_frame *out, int max);
+int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max);
 
 /* Caller keeps T alive. The snapshot whose machine code holds byte offset
 ** ofs of T's code: the last one starting at or before it. */
-SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
+SnapNo texit_at(const GCtrace *T, uint32_t ofs);
 
 /* Caller keeps T alive. Where the first allocation that T sank (LuaJIT's
 ** allocation sinking: the table or cdata is made only where it escapes,
@@ -48,14 +51,14 @@ SnapNo tsnap_at(const GCtrace *T, uint32_t ofs);
 ** T's code: the start of the snapshot's code holding the sunk instruction
 ** (a byte offset), whose frames name the constructor's line, into *mcofs.
 ** 1 when snapshot e has one, else 0. */
-int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
+int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
 
 #if LJ_TARGET_ARM64
 /* Bytes below a trace's stack frame that may hold the return address into
 ** it, saved by the C function the trace called (GCC puts the saved link
 ** register below that function's locals: a few words for lj_tab_new1 and
 ** kin; a little more for a larger frame). */
-#define TSNAP_CALLEE_BYTES 256
+#define TEXIT_CALLEE_BYTES 256
 
 /* Any context (async-signal-safe). arm64 only: 1 when the word v, a return
 ** address into T's code found at stack slot p, is where the C function T
@@ -65,13 +68,13 @@ int tsnap_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
 ** saves the link register just below that, at the place its prologue
 ** says (read from the `bl` at v - 4 to the callee's first instructions),
 ** or, where that can't be read (a `blr`, an unusual prologue), anywhere
-** within TSNAP_CALLEE_BYTES. A word that points into T's code anywhere
+** within TEXIT_CALLEE_BYTES. A word that points into T's code anywhere
 ** else is a stale one: left by another call in a slot this one did not
 ** write. A stale word can sit in its own trace's slot too: a trace with a
 ** smaller spill area than the running one left it in the running trace's
 ** spill slots (seldom all written), or one with a larger area in the
 ** running callee's frame. */
-int tsnap_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v);
+int texit_ret_slot(const GCtrace *T, uintptr_t cf, uintptr_t p, uintptr_t v);
 #endif
 
 #endif

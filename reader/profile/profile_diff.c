@@ -4,8 +4,10 @@
 ** line), allocation sites by their function's match and their line; each
 ** side knows the other's index of the same function or site. The state is
 ** the struct profile_diff its caller owns.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "profile.h"
+#include "profile/profile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -92,7 +94,7 @@ static uint32_t *match_sites(const struct profile *a, const struct profile *b,
 	return m;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 int profile_diff_new(struct profile_diff *d, const struct profile *a,
 		     const struct profile *b)
 {
@@ -108,7 +110,7 @@ int profile_diff_new(struct profile_diff *d, const struct profile *a,
 	return 0;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 void profile_diff_free(struct profile_diff *d)
 {
 	free(d->fn_b);

@@ -1,9 +1,11 @@
 /*
 ** ljlog reader library, layer 1: the block reader.
 ** Reads through one buffer with pread(2); never trusts a length from the file.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #define _GNU_SOURCE /* O_TMPFILE, mkostemp */
-#include "reader.h"
+#include "block/reader.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,7 +48,7 @@ struct reader {
 
 /* -- Errors ------------------------------------------------------------------ */
 
-/* Any thread. Record a message and the (sticky) error code. */
+/* Record a message and the (sticky) error code. */
 static int fail(struct reader *r, int code, const char *fmt, ...)
 {
 	va_list ap;
@@ -57,7 +59,7 @@ static int fail(struct reader *r, int code, const char *fmt, ...)
 	return code;
 }
 
-/* Any thread. "EVENTS", or "kind 9" for a kind this reader does not know. */
+/* "EVENTS", or "kind 9" for a kind this reader does not know. */
 static const char *kind_str(unsigned kind, char *buf, size_t len)
 {
 	const char *n = format_kind_name(kind);
@@ -69,7 +71,7 @@ static const char *kind_str(unsigned kind, char *buf, size_t len)
 
 /* -- Buffer ------------------------------------------------------------------ */
 
-/* Any thread. Make [off, off + n) buffered; 0, -ENODATA (*have bytes from
+/* Make [off, off + n) buffered; 0, -ENODATA (*have bytes from
 ** off are there, the file ends sooner) or -errno. */
 static int fill(struct reader *r, uint64_t off, size_t n, size_t *have)
 {
@@ -129,7 +131,7 @@ static int fill(struct reader *r, uint64_t off, size_t n, size_t *have)
 	return r->len >= n ? 0 : -ENODATA;
 }
 
-/* Any thread. Sleep for ms milliseconds (restarts after signals). */
+/* Sleep for ms milliseconds (restarts after signals). */
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
@@ -137,7 +139,7 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-/* Any thread. fill(), waiting at the tail in follow mode until the bytes
+/* fill(), waiting at the tail in follow mode until the bytes
 ** land or the wait callback gives up (then one last try). */
 static int fill_wait(struct reader *r, uint64_t off, size_t n, size_t *have)
 {
@@ -156,7 +158,7 @@ static int fill_wait(struct reader *r, uint64_t off, size_t n, size_t *have)
 
 /* -- Compressed logs ----------------------------------------------------------- */
 
-/* Any thread. A gzip-compressed log (file=|gzip>out.ljlog.gz): inflate fd
+/* A gzip-compressed log (file=|gzip>out.ljlog.gz): inflate fd
 ** into an unlinked temporary file (TMPDIR, else /tmp) and return that, so
 ** the reader keeps reading with pread in constant memory. A cut gzip
 ** stream keeps what inflated: the block reader then says where the log is
@@ -215,7 +217,7 @@ static int gunzip_fd(int fd, const char *path, char *err, size_t errlen)
 
 /* -- Public ------------------------------------------------------------------ */
 
-/* Any thread. Open path for reading; 0 or -errno with a message in err. */
+/* Open path for reading; 0 or -errno with a message in err. */
 int reader_open(struct reader **out, const char *path, unsigned flags,
 		char *err, size_t errlen)
 {
@@ -264,7 +266,7 @@ int reader_open(struct reader **out, const char *path, unsigned flags,
 	return 0;
 }
 
-/* Any thread. Close and free (NULL is fine). */
+/* Close and free (NULL is fine). */
 void reader_close(struct reader *r)
 {
 	if (!r)
@@ -274,7 +276,7 @@ void reader_close(struct reader *r)
 	free(r);
 }
 
-/* Any thread. Follow mode: callback polled at the tail, and the poll period. */
+/* Follow mode: callback polled at the tail, and the poll period. */
 void reader_set_wait(struct reader *r, reader_wait_fn fn, void *ud,
 		     unsigned poll_ms)
 {
@@ -283,13 +285,13 @@ void reader_set_wait(struct reader *r, reader_wait_fn fn, void *ud,
 	r->poll_ms = poll_ms ? poll_ms : READER_DEFAULT_POLL_MS;
 }
 
-/* Any thread. Bytes read ahead per read(2) (at least a block header). */
+/* Bytes read ahead per read(2) (at least a block header). */
 void reader_set_readahead(struct reader *r, size_t bytes)
 {
 	r->readahead = bytes < FORMAT_HEADER_LEN ? FORMAT_HEADER_LEN : bytes;
 }
 
-/* Any thread. Check the 8-byte file magic at offset 0. */
+/* Check the 8-byte file magic at offset 0. */
 static int check_magic(struct reader *r)
 {
 	size_t have;
@@ -310,7 +312,7 @@ static int check_magic(struct reader *r)
 	return 0;
 }
 
-/* Any thread. Nothing at r->next: if the file ends inside the skipped
+/* Nothing at r->next: if the file ends inside the skipped
 ** payload of the previous block, record that truncation; else 0. */
 static int skipped_payload_cut(struct reader *r)
 {
@@ -333,7 +335,7 @@ static int skipped_payload_cut(struct reader *r)
 	return 0;
 }
 
-/* Any thread. The file ends at r->next, a block boundary, or inside the
+/* The file ends at r->next, a block boundary, or inside the
 ** skipped payload before it. Returns the truncation error. */
 static int truncated_at_boundary(struct reader *r)
 {
@@ -347,7 +349,7 @@ static int truncated_at_boundary(struct reader *r)
 	    (unsigned long long)r->next, (unsigned long long)r->nblocks);
 }
 
-/* Any thread. Read and verify the next block header. */
+/* Read and verify the next block header. */
 int reader_next(struct reader *r, struct reader_block *b)
 {
 	char kb[24];
@@ -439,7 +441,7 @@ int reader_next(struct reader *r, struct reader_block *b)
 	return 1;
 }
 
-/* Any thread. Read and verify the payload of the block just returned. */
+/* Read and verify the payload of the block just returned. */
 int reader_payload(struct reader *r, struct reader_block *b)
 {
 	char kb[24];
@@ -479,31 +481,31 @@ int reader_payload(struct reader *r, struct reader_block *b)
 	return 0;
 }
 
-/* Any thread. The message of the last error ("" if none). */
+/* The message of the last error ("" if none). */
 const char *reader_error(const struct reader *r)
 {
 	return r->err;
 }
 
-/* Any thread. Offset just past the last block known good. */
+/* Offset just past the last block known good. */
 uint64_t reader_valid_end(const struct reader *r)
 {
 	return r->valid_end;
 }
 
-/* Any thread. Blocks returned so far. */
+/* Blocks returned so far. */
 uint64_t reader_blocks(const struct reader *r)
 {
 	return r->nblocks;
 }
 
-/* Any thread. Bytes read from the file so far. */
+/* Bytes read from the file so far. */
 uint64_t reader_bytes_read(const struct reader *r)
 {
 	return r->bytes_read;
 }
 
-/* Any thread. 1 once the END block has been returned. */
+/* 1 once the END block has been returned. */
 int reader_seen_end(const struct reader *r)
 {
 	return r->seen_end;

@@ -4,8 +4,10 @@
 ** This file: the arena and ID table, errors, cold field readers, INTRO and
 ** END, and the kind table that routes every block; the hot kinds live in
 ** decode_map.c, decode_events.c and decode_samples.c.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode_int.h"
+#include "decode/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Any thread. Chunk name as Lua shows it (see decode.h). */
+/* Chunk name as Lua shows it (see decode.h). */
 void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len)
 {
 	const char *s = chunk->s ? chunk->s : "";
@@ -35,7 +37,7 @@ void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len)
 	snprintf(out, len, "[string \"%.*s%s\"]", (int)l, s, cut ? "..." : "");
 }
 
-/* Any thread. A PROTO as a Lua programmer reads it (see decode.h). */
+/* A PROTO as a Lua programmer reads it (see decode.h). */
 void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
 		       size_t len)
 {
@@ -65,7 +67,7 @@ void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
 
 /* -- Arena and ID table ----------------------------------------------------- */
 
-/* Any thread. n bytes, 8-aligned, zeroed; NULL when out of memory. */
+/* n bytes, 8-aligned, zeroed; NULL when out of memory. */
 void *dec_alloc(struct decode *d, size_t n)
 {
 	struct chunk *c = d->arena;
@@ -86,7 +88,7 @@ void *dec_alloc(struct decode *d, size_t n)
 	return p;
 }
 
-/* Any thread. Copy a string into the arena, NUL-terminated. */
+/* Copy a string into the arena, NUL-terminated. */
 int dec_str(struct decode *d, const char *s, size_t len, struct decode_str *out)
 {
 	char *p = dec_alloc(d, len + 1);
@@ -99,20 +101,20 @@ int dec_str(struct decode *d, const char *s, size_t len, struct decode_str *out)
 	return 0;
 }
 
-/* Any thread. The object with this ID, NULL if undefined. */
+/* The object with this ID, NULL if undefined. */
 struct decode_obj *decode_lookup(const struct decode *d, uint64_t id)
 {
 	return id < DECODE_MAX_ID ? dec_lookup(d, id) : NULL;
 }
 
-/* Any thread. The object with this ID in the sparse map, NULL if none. */
+/* The object with this ID in the sparse map, NULL if none. */
 struct decode_obj *dec_lookup_sparse(const struct decode *d, uint64_t id)
 {
 	uint64_t *v = id ? hmap_get(&d->sparse, id) : NULL;
 	return v ? (struct decode_obj *)(uintptr_t)*v : NULL;
 }
 
-/* Any thread. Enter obj in the ID table (id already range-checked): in its
+/* Enter obj in the ID table (id already range-checked): in its
 ** page, or in the sparse map when a new page would be over budget. */
 int dec_insert(struct decode *d, struct decode_obj *obj)
 {
@@ -143,7 +145,7 @@ int dec_insert(struct decode *d, struct decode_obj *obj)
 }
 /* -- Errors ------------------------------------------------------------------ */
 
-/* Any thread. Record "block N (KIND) at offset X: reason"; returns code. */
+/* Record "block N (KIND) at offset X: reason"; returns code. */
 int dec_corrupt(struct decode *d, const struct reader_block *b, int code,
 		const char *fmt, ...)
 {
@@ -158,7 +160,7 @@ int dec_corrupt(struct decode *d, const struct reader_block *b, int code,
 	return code;
 }
 
-/* Any thread. Pass a warning to the sink. */
+/* Pass a warning to the sink. */
 void dec_warn(struct decode *d, const char *fmt, ...)
 {
 	char msg[ERR_MAX];
@@ -172,7 +174,7 @@ void dec_warn(struct decode *d, const char *fmt, ...)
 }
 /* -- Field readers (cold blocks) --------------------------------------------- */
 
-/* Any thread. Read a uleb field named name. */
+/* Read a uleb field named name. */
 int dec_get_u(struct decode_cur *c, const char *name, uint64_t *v)
 {
 	if (blocks_uleb_get(&c->p, c->end, v) < 0) {
@@ -182,7 +184,7 @@ int dec_get_u(struct decode_cur *c, const char *name, uint64_t *v)
 	return 0;
 }
 
-/* Any thread. Read a str field into the arena. */
+/* Read a str field into the arena. */
 int dec_get_s(struct decode *d, struct decode_cur *c, const char *name,
 	      struct decode_str *out)
 {
@@ -195,7 +197,7 @@ int dec_get_s(struct decode *d, struct decode_cur *c, const char *name,
 	return dec_str(d, s, len, out) < 0 ? -ENOMEM : 0;
 }
 
-/* Any thread. Read a CLOCK triple. */
+/* Read a CLOCK triple. */
 int dec_get_clock(struct decode_cur *c, struct decode_clock *k)
 {
 	int rc;
@@ -206,7 +208,7 @@ int dec_get_clock(struct decode_cur *c, struct decode_clock *k)
 	return 0;
 }
 
-/* Any thread. Error for a field that runs past the payload end. */
+/* Error for a field that runs past the payload end. */
 int dec_bad_field(struct decode *d, const struct reader_block *b,
 		  struct decode_cur *c, int rc)
 {
@@ -219,7 +221,7 @@ int dec_bad_field(struct decode *d, const struct reader_block *b,
 	    c->field ? c->field : "?", (size_t)(c->p - c->start));
 }
 
-/* Any thread. The payload must end where the fields do. */
+/* The payload must end where the fields do. */
 int dec_check_tail(struct decode *d, const struct reader_block *b,
 		   struct decode_cur *c, const char *what)
 {
@@ -231,7 +233,7 @@ int dec_check_tail(struct decode *d, const struct reader_block *b,
 }
 /* -- INTRO and END ----------------------------------------------------------- */
 
-/* Any thread. Decode an INTRO payload. */
+/* Decode an INTRO payload. */
 int dec_intro(struct decode *d, const struct reader_block *b,
 	      struct decode_cur *c)
 {
@@ -274,7 +276,7 @@ int dec_intro(struct decode *d, const struct reader_block *b,
 	return d->sink.intro ? d->sink.intro(d->sink.ud, in) : 0;
 }
 
-/* Any thread. Decode an END payload and check its totals. */
+/* Decode an END payload and check its totals. */
 int dec_end(struct decode *d, const struct reader_block *b,
 	    struct decode_cur *c)
 {
@@ -361,7 +363,7 @@ int dec_end(struct decode *d, const struct reader_block *b,
 
 /* -- Public ------------------------------------------------------------------ */
 
-/* Any thread. New decoder feeding sink (copied); 0 or -ENOMEM. */
+/* New decoder feeding sink (copied); 0 or -ENOMEM. */
 int decode_new(struct decode **out, const struct decode_sink *sink)
 {
 	struct decode *d = calloc(1, sizeof *d);
@@ -373,7 +375,7 @@ int decode_new(struct decode **out, const struct decode_sink *sink)
 	return 0;
 }
 
-/* Any thread. Free the decoder and every object. */
+/* Free the decoder and every object. */
 void decode_free(struct decode *d)
 {
 	if (!d)
@@ -409,7 +411,7 @@ static const struct decode_kind kinds[] = {
     {FORMAT_KIND_HEAP, 0, dec_heap},
 };
 
-/* Any thread. The row of a block kind, NULL when this reader lacks it. */
+/* The row of a block kind, NULL when this reader lacks it. */
 const struct decode_kind *decode_kind(unsigned kind)
 {
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
@@ -418,13 +420,13 @@ const struct decode_kind *decode_kind(unsigned kind)
 	return NULL;
 }
 
-/* Any thread. The i-th row of the kind table, NULL past the last. */
+/* The i-th row of the kind table, NULL past the last. */
 const struct decode_kind *decode_kind_at(size_t i)
 {
 	return i < sizeof kinds / sizeof kinds[0] ? &kinds[i] : NULL;
 }
 
-/* Any thread. Decode one block through its row of the kind table. */
+/* Decode one block through its row of the kind table. */
 int decode_block(struct decode *d, const struct reader_block *b)
 {
 	struct decode_cur c;
@@ -452,61 +454,61 @@ int decode_block(struct decode *d, const struct reader_block *b)
 	return k->decode(d, b, &c);
 }
 
-/* Any thread. Message of the last error. */
+/* Message of the last error. */
 const char *decode_error(const struct decode *d)
 {
 	return d->err;
 }
 
-/* Any thread. IDs the sink sees are the log's plus base (see decode.h). */
+/* IDs the sink sees are the log's plus base (see decode.h). */
 void decode_set_idbase(struct decode *d, uint32_t base)
 {
 	d->idbase = base;
 }
 
-/* Any thread. The largest ID defined so far. */
+/* The largest ID defined so far. */
 uint32_t decode_max_id(const struct decode *d)
 {
 	return d->maxid;
 }
 
-/* Any thread. The INTRO block, NULL before it. */
+/* The INTRO block, NULL before it. */
 const struct decode_intro *decode_intro(const struct decode *d)
 {
 	return d->have_intro ? &d->intro : NULL;
 }
 
-/* Any thread. The END block, NULL before it. */
+/* The END block, NULL before it. */
 const struct decode_end *decode_end(const struct decode *d)
 {
 	return d->have_end ? &d->end : NULL;
 }
 
-/* Any thread. Events decoded so far. */
+/* Events decoded so far. */
 uint64_t decode_events_total(const struct decode *d)
 {
 	return d->events;
 }
 
-/* Any thread. VM records so far. */
+/* VM records so far. */
 uint64_t decode_vms_total(const struct decode *d)
 {
 	return d->vms;
 }
 
-/* Any thread. Samples decoded so far. */
+/* Samples decoded so far. */
 uint64_t decode_samples_total(const struct decode *d)
 {
 	return d->samples;
 }
 
-/* Any thread. Samples dropped, from the SAMPLES blocks so far. */
+/* Samples dropped, from the SAMPLES blocks so far. */
 uint64_t decode_dropped_total(const struct decode *d)
 {
 	return d->dropped;
 }
 
-/* Any thread. SAMPLES blocks decoded so far. */
+/* SAMPLES blocks decoded so far. */
 uint64_t decode_samples_blocks(const struct decode *d)
 {
 	return d->sblocks;
@@ -514,7 +516,7 @@ uint64_t decode_samples_blocks(const struct decode *d)
 
 /* -- Driver ------------------------------------------------------------------ */
 
-/* Any thread. Read every block of r into d (see decode.h). */
+/* Read every block of r into d (see decode.h). */
 int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen)
 {
 	struct reader_block b;

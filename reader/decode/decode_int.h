@@ -3,11 +3,13 @@
 ** table, INTRO, END, the kind table), decode_map.c (MAPPING),
 ** decode_events.c (EVENTS) and decode_samples.c (SAMPLES). Not for users
 ** of the library: they see decode.h.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_DECODE_INT_H
 #define LJLOG_READER_DECODE_INT_H
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "util/hmap.h"
 #include "util/util.h"
 
@@ -111,7 +113,7 @@ int dec_bad_field(struct decode *d, const struct reader_block *b,
 int dec_check_tail(struct decode *d, const struct reader_block *b,
 		   struct decode_cur *c, const char *what);
 
-/* Any thread. The object with this ID, NULL if undefined (hot path: a
+/* The object with this ID, NULL if undefined (hot path: a
 ** page; the sparse map only when the page has no such ID). */
 static inline struct decode_obj *dec_lookup(const struct decode *d, uint64_t id)
 {

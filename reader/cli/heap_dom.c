@@ -3,7 +3,7 @@
 ** sites of '--diff', on the dominator tree of a snapshot (proc/hdom.c) and
 ** the allocation sites its objects were joined with (proc/hsnap.c).
 */
-#include "cli/heap_top.h"
+#include "cli/heap_dom.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #define PATH_MAX_STEPS 256  /* references of a path shown, at most */
 #define PATH_CAP       1024 /* bytes of a path's text, at most */
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 void heap_path_text(const struct hsnap_keep *k,
 		    const struct hsnap_edge *const *e, size_t n, char *buf,
 		    size_t cap)
@@ -46,7 +46,7 @@ static void path_of(const struct hdom *d, const struct hsnap_keep *k, size_t i,
 	hpath_render(k, e, n, cut, buf, cap);
 }
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap)
 {
 	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
@@ -66,7 +66,7 @@ const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap)
 	return buf;
 }
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 void heap_more(size_t shown, size_t n)
 {
 	if (shown < n)
@@ -100,7 +100,7 @@ static int by_retained(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 {
 	const struct hsnap_keep *kp = &h->keep[0];
@@ -329,7 +329,7 @@ static void mt_name(const struct hdom *d, const struct hsnap_keep *kp,
 			 (unsigned long long)kp->v[mt].id);
 }
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 int heap_by_metatable(const struct hsnap *h, size_t k, size_t limit, int json)
 {
 	const struct hsnap_keep *kp = &h->keep[0];
@@ -488,7 +488,7 @@ static int can_site(const struct hsnap *h, const struct hsnap_one *s)
 	return s->addrs && h->heap && s->allocs;
 }
 
-/* Main thread. See heap_top.h. */
+/* Main thread. See heap_dom.h. */
 int heap_by_site(const struct hsnap *h, size_t k, size_t limit, int json)
 {
 	const struct hsnap_keep *kp = &h->keep[0];
@@ -591,7 +591,7 @@ static void holders_text(struct groups *hold, struct groups *by,
 	heap_more(n, by->n);
 }
 
-/* Main thread. See heap_top.h: on keep[1]'s dominator tree, a new object
+/* Main thread. See heap_dom.h: on keep[1]'s dominator tree, a new object
 ** v's group is its highest new dominator u (v itself, or the new object
 ** whose immediate dominator is old or the super-root); its holder u's
 ** immediate dominator. */

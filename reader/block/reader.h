@@ -1,6 +1,8 @@
 /*
 ** ljlog reader library, layer 1: the block reader.
 ** Sequential, buffered, skips payloads by length, follows a growing file.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_READER_H
 #define LJLOG_READER_READER_H
@@ -40,43 +42,43 @@ struct reader_block {
 ** return 0 to keep waiting, < 0 to stop (the log is then truncated). */
 typedef int (*reader_wait_fn)(void *ud, uint64_t file_size);
 
-/* Any thread (one reader per thread). Open path for reading; 0 or -errno,
+/* Open path for reading; 0 or -errno,
 ** with a message in err. flags: READER_FOLLOW. */
 int reader_open(struct reader **out, const char *path, unsigned flags,
 		char *err, size_t errlen);
 
-/* Any thread. Close and free (NULL is fine). */
+/* Close and free (NULL is fine). */
 void reader_close(struct reader *r);
 
-/* Any thread. Follow mode: callback polled at the tail, and the poll period. */
+/* Follow mode: callback polled at the tail, and the poll period. */
 void reader_set_wait(struct reader *r, reader_wait_fn fn, void *ud,
 		     unsigned poll_ms);
 
-/* Any thread. Bytes read ahead per read(2) (at least a block header). */
+/* Bytes read ahead per read(2) (at least a block header). */
 void reader_set_readahead(struct reader *r, size_t bytes);
 
-/* Any thread. Read and verify the next block header (not its payload: a
+/* Read and verify the next block header (not its payload: a
 ** caller that does not call reader_payload skips it unread). See above. */
 int reader_next(struct reader *r, struct reader_block *b);
 
-/* Any thread. Read the payload of the block reader_next returned and verify
+/* Read the payload of the block reader_next returned and verify
 ** its checksum; 0, -ENODATA (truncated), -EBADMSG (corrupt) or -errno. */
 int reader_payload(struct reader *r, struct reader_block *b);
 
-/* Any thread. The message of the last error ("" if none). */
+/* The message of the last error ("" if none). */
 const char *reader_error(const struct reader *r);
 
-/* Any thread. Offset just past the last block known good (header verified,
+/* Offset just past the last block known good (header verified,
 ** payload verified or skipped): where the valid part of the file ends. */
 uint64_t reader_valid_end(const struct reader *r);
 
-/* Any thread. Blocks returned so far. */
+/* Blocks returned so far. */
 uint64_t reader_blocks(const struct reader *r);
 
-/* Any thread. Bytes read from the file so far (for tests and benchmarks). */
+/* Bytes read from the file so far (for tests and benchmarks). */
 uint64_t reader_bytes_read(const struct reader *r);
 
-/* Any thread. 1 once the END block has been returned. */
+/* 1 once the END block has been returned. */
 int reader_seen_end(const struct reader *r);
 
 #endif

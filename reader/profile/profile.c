@@ -1,7 +1,9 @@
 /*
 ** ljlog reader library, layer 3: the profile, a façade over the processors.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "profile_int.h"
+#include "profile/profile_int.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -16,7 +18,7 @@
 
 /* -- Warnings ----------------------------------------------------------------- */
 
-/* Any thread. Keep a warning for the front end (a processor's or the
+/* Keep a warning for the front end (a processor's or the
 ** decoder's). */
 static void on_warn(void *ud, const char *msg)
 {
@@ -33,7 +35,7 @@ static void on_warn(void *ud, const char *msg)
 		p->nwarn++;
 }
 
-/* Any thread. Keep a formatted warning. */
+/* Keep a formatted warning. */
 static void add_warn(struct profile *p, const char *fmt, ...)
 {
 	char buf[512];
@@ -46,7 +48,7 @@ static void add_warn(struct profile *p, const char *fmt, ...)
 
 /* -- The profile's own sink: INTRO, END, clocks, VMs ------------------------ */
 
-/* Any thread. Keep a CLOCK pair: the earliest and the latest (one log's
+/* Keep a CLOCK pair: the earliest and the latest (one log's
 ** come in order; several logs' may not). */
 static void clock_seen(struct profile *p, const struct decode_clock *c)
 {
@@ -56,7 +58,7 @@ static void clock_seen(struct profile *p, const struct decode_clock *c)
 		p->clk_last = *c;
 }
 
-/* Any thread. The VM with this ID, created when new; NULL when out of
+/* The VM with this ID, created when new; NULL when out of
 ** memory. */
 static struct profile_vm *vm_get(struct profile *p, uint32_t id)
 {
@@ -78,7 +80,7 @@ static struct profile_vm *vm_get(struct profile *p, uint32_t id)
 	return &nv[p->nvm - 1];
 }
 
-/* Any thread. INTRO block. */
+/* INTRO block. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct profile *p = ud;
@@ -107,7 +109,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return p->exe && p->luajit_version && p->options ? 0 : -ENOMEM;
 }
 
-/* Any thread. END block. */
+/* END block. */
 static int on_end(void *ud, const struct decode_end *e)
 {
 	struct profile *p = ud;
@@ -135,7 +137,7 @@ static int on_end(void *ud, const struct decode_end *e)
 	return 0;
 }
 
-/* Any thread. A MAPPING record: VMs and their coroutines. */
+/* A MAPPING record: VMs and their coroutines. */
 static int on_record(void *ud, struct decode_obj *o)
 {
 	struct profile *p = ud;
@@ -157,14 +159,14 @@ static int on_record(void *ud, struct decode_obj *o)
 	return 0;
 }
 
-/* Any thread. An EVENTS block begins. */
+/* An EVENTS block begins. */
 static int on_events(void *ud, const struct decode_events *h)
 {
 	clock_seen(ud, &h->clock);
 	return 0;
 }
 
-/* Any thread. An EVENTS block ends. */
+/* An EVENTS block ends. */
 static int on_events_done(void *ud, const struct decode_events *h)
 {
 	struct profile *p = ud;
@@ -175,7 +177,7 @@ static int on_events_done(void *ud, const struct decode_events *h)
 	return 0;
 }
 
-/* Any thread. A SAMPLES block begins. */
+/* A SAMPLES block begins. */
 static int on_samples(void *ud, const struct decode_samples *h)
 {
 	clock_seen(ud, &h->clock);
@@ -184,7 +186,7 @@ static int on_samples(void *ud, const struct decode_samples *h)
 
 /* -- Public ------------------------------------------------------------------- */
 
-/* Any thread. New, empty profile: the processors behind one fan-out. */
+/* New, empty profile: the processors behind one fan-out. */
 int profile_new(struct profile **out, unsigned flags)
 {
 	struct profile *p = calloc(1, sizeof *p);
@@ -231,7 +233,7 @@ int profile_new(struct profile **out, unsigned flags)
 	return 0;
 }
 
-/* Any thread. Free everything. */
+/* Free everything. */
 void profile_free(struct profile *p)
 {
 	if (!p)
@@ -260,13 +262,13 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
-/* Any thread. The profile whose fan-out is ud. */
+/* The profile whose fan-out is ud. */
 static struct profile *of_fan(void *ud)
 {
 	return (struct profile *)((char *)ud - offsetof(struct profile, fan));
 }
 
-/* Any thread (decode sink, profile_only, profile_narrow). An event:
+/* A decode sink (profile_only, profile_narrow). An event:
 ** allocations outside the zone are dropped, and allocations and frees
 ** outside the window. */
 static int only_event(void *ud, const struct decode_event *ev)
@@ -281,7 +283,7 @@ static int only_event(void *ud, const struct decode_event *ev)
 	return p->fan_sink.event(ud, ev);
 }
 
-/* Any thread (decode sink, profile_only, profile_narrow). A sample:
+/* A decode sink (profile_only, profile_narrow). A sample:
 ** dropped outside the zone, or when the window or filters leave it out. */
 static int only_sample(void *ud, const struct decode_sample *s)
 {
@@ -293,7 +295,7 @@ static int only_sample(void *ud, const struct decode_sample *s)
 	return p->fan_sink.sample(ud, s);
 }
 
-/* Any thread. Keep only what happened in a zone (see profile.h). */
+/* Keep only what happened in a zone (see profile.h). */
 int profile_only(struct profile *p, const struct profile *first, uint32_t name)
 {
 	free(p->only_str);
@@ -303,7 +305,7 @@ int profile_only(struct profile *p, const struct profile *first, uint32_t name)
 	return p->only_str ? 0 : -ENOMEM;
 }
 
-/* Any thread. Fill sink so that a decoder feeds p. */
+/* Fill sink so that a decoder feeds p. */
 void profile_sink(struct profile *p, struct decode_sink *sink)
 {
 	fanout_sink(&p->fan, sink);
@@ -314,7 +316,7 @@ void profile_sink(struct profile *p, struct decode_sink *sink)
 	sink->sample = only_sample;
 }
 
-/* Any thread. Choose the time base and the duration. */
+/* Choose the time base and the duration. */
 static void timebase(struct profile *p, int warn)
 {
 	uint64_t first = UINT64_MAX, last = 0, f, l;
@@ -351,7 +353,7 @@ static void timebase(struct profile *p, int warn)
 		p->duration_ns = profile_ns(p, last - first);
 }
 
-/* Any thread. Join each function's and each VM's counts into their rows. */
+/* Join each function's and each VM's counts into their rows. */
 static int join(struct profile *p)
 {
 	size_t n = p->fnid.n;
@@ -402,7 +404,7 @@ static int join(struct profile *p)
 	return 0;
 }
 
-/* Any thread. End of input: close what is open, choose the time base. */
+/* End of input: close what is open, choose the time base. */
 int profile_finish(struct profile *p)
 {
 	int rc = 0;
@@ -424,20 +426,20 @@ int profile_finish(struct profile *p)
 	return rc;
 }
 
-/* Any thread. The time base of what was decoded so far. */
+/* The time base of what was decoded so far. */
 void profile_timebase_now(struct profile *p)
 {
 	timebase(p, 0);
 }
 
-/* Any thread. ts units to ns. */
+/* ts units to ns. */
 uint64_t profile_ns(const struct profile *p, uint64_t ticks)
 {
 	double ns = (double)ticks * p->ns_per_tick + 0.5;
 	return ns >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ns;
 }
 
-/* Any thread. Sort order of functions: self desc, samples desc, alloc
+/* Sort order of functions: self desc, samples desc, alloc
 ** bytes desc, name. */
 static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 {
@@ -451,7 +453,7 @@ static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 	return strcmp(x->name, y->name);
 }
 
-/* Any thread. Function indices sorted for reports; caller frees. */
+/* Function indices sorted for reports; caller frees. */
 uint32_t *profile_sorted_fns(const struct profile *p)
 {
 	return sort_index(p->nfn, cmp_fn, p);
@@ -459,7 +461,7 @@ uint32_t *profile_sorted_fns(const struct profile *p)
 
 /* -- One-call driver ---------------------------------------------------------- */
 
-/* Any thread. Open, decode and finish a profile of path. */
+/* Open, decode and finish a profile of path. */
 int profile_load(const char *path, unsigned flags, struct profile **out,
 		 char *err, size_t errlen)
 {
@@ -479,7 +481,7 @@ int profile_load(const char *path, unsigned flags, struct profile **out,
 	return rc;
 }
 
-/* Any thread. Decode path into the new profile p and finish it. */
+/* Decode path into the new profile p and finish it. */
 int profile_decode(struct profile *p, const char *path, char *err,
 		   size_t errlen)
 {

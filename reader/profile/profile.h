@@ -4,6 +4,8 @@
 ** sink, keeps what the INTRO and END blocks say, chooses the time base,
 ** and joins what each processor counted per function and per VM into the
 ** rows a report shows.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_PROFILE_H
 #define LJLOG_READER_PROFILE_H
@@ -11,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode/decode.h"
 #include "proc/calls.h"
 #include "proc/fanout.h"
 #include "proc/fnid.h"
@@ -149,13 +151,13 @@ struct profile {
 	uint64_t narrowed;		 /* samples the filters left out */
 };
 
-/* Any thread. New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
+/* New, empty profile (flags: PROFILE_*); 0 or -ENOMEM. */
 int profile_new(struct profile **out, unsigned flags);
 
-/* Any thread. Free everything (NULL is fine). */
+/* Free everything (NULL is fine). */
 void profile_free(struct profile *p);
 
-/* Any thread. Before decoding into p (new): let through only the samples
+/* Before decoding into p (new): let through only the samples
 ** taken while the zone named name (string index in first, a finished
 ** profile of the same log) was open, anywhere in the zone stack, and only
 ** the allocations (ALLOC, REALLOC) made while it was open, as p's own
@@ -163,7 +165,7 @@ void profile_free(struct profile *p);
 ** must outlive the decoding only. 0 or -ENOMEM. */
 int profile_only(struct profile *p, const struct profile *first, uint32_t name);
 
-/* Any thread. Before decoding into p (new): keep what happened in a time
+/* Before decoding into p (new): keep what happened in a time
 ** window (win: from from_ns to to_ns after the first log's start, to_ns
 ** UINT64_MAX for its end) and only the stacks through a frame matching
 ** focus and through none matching ignore (POSIX extended regular
@@ -185,33 +187,33 @@ int profile_narrow(struct profile *p, const char *focus, const char *ignore,
 		   int win, uint64_t from_ns, uint64_t to_ns, char *err,
 		   size_t errlen);
 
-/* Any thread. Fill sink so that a decoder feeds p (every processor). */
+/* Fill sink so that a decoder feeds p (every processor). */
 void profile_sink(struct profile *p, struct decode_sink *sink);
 
-/* Any thread. End of input: close the frames and GC phases still open at
+/* End of input: close the frames and GC phases still open at
 ** each VM's last timestamp, choose the time base, count the samples, join
 ** the rows. 0 or -ENOMEM. */
 int profile_finish(struct profile *p);
 
-/* Any thread. Choose the time base from what was decoded so far (without
+/* Choose the time base from what was decoded so far (without
 ** finishing), so that profile_ns converts the figures of a log still being
 ** read. */
 void profile_timebase_now(struct profile *p);
 
-/* Any thread. ts units to ns (after profile_finish). */
+/* ts units to ns (after profile_finish). */
 uint64_t profile_ns(const struct profile *p, uint64_t ticks);
 
-/* Any thread. Function indices sorted by self time, then samples, then
+/* Function indices sorted by self time, then samples, then
 ** alloc bytes, then name; caller frees. NULL when out of memory. */
 uint32_t *profile_sorted_fns(const struct profile *p);
 
-/* Any thread. Open path and decode it into p (new, from profile_new, perhaps
+/* Open path and decode it into p (new, from profile_new, perhaps
 ** with a processor set up: heap_interval), then finish it. Returns what
 ** profile_load does; p->opened says whether the file could be opened. */
 int profile_decode(struct profile *p, const char *path, char *err,
 		   size_t errlen);
 
-/* Any thread. Decode the logs paths[0..n) one after another into p (new,
+/* Decode the logs paths[0..n) one after another into p (new,
 ** as for profile_decode), feeding sink (NULL: profile_sink's; a caller's
 ** own fan-out that holds it, to see the logs too), then finish p. Each
 ** log's IDs get a base of their own (decode_set_idbase), so that its
@@ -227,11 +229,11 @@ int profile_decode_logs(struct profile *p, const char *const *paths, size_t n,
 			const struct decode_sink *sink, char *err,
 			size_t errlen);
 
-/* Any thread. The log an ID of p came from (an index into p->logs, 0
+/* The log an ID of p came from (an index into p->logs, 0
 ** without logs) and the ID in that log's own numbering (*local). */
 size_t profile_id_log(const struct profile *p, uint32_t id, uint32_t *local);
 
-/* Any thread. A VM as a view names it, in buf of len: "VM 1", or with
+/* A VM as a view names it, in buf of len: "VM 1", or with
 ** several logs "VM 1 of pid 123" (the ID in its own log). */
 const char *profile_vm_label(const struct profile *p, uint32_t vm, char *buf,
 			     size_t len);
@@ -250,16 +252,16 @@ struct profile_diff {
 	uint32_t *site_a; /* by b's site index: a's */
 };
 
-/* Any thread. Match a (finished) against b (finished); 0 or -ENOMEM. */
+/* Match a (finished) against b (finished); 0 or -ENOMEM. */
 int profile_diff_new(struct profile_diff *d, const struct profile *a,
 		     const struct profile *b);
 
-/* Any thread. Free the matches (a zeroed d is fine). */
+/* Free the matches (a zeroed d is fine). */
 void profile_diff_free(struct profile_diff *d);
 
 /* -- One-call driver ---------------------------------------------------------- */
 
-/* Any thread. Open path, decode it into a new profile, finish it. Returns
+/* Open path, decode it into a new profile, finish it. Returns
 ** what decode_run does (0 complete, -ENODATA truncated, -EBADMSG corrupt,
 ** ...) with *out filled whenever the file could be opened (a truncated or
 ** corrupt log gives the profile of its valid part); message in err. */

@@ -1,7 +1,9 @@
 /*
 ** ljlog reader library: SAMPLES blocks (hot), one sink call per sample.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode_int.h"
+#include "decode/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,7 +13,7 @@
 
 /* -- SAMPLES (hot) -------------------------------------------------------------- */
 
-/* Any thread. A sample in a trace (state 7): compiled code keeps the Lua
+/* A sample in a trace (state 7): compiled code keeps the Lua
 ** functions it inlined, and the line it runs, only in the trace's
 ** snapshots; take them from the snapshot LuaJIT's profiler would charge:
 ** the one holding the next profile check (version 14, chkofs), else the
@@ -24,8 +26,8 @@ static void inline_frames(struct decode_sample *sm,
 			  struct decode_lua_frame *lua)
 {
 	const struct decode_obj *t = sm->trace;
-	const struct decode_tsnap *sn =
-	    decode_trace_snap(t, (sm->chkofs ? sm->chkofs : sm->pcofs) - 1);
+	const struct decode_texit *sn =
+	    decode_trace_exit(t, (sm->chkofs ? sm->chkofs : sm->pcofs) - 1);
 	if (!sn)
 		return;
 	uint32_t m = sn->nframes, from = 0;
@@ -44,7 +46,7 @@ static void inline_frames(struct decode_sample *sm,
 	sm->inlined = m;
 }
 
-/* Any thread. A version 6 sample's frames: st's own, then its parent's and
+/* A version 6 sample's frames: st's own, then its parent's and
 ** so on up, into the decoder's frame arrays (st's totals were checked
 ** against DECODE_MAX_FRAMES when it was defined). */
 static void stack_frames(const struct decode_obj *st,
@@ -61,7 +63,7 @@ static void stack_frames(const struct decode_obj *st,
 	}
 }
 
-/* Any thread. Decode a SAMPLES payload, one sink call per sample. */
+/* Decode a SAMPLES payload, one sink call per sample. */
 int dec_samples(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
 {

@@ -1,6 +1,8 @@
 /*
 ** ljlog reader library, layer 2: the decoder.
 ** Decodes INTRO, END, MAPPING, EVENTS and SAMPLES payloads into a sink.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #ifndef LJLOG_READER_DECODE_H
 #define LJLOG_READER_DECODE_H
@@ -8,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "reader.h"
+#include "block/reader.h"
 
 /* IDs at or above this are corrupt (bounds the ID table). */
 #define DECODE_MAX_ID (1u << 28)
@@ -67,7 +69,7 @@ struct decode_end {
 	uint64_t flush_waits, flush_wait_ns;
 };
 
-struct decode_tsnap;
+struct decode_texit;
 
 /* One Lua frame of a sample. */
 struct decode_lua_frame {
@@ -108,8 +110,8 @@ struct decode_obj {
 			struct decode_obj *proto; /* PROTO where it starts */
 			uint64_t line;		  /* its first line */
 			uint64_t root;	/* traceno of its root trace, or 0 */
-			uint32_t nsnap; /* snapshots (version 3), each: */
-			struct decode_tsnap *snap;
+			uint32_t nexit; /* snapshots (version 3), each: */
+			struct decode_texit *exits;
 		} trace;
 		struct {
 			uint64_t address;
@@ -173,7 +175,7 @@ struct decode_event {
 	** callers; without one, obj is the TRACE (when known) and line 0. */
 	struct decode_obj *trace;
 	uint64_t pcofs;
-	const struct decode_tsnap *snap;
+	const struct decode_texit *texit;
 	uint64_t addr;	       /* ALLOC, FREE; REALLOC: the new address */
 	uint64_t size;	       /* ALLOC, FREE; REALLOC: the new size */
 	uint64_t old_addr;     /* REALLOC */
@@ -198,18 +200,18 @@ struct decode_samples {
 	const struct reader_block *block;
 };
 
-/* A trace's snapshot (TRACE record, version 3): where its machine code
-** starts and the Lua frames it stands for, outermost first. */
-struct decode_tsnap {
+/* A trace's exit state, a "snapshot" in LuaJIT and in the TRACE record
+** (version 3), which ljlog calls an exit: where its machine code starts and the Lua frames it stands for, outermost first. */
+struct decode_texit {
 	uint64_t mcofs;
 	uint32_t nframes;
 	struct decode_lua_frame *f;
 };
 
-/* Any thread. The snapshot of TRACE t holding byte offset ofs of its code:
+/* The snapshot of TRACE t holding byte offset ofs of its code:
 ** the last one starting at or before it (the first when none does; NULL
 ** when t has none), as LuaJIT's unwinder picks it. */
-const struct decode_tsnap *decode_trace_snap(const struct decode_obj *t,
+const struct decode_texit *decode_trace_exit(const struct decode_obj *t,
 					     uint64_t ofs);
 
 /* One sample. The frame arrays belong to the decoder and are reused by the
@@ -324,38 +326,38 @@ struct decode_sink {
 
 struct decode;
 
-/* Any thread. New decoder feeding sink (copied); 0 or -ENOMEM. */
+/* New decoder feeding sink (copied); 0 or -ENOMEM. */
 int decode_new(struct decode **out, const struct decode_sink *sink);
 
-/* Any thread. Free the decoder and every object (NULL is fine). */
+/* Free the decoder and every object (NULL is fine). */
 void decode_free(struct decode *d);
 
-/* Any thread. Decode one block (payload from reader_payload; NULL only for a
+/* Decode one block (payload from reader_payload; NULL only for a
 ** kind the decoder skips); 0, -EBADMSG (corrupt), -ENOTSUP (a format
 ** version this reader does not read), -ENOMEM or a sink's non-zero return. */
 int decode_block(struct decode *d, const struct reader_block *b);
 
-/* Any thread. Message of the last error ("" if none). */
+/* Message of the last error ("" if none). */
 const char *decode_error(const struct decode *d);
 
-/* Any thread. The object with this ID, NULL if undefined. */
+/* The object with this ID, NULL if undefined. */
 struct decode_obj *decode_lookup(const struct decode *d, uint64_t id);
 
-/* Any thread. Before the first block: the IDs the sink sees (decode_obj
+/* Before the first block: the IDs the sink sees (decode_obj
 ** id and vm, and every vm field) are the log's plus base, so that the logs
 ** of several processes decoded into one sink never share an ID (one log's
 ** IDs run from 1 to DECODE_MAX_ID - 1). decode_lookup still takes the
 ** log's own IDs. */
 void decode_set_idbase(struct decode *d, uint32_t base);
 
-/* Any thread. The largest ID the log defined so far (its own numbering),
+/* The largest ID the log defined so far (its own numbering),
 ** 0 for none: the next log's base is at least base + this + 1. */
 uint32_t decode_max_id(const struct decode *d);
 
-/* Any thread. The INTRO block, NULL before it. */
+/* The INTRO block, NULL before it. */
 const struct decode_intro *decode_intro(const struct decode *d);
 
-/* Any thread. The END block, NULL before it. */
+/* The END block, NULL before it. */
 const struct decode_end *decode_end(const struct decode *d);
 
 /* -- Block kinds -------------------------------------------------------------- */
@@ -375,13 +377,13 @@ struct decode_kind {
 		      struct decode_cur *c);
 };
 
-/* Any thread. The row of a block kind, NULL when this reader lacks it. */
+/* The row of a block kind, NULL when this reader lacks it. */
 const struct decode_kind *decode_kind(unsigned kind);
 
-/* Any thread. The i-th row of the kind table, NULL past the last. */
+/* The i-th row of the kind table, NULL past the last. */
 const struct decode_kind *decode_kind_at(size_t i);
 
-/* Any thread. Totals so far: events decoded, VM records, samples decoded,
+/* Totals so far: events decoded, VM records, samples decoded,
 ** samples dropped (SAMPLES dropped fields), SAMPLES blocks. */
 uint64_t decode_events_total(const struct decode *d);
 uint64_t decode_vms_total(const struct decode *d);
@@ -391,7 +393,7 @@ uint64_t decode_samples_blocks(const struct decode *d);
 
 /* -- Driver ------------------------------------------------------------------ */
 
-/* Any thread. Read every block of r into d. Returns 0 (complete: END read),
+/* Read every block of r into d. Returns 0 (complete: END read),
 ** -ENODATA (truncated), -EBADMSG (corrupt), -ENOTSUP, or -errno; the message
 ** (naming the offset) goes to err. */
 int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen);
@@ -399,14 +401,14 @@ int decode_run(struct reader *r, struct decode *d, char *err, size_t errlen);
 /* -- Names ------------------------------------------------------------------- */
 /* Enum names are format_*_name() in blocks/format.h. */
 
-/* Any thread. Chunk name as Lua shows it: "@app.lua" -> "app.lua",
+/* Chunk name as Lua shows it: "@app.lua" -> "app.lua",
 ** "=stdin" -> "stdin", source text -> [string "first line..."]. */
 void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len);
 
 /* The chunk of a library function written in Lua (version 4). */
 #define DECODE_BUILTIN_CHUNK "=[builtin]"
 
-/* Any thread. A PROTO as a Lua programmer reads it, at line (its firstline
+/* A PROTO as a Lua programmer reads it, at line (its firstline
 ** for the function itself): "fib (app.lua:4)", "app.lua:4" when it has no
 ** name, "table.remove" for a library function written in Lua. */
 void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,

@@ -1,7 +1,9 @@
 /*
 ** ljlog reader library: MAPPING blocks, records up to the payload end.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode_int.h"
+#include "decode/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,25 +13,25 @@
 
 /* -- MAPPING ----------------------------------------------------------------- */
 
-/* Any thread. Snapshot of t at ofs (see decode.h): a rightmost search. */
-const struct decode_tsnap *decode_trace_snap(const struct decode_obj *t,
+/* Snapshot of t at ofs (see decode.h): a rightmost search. */
+const struct decode_texit *decode_trace_exit(const struct decode_obj *t,
 					     uint64_t ofs)
 {
-	uint32_t lo = 0, hi = t->u.trace.nsnap;
+	uint32_t lo = 0, hi = t->u.trace.nexit;
 	if (!hi)
 		return NULL;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (ofs < t->u.trace.snap[mid].mcofs)
+		if (ofs < t->u.trace.exits[mid].mcofs)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	return &t->u.trace.snap[lo ? lo - 1 : 0];
+	return &t->u.trace.exits[lo ? lo - 1 : 0];
 }
 
-/* Any thread. A TRACE record's snapshots (version 3) into o. */
-static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
+/* A TRACE record's snapshots (version 3) into o. */
+static int dec_trace_exits(struct decode *d, const struct reader_block *b,
 			   struct decode_cur *c, struct decode_obj *o)
 {
 	uint64_t ns, nf, pid;
@@ -48,7 +50,7 @@ static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 				   "TRACE record %u: %llu snapshots cannot fit "
 				   "in the payload",
 				   o->id, (unsigned long long)ns);
-	struct decode_tsnap *sn = dec_alloc(d, (size_t)ns * sizeof *sn + 1);
+	struct decode_texit *sn = dec_alloc(d, (size_t)ns * sizeof *sn + 1);
 	if (!sn)
 		return dec_corrupt(d, b, -ENOMEM, "out of memory");
 	for (uint64_t k = 0; k < ns; k++) {
@@ -100,12 +102,12 @@ static int dec_trace_snaps(struct decode *d, const struct reader_block *b,
 			sn[k].f[j].func = po;
 		}
 	}
-	o->u.trace.nsnap = (uint32_t)ns;
-	o->u.trace.snap = sn;
+	o->u.trace.nexit = (uint32_t)ns;
+	o->u.trace.exits = sn;
 	return 0;
 }
 
-/* Any thread. A count of frames of STACK record o, each at least min
+/* A count of frames of STACK record o, each at least min
 ** bytes; 0 or an error. */
 static int stack_count(struct decode *d, const struct reader_block *b,
 		       struct decode_cur *c, struct decode_obj *o,
@@ -130,7 +132,7 @@ static int stack_count(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. A STACK record's frames (version 6) into o: its own, then
+/* A STACK record's frames (version 6) into o: its own, then
 ** its parent's. */
 static int dec_stack(struct decode *d, const struct reader_block *b,
 		     struct decode_cur *c, struct decode_obj *o)
@@ -215,7 +217,7 @@ static int dec_stack(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. A NAME record (version 14) at payload offset at, its ID
+/* A NAME record (version 14) at payload offset at, its ID
 ** read: the new name of the PROTO or CFUNC id, set on it, then the sink's
 ** rename. It defines no ID. */
 static int dec_name(struct decode *d, const struct reader_block *b,
@@ -246,7 +248,7 @@ static int dec_name(struct decode *d, const struct reader_block *b,
 	return 0;
 }
 
-/* Any thread. Decode a MAPPING payload: records up to the end. */
+/* Decode a MAPPING payload: records up to the end. */
 int dec_mapping(struct decode *d, const struct reader_block *b,
 		struct decode_cur *c)
 {
@@ -377,7 +379,7 @@ int dec_mapping(struct decode *d, const struct reader_block *b,
 				       : "not defined before use");
 			o->u.trace.proto = po;
 			if (d->intro.version >= 3 &&
-			    (rc = dec_trace_snaps(d, b, c, o)) != 0)
+			    (rc = dec_trace_exits(d, b, c, o)) != 0)
 				return rc;
 			break;
 		}

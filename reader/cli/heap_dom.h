@@ -2,8 +2,8 @@
 ** ljlog CLI: 'ljlog heap' modes on a snapshot's dominator tree: --top,
 ** --by metatable, --by site, the holders of --diff, readable paths.
 */
-#ifndef LJLOG_READER_CLI_HEAP_TOP_H
-#define LJLOG_READER_CLI_HEAP_TOP_H
+#ifndef LJLOG_READER_CLI_HEAP_DOM_H
+#define LJLOG_READER_CLI_HEAP_DOM_H
 
 #include <stddef.h>
 #include <stdint.h>

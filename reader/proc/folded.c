@@ -1,7 +1,9 @@
 /*
 ** ljlog reader processors: stacks as folded lines.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "proc/stacks.h"
+#include "proc/folded.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,7 +27,7 @@ struct sbuf {
 	size_t len, cap;
 };
 
-/* Any thread. A copy of s with ';', ' ' and newlines as '_'. */
+/* A copy of s with ';', ' ' and newlines as '_'. */
 static char *clean(const char *s, size_t *len)
 {
 	char *c = strdup(s);
@@ -38,7 +40,7 @@ static char *clean(const char *s, size_t *len)
 	return c;
 }
 
-/* Any thread. Free the names. */
+/* Free the names. */
 static void names_free(struct names *nm)
 {
 	for (size_t i = 0; i < nm->n; i++) {
@@ -51,7 +53,7 @@ static void names_free(struct names *nm)
 	free(nm->flen);
 }
 
-/* Any thread. The cleaned names of the functions of f; 0 or -ENOMEM. */
+/* The cleaned names of the functions of f; 0 or -ENOMEM. */
 static int names_init(struct names *nm, const struct fnid *f)
 {
 	size_t n = f->n ? f->n : 1;
@@ -77,7 +79,7 @@ static int names_init(struct names *nm, const struct fnid *f)
 	return 0;
 }
 
-/* Any thread. Append s[0..n); 0 or -ENOMEM. */
+/* Append s[0..n); 0 or -ENOMEM. */
 static int sb_put(struct sbuf *sb, const char *s, size_t n)
 {
 	if (sb->len + n > sb->cap) {
@@ -95,7 +97,7 @@ static int sb_put(struct sbuf *sb, const char *s, size_t n)
 	return 0;
 }
 
-/* Any thread. Append the frames fr[0..nf) of a view, ';'-separated; 0 or
+/* Append the frames fr[0..nf) of a view, ';'-separated; 0 or
 ** -ENOMEM. */
 static int put_frames(struct sbuf *sb, const struct samples *s,
 		      const struct names *nm, const struct samples_frame *fr,
@@ -125,9 +127,9 @@ static int put_frames(struct sbuf *sb, const struct samples *s,
 	return 0;
 }
 
-/* Any thread. Sampled stacks in view: distinct lines with their samples. */
-int stacks_samples(const struct samples *s, unsigned view, unsigned flags,
-		   stacks_emit emit, void *ud)
+/* Sampled stacks in view: distinct lines with their samples. */
+int folded_samples(const struct samples *s, unsigned view, unsigned flags,
+		   folded_emit emit, void *ud)
 {
 	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	struct intern lines = INTERN_INIT; /* line -> index in count */
@@ -183,9 +185,9 @@ out:
 	return rc;
 }
 
-/* Any thread. Call paths with their self time or calls. */
-int stacks_calls(const struct calls *c, const struct fnid *fnid,
-		 unsigned weight, stacks_emit emit, void *ud)
+/* Call paths with their self time or calls. */
+int folded_calls(const struct calls *c, const struct fnid *fnid,
+		 unsigned weight, folded_emit emit, void *ud)
 {
 	struct names nm;
 	struct sbuf sb = {0};
@@ -197,7 +199,7 @@ int stacks_calls(const struct calls *c, const struct fnid *fnid,
 		goto out;
 	rc = 0;
 	for (uint32_t n = 1; !rc && n < c->nnode; n++) {
-		uint64_t w = weight == STACKS_CALLS ? c->nodes[n].calls
+		uint64_t w = weight == FOLDED_CALLS ? c->nodes[n].calls
 						    : c->nodes[n].self;
 		if (!w)
 			continue;

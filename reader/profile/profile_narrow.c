@@ -4,8 +4,10 @@
 ** profile.h). Samples, allocations and frees are filtered as they are
 ** decoded; call paths after, on the call tree. The state is the profile's
 ** narrow fields.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "profile_int.h"
+#include "profile/profile_int.h"
 
 #include <errno.h>
 #include <regex.h>
@@ -15,7 +17,7 @@
 
 #include "blocks/format.h"
 
-/* Any thread. Compile one expression into *out (NULL when re is NULL). */
+/* Compile one expression into *out (NULL when re is NULL). */
 static int compile(void **out, const char *re, const char *what, char *err,
 		   size_t errlen)
 {
@@ -39,7 +41,7 @@ static int compile(void **out, const char *re, const char *what, char *err,
 	return 0;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 int profile_narrow(struct profile *p, const char *focus, const char *ignore,
 		   int win, uint64_t from_ns, uint64_t to_ns, char *err,
 		   size_t errlen)
@@ -66,7 +68,7 @@ int profile_narrow(struct profile *p, const char *focus, const char *ignore,
 	return 0;
 }
 
-/* Any thread. See profile_int.h. */
+/* See profile_int.h. */
 void narrow_free(struct profile *p)
 {
 	if (p->focus)
@@ -81,7 +83,7 @@ void narrow_free(struct profile *p)
 	p->focus_re = p->ignore_re = NULL;
 }
 
-/* Any thread. See profile_int.h. */
+/* See profile_int.h. */
 void narrow_intro(struct profile *p, const struct decode_intro *in)
 {
 	if (!p->win)
@@ -99,7 +101,7 @@ void narrow_intro(struct profile *p, const struct decode_intro *in)
 	p->calls.win_hi = p->win_hi;
 }
 
-/* Any thread. See profile_int.h. */
+/* See profile_int.h. */
 int narrow_event(const struct profile *p, const struct decode_event *ev)
 {
 	if (!p->win ||
@@ -109,7 +111,7 @@ int narrow_event(const struct profile *p, const struct decode_event *ev)
 	return ev->ts >= p->win_lo && ev->ts < p->win_hi;
 }
 
-/* Any thread. Whether name passes the filters so far: *f set when it
+/* Whether name passes the filters so far: *f set when it
 ** matches focus, *i when it matches ignore. */
 static void match(const struct profile *p, const char *name, int *f, int *i)
 {
@@ -121,7 +123,7 @@ static void match(const struct profile *p, const char *name, int *f, int *i)
 		*i = 1;
 }
 
-/* Any thread. A Lua frame's function name, as the report shows it. */
+/* A Lua frame's function name, as the report shows it. */
 static const char *lua_name(const struct profile *p, const struct decode_obj *o)
 {
 	return o && o->user_idx && o->user_idx <= p->fnid.n
@@ -129,7 +131,7 @@ static const char *lua_name(const struct profile *p, const struct decode_obj *o)
 		   : NULL;
 }
 
-/* Any thread. See profile_int.h. */
+/* See profile_int.h. */
 int narrow_sample(struct profile *p, const struct decode_sample *s)
 {
 	if (p->win && (s->ts < p->win_lo || s->ts >= p->win_hi)) {
@@ -154,7 +156,7 @@ int narrow_sample(struct profile *p, const struct decode_sample *s)
 	return 1;
 }
 
-/* Any thread. Whether name passes focus and ignore alone (a site). */
+/* Whether name passes focus and ignore alone (a site). */
 static int passes(const struct profile *p, const char *name)
 {
 	int f = 0, i = 0;
@@ -162,7 +164,7 @@ static int passes(const struct profile *p, const char *name)
 	return (!p->focus || f) && !i;
 }
 
-/* Any thread. Sites whose function does not pass: left out, and the
+/* Sites whose function does not pass: left out, and the
 ** functions' allocation figures with them. */
 static void narrow_sites(struct profile *p)
 {
@@ -181,7 +183,7 @@ static void narrow_sites(struct profile *p)
 		}
 }
 
-/* Any thread. See profile_int.h. */
+/* See profile_int.h. */
 int narrow_finish(struct profile *p)
 {
 	if (!p->focus && !p->ignore)

@@ -7,8 +7,10 @@
 ** CLOCK_MONOTONIC nanoseconds by the log's INTRO, so that durations of
 ** logs written with different counters add up. One decoding pass at a
 ** time; the state lives in the pass's locals.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "profile.h"
+#include "profile/profile.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,7 +19,7 @@
 #include <string.h>
 
 #include "blocks/format.h"
-#include "reader.h"
+#include "block/reader.h"
 
 /* One log being decoded: where its data goes and how its times convert. */
 struct logs_one {
@@ -30,7 +32,7 @@ struct logs_one {
 	double ns_per_count; /* 1e9 / counter_hz (1: a ns counter) */
 };
 
-/* Any thread. ts (the log's units) as CLOCK_MONOTONIC ns. */
+/* ts (the log's units) as CLOCK_MONOTONIC ns. */
 static uint64_t conv(const struct logs_one *o, uint64_t ts)
 {
 	double d =
@@ -39,7 +41,7 @@ static uint64_t conv(const struct logs_one *o, uint64_t ts)
 	return ns <= 0 ? 0 : ns >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(ns);
 }
 
-/* Any thread. A CLOCK pair in the profile's units: the counter converted
+/* A CLOCK pair in the profile's units: the counter converted
 ** as a ts is. */
 static struct decode_clock conv_clock(const struct logs_one *o,
 				      const struct decode_clock *c)
@@ -49,7 +51,7 @@ static struct decode_clock conv_clock(const struct logs_one *o,
 	return r;
 }
 
-/* Any thread. A CLOCK pair of the log: its first and last times. */
+/* A CLOCK pair of the log: its first and last times. */
 static void seen(struct profile_log *l, const struct decode_clock *c)
 {
 	if (!l->nclk++ || c->mono_ns < l->first_ns)
@@ -58,7 +60,7 @@ static void seen(struct profile_log *l, const struct decode_clock *c)
 		l->last_ns = c->mono_ns;
 }
 
-/* Any thread. INTRO: the log's facts and its conversion to ns. */
+/* INTRO: the log's facts and its conversion to ns. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct logs_one *o = ud;
@@ -98,7 +100,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return o->next.intro(o->next.ud, &x);
 }
 
-/* Any thread. END. */
+/* END. */
 static int on_end(void *ud, const struct decode_end *e)
 {
 	struct logs_one *o = ud;
@@ -108,7 +110,7 @@ static int on_end(void *ud, const struct decode_end *e)
 	return o->next.end ? o->next.end(o->next.ud, &x) : 0;
 }
 
-/* Any thread. Pass-throughs: no time in them. */
+/* Pass-throughs: no time in them. */
 static int on_mapping(void *ud, uint32_t vm, const struct reader_block *b)
 {
 	struct logs_one *o = ud;
@@ -152,7 +154,7 @@ static void on_warn(void *ud, const char *msg)
 		o->next.warn(o->next.ud, msg);
 }
 
-/* Any thread. Block headers: base time and CLOCK pair. */
+/* Block headers: base time and CLOCK pair. */
 static int events_hdr(struct logs_one *o, const struct decode_events *h,
 		      int (*fn)(void *, const struct decode_events *))
 {
@@ -199,7 +201,7 @@ static int on_samples_done(void *ud, const struct decode_samples *h)
 	return samples_hdr(ud, h, ((struct logs_one *)ud)->next.samples_done);
 }
 
-/* Any thread. One event, one sample, one heap summary: their times. */
+/* One event, one sample, one heap summary: their times. */
 static int on_event(void *ud, const struct decode_event *ev)
 {
 	struct logs_one *o = ud;
@@ -227,7 +229,7 @@ static int on_heap_summary(void *ud, const struct decode_hsummary *s)
 	return o->next.heap_summary(o->next.ud, &x);
 }
 
-/* Any thread. The sink that converts one log's data for o->next. */
+/* The sink that converts one log's data for o->next. */
 static void one_sink(struct logs_one *o, struct decode_sink *s)
 {
 	memset(s, 0, sizeof *s);
@@ -250,7 +252,7 @@ static void one_sink(struct logs_one *o, struct decode_sink *s)
 	s->warn = on_warn;
 }
 
-/* Any thread. What the one log of p says of itself (its INTRO in, or
+/* What the one log of p says of itself (its INTRO in, or
 ** NULL), when it was decoded straight into p. */
 static void one_facts(const struct profile *p, struct profile_log *l,
 		      const struct decode_intro *in)
@@ -267,7 +269,7 @@ static void one_facts(const struct profile *p, struct profile_log *l,
 	}
 }
 
-/* Any thread. Decode the one log o->log (opened as r) with IDs from base,
+/* Decode the one log o->log (opened as r) with IDs from base,
 ** through o's conversion (more than one log) or straight into o->next;
 ** its result (0, -ENODATA, ...), message in o->log->err. */
 static int decode_one(struct logs_one *o, struct reader *r, uint32_t base,
@@ -297,7 +299,7 @@ static int decode_one(struct logs_one *o, struct reader *r, uint32_t base,
 	return rc;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 size_t profile_id_log(const struct profile *p, uint32_t id, uint32_t *local)
 {
 	size_t i = p->nlog;
@@ -308,7 +310,7 @@ size_t profile_id_log(const struct profile *p, uint32_t id, uint32_t *local)
 	return i;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 const char *profile_vm_label(const struct profile *p, uint32_t vm, char *buf,
 			     size_t len)
 {
@@ -322,14 +324,14 @@ const char *profile_vm_label(const struct profile *p, uint32_t vm, char *buf,
 	return buf;
 }
 
-/* Any thread. How bad a result is: 0 fine, 1 truncated, 2 corrupt, 3 out
+/* How bad a result is: 0 fine, 1 truncated, 2 corrupt, 3 out
 ** of memory or an error of the system. */
 static int severity(int rc)
 {
 	return rc == 0 ? 0 : rc == -ENODATA ? 1 : rc == -ENOMEM ? 3 : 2;
 }
 
-/* Any thread. See profile.h. */
+/* See profile.h. */
 int profile_decode_logs(struct profile *p, const char *const *paths, size_t n,
 			const struct decode_sink *sink, char *err,
 			size_t errlen)

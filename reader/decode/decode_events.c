@@ -1,7 +1,9 @@
 /*
 ** ljlog reader library: EVENTS blocks (hot), one sink call per event.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode_int.h"
+#include "decode/decode_int.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -11,7 +13,7 @@
 
 /* -- EVENTS (hot) ------------------------------------------------------------- */
 
-/* Any thread. An event's name in messages: "ENTER", "VM TRACE_STOP". */
+/* An event's name in messages: "ENTER", "VM TRACE_STOP". */
 static const char *ev_label(unsigned op, unsigned lo, char *buf, size_t len)
 {
 	if (op != FORMAT_OP_VM)
@@ -19,7 +21,7 @@ static const char *ev_label(unsigned op, unsigned lo, char *buf, size_t len)
 	snprintf(buf, len, "VM %s", format_vm_name(lo));
 	return buf;
 }
-/* Any thread. Copy a TRACE_ABORT message into d->msg, NUL-terminated. */
+/* Copy a TRACE_ABORT message into d->msg, NUL-terminated. */
 static int dec_msg_copy(struct decode *d, const uint8_t *s, size_t len)
 {
 	if (len + 1 > d->msgcap) {
@@ -37,7 +39,7 @@ static int dec_msg_copy(struct decode *d, const uint8_t *s, size_t len)
 	return 0;
 }
 
-/* Any thread. A trace site (version 6): ev->obj is the TRACE or NULL,
+/* A trace site (version 6): ev->obj is the TRACE or NULL,
 ** ev->line 1 + the offset into its code or 0. Resolve it to the snapshot
 ** there (see decode.h, struct decode_event). */
 static void trace_site(struct decode_event *ev)
@@ -48,15 +50,15 @@ static void trace_site(struct decode_event *ev)
 	ev->line = 0;
 	if (!t || !ev->pcofs)
 		return;
-	const struct decode_tsnap *sn = decode_trace_snap(t, ev->pcofs - 1);
+	const struct decode_texit *sn = decode_trace_exit(t, ev->pcofs - 1);
 	if (!sn || !sn->nframes)
 		return;
-	ev->snap = sn;
+	ev->texit = sn;
 	ev->obj = sn->f[sn->nframes - 1].func;
 	ev->line = sn->f[sn->nframes - 1].line;
 }
 
-/* Any thread. Decode an EVENTS payload, one sink call per event. */
+/* Decode an EVENTS payload, one sink call per event. */
 int dec_events(struct decode *d, const struct reader_block *b,
 	       struct decode_cur *c)
 {
@@ -216,7 +218,7 @@ int dec_events(struct decode *d, const struct reader_block *b,
 			ev.obj = o;
 			ULEB(ev.line, "line");
 			ev.trace = NULL;
-			ev.snap = NULL;
+			ev.texit = NULL;
 			if (lo == FORMAT_SITE_TRACE &&
 			    trace_kind == FORMAT_REC_TRACE)
 				trace_site(&ev);
