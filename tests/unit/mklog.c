@@ -33,25 +33,11 @@ static uint64_t rnd(void)
 	return rng;
 }
 
-/* Main thread. Write the log. */
-int main(int argc, char **argv)
+/* Main thread. The MAPPING of the whole log: VM, main coroutine, NFUNC
+** functions (every tenth a builtin), NHOST host symbols, NTRACE traces. */
+static void write_mapping(struct lblog *l)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: mklog OUT.ljlog [EVENTS [SAMPLES]]\n");
-		return 2;
-	}
-	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000;
-	uint64_t nsamples = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
-	FILE *f = fopen(argv[1], "wb");
-	if (!f) {
-		perror(argv[1]);
-		return 1;
-	}
-	struct lblog l;
 	struct lbmap m;
-	struct lbev e;
-	lblog_init(&l);
-	lblog_intro(&l, 1);
 	map_begin(&m, 1);
 	map_vm(&m, 1, 1, 100000, 0);
 	map_co(&m, 2, FORMAT_CO_MAIN);
@@ -78,14 +64,60 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NTRACE; i++)
 		map_trace(&m, 2000 + (uint64_t)i, 1 + (uint64_t)i,
 			  10 + (uint64_t)(i * 7 % NFUNC / 10 * 10), 3, 0);
-	lblog_mapping(&l, &m);
+	lblog_mapping(l, &m);
+}
 
-	uint64_t ts = 0, done = 0, addr = 0x10000000, live[256], stack[48];
-	int depth = 0, nlive = 0;
-	fwrite(l.file.buf, 1, l.file.len, f);
-	size_t flushed = l.file.len;
+/* Main thread. Write what l holds, then forget it (END needs only l's
+** counts); the clock moves past ts. */
+static void put_block(struct lblog *l, FILE *f, uint64_t ts)
+{
+	fwrite(l->file.buf, 1, l->file.len, f);
+	l->file.len = 0;
+	l->clock = ts + 1000;
+}
+
+/* The event generator's state: the call stack and the live blocks. */
+struct evgen {
+	uint64_t addr, live[256], stack[48];
+	int depth, nlive;
+};
+
+/* Main thread. One random event for r, dt ticks after the last. */
+static void add_event(struct evgen *g, struct lbev *e, uint64_t r, uint64_t dt)
+{
+	unsigned k = (unsigned)(r & 15);
+	if (k == 0 && g->nlive < 256) {
+		uint64_t fn = 10 + (r >> 8) % NFUNC;
+		unsigned site =
+		    (fn - 10) % 10 == 9 ? FORMAT_SITE_C : FORMAT_SITE_LUA;
+		g->addr += 16 + ((r >> 20) & 0x3f0);
+		g->live[g->nlive++] = g->addr;
+		ev_alloc(e, site, fn, (r >> 30) & 63, 32, g->addr, dt);
+	} else if (k == 1 && g->nlive > 0) {
+		ev_free(e, g->live[--g->nlive], 32, dt);
+	} else if (k == 2 && (r >> 40) % 64 == 0) {
+		ev_gc(e, (unsigned)((r >> 50) % FORMAT_GC__MAX),
+		      100000 + (r >> 44), dt);
+	} else if (g->depth < 2 || (k < 8 && g->depth < 40)) {
+		/* Each function calls one of 3 callees: a call tree like a
+		** program's, not a random one. */
+		uint64_t caller = g->depth ? g->stack[g->depth - 1] : 0;
+		uint64_t fn = 10 + (caller * 31 + (r >> 8) % 3) % NFUNC;
+		g->stack[g->depth] = fn;
+		ev_enter(e, ++g->depth, fn, dt);
+	} else {
+		ev_exit(e, g->depth--, dt);
+	}
+}
+
+/* Main thread. total events, PER_BLOCK a block, from clock *ts on. */
+static void write_events(struct lblog *l, FILE *f, uint64_t total, uint64_t *ts)
+{
+	struct evgen g = {.addr = 0x10000000};
+	struct lbev e;
+	uint64_t done = 0;
 	while (done < total) {
-		uint64_t base = ts;
+		uint64_t base = *ts;
 		ev_begin(&e);
 		if (done == 0) {
 			ev_vm(&e, FORMAT_VM_ATTACH, 100000, 0);
@@ -93,142 +125,158 @@ int main(int argc, char **argv)
 		}
 		while (e.count < PER_BLOCK && done + e.count < total) {
 			uint64_t r = rnd(), dt = 1 + (r >> 60);
-			unsigned k = (unsigned)(r & 15);
-			if (k == 0 && nlive < 256) {
-				uint64_t fn = 10 + (r >> 8) % NFUNC;
-				unsigned site = (fn - 10) % 10 == 9
-						    ? FORMAT_SITE_C
-						    : FORMAT_SITE_LUA;
-				addr += 16 + ((r >> 20) & 0x3f0);
-				live[nlive++] = addr;
-				ev_alloc(&e, site, fn, (r >> 30) & 63, 32, addr,
-					 dt);
-			} else if (k == 1 && nlive > 0) {
-				ev_free(&e, live[--nlive], 32, dt);
-			} else if (k == 2 && (r >> 40) % 64 == 0) {
-				ev_gc(&e,
-				      (unsigned)((r >> 50) % FORMAT_GC__MAX),
-				      100000 + (r >> 44), dt);
-			} else if (depth < 2 || (k < 8 && depth < 40)) {
-				/* Each function calls one of 3 callees: a call
-				** tree like a program's, not a random one. */
-				uint64_t caller = depth ? stack[depth - 1] : 0;
-				uint64_t fn =
-				    10 + (caller * 31 + (r >> 8) % 3) % NFUNC;
-				stack[depth] = fn;
-				ev_enter(&e, ++depth, fn, dt);
-			} else {
-				ev_exit(&e, depth--, dt);
-			}
-			ts += dt;
+			add_event(&g, &e, r, dt);
+			*ts += dt;
 		}
 		done += e.count;
-		lblog_events(&l, 1, base, &e);
-		fwrite(l.file.buf + flushed, 1, l.file.len - flushed, f);
-		/* Keep only the counts END needs: drop the bytes written. */
-		l.file.len = flushed = 0;
-		l.clock = ts + 1000;
+		lblog_events(l, 1, base, &e);
+		put_block(l, f, *ts);
 	}
-	/* Samples: a stack that wanders between samples; a frame's line is
-	** its call site, fixed while its callee runs, the innermost one's
-	** changes from sample to sample. */
-	uint64_t sdone = 0, lua[2 * SDEPTH], host[8];
-	int sdepth = 1;
-	lua[0] = 10;
-	lua[1] = 1;
+}
+
+/* The sample generator's state: a Lua stack of (function, line) pairs,
+** outermost first, that wanders between samples. */
+struct samgen {
+	uint64_t lua[2 * SDEPTH];
+	int depth;
+};
+
+/* Main thread. A quarter of the samples find the program elsewhere (up
+** to 7 calls or returns); the rest stay in the same function. A frame's
+** line is its call site, fixed while its callee runs. */
+static void wander(struct samgen *g, uint64_t r)
+{
+	for (int k = (r >> 3) % 4 ? 0 : (int)(r & 7); k > 0; k--) {
+		uint64_t q = rnd();
+		if ((q & 1) && g->depth < SDEPTH) {
+			uint64_t caller = g->lua[2 * g->depth - 2];
+			/* Mostly the same callee. */
+			uint64_t pick =
+			    (q >> 8) % 8 < 6 ? 0 : 1 + (q >> 11) % 2;
+			uint64_t callee = 10 + (caller * 31 + pick) % NFUNC;
+			g->lua[2 * g->depth - 1] =
+			    1 + (caller * 7 + callee) % 50;
+			g->lua[2 * g->depth] = callee;
+			g->depth++;
+		} else if (g->depth > 1) {
+			g->depth--;
+		}
+	}
+}
+
+/* Main thread. One sample for r: in a trace, idle in the host, or in the
+** interpreter or C code called from Lua (one of 6 call chains). */
+static void add_sample(struct samgen *g, struct lbsam *s, uint64_t r,
+		       uint64_t dt)
+{
+	uint64_t rev[2 * SDEPTH], host[8], *lua = g->lua;
+	int depth = g->depth;
+	/* The innermost line changes from sample to sample. Innermost
+	** first in the log: build it reversed. */
+	lua[2 * depth - 1] = 1 + (r >> 20) % 8;
+	for (int i = 0; i < depth; i++) {
+		rev[2 * i] = lua[2 * (depth - 1 - i)];
+		rev[2 * i + 1] = lua[2 * (depth - 1 - i) + 1];
+	}
+	unsigned kind = (unsigned)((r >> 8) % 100);
+	if (kind < 33) {
+		sam_add(s, dt, FORMAT_STATE_TRACE,
+			2000 + lua[2 * depth - 2] % NTRACE, (uint64_t)depth,
+			rev, 0, NULL);
+		return;
+	}
+	if (kind < 36) {
+		host[0] = 1000 + 1 + (r >> 30) % (NHOST - 1);
+		host[1] = 1002;
+		host[2] = 1001;
+		sam_add(s, dt, FORMAT_STATE_IDLE, 0, 0, NULL, 3, host);
+		return;
+	}
+	int inner = kind < 50 ? 1 + (int)((r >> 50) % 3) : 0;
+	int nh = 0;
+	for (int i = 0; i < inner; i++)
+		host[nh++] =
+		    1000 + 20 + lua[2 * depth - 2] % 6 * 3 + (uint64_t)i;
+	host[nh++] = 1000;
+	host[nh++] = 1003;
+	host[nh++] = 1002;
+	host[nh++] = 1001;
+	sam_add(s, dt, inner ? FORMAT_STATE_C : FORMAT_STATE_INTERP, 0,
+		(uint64_t)depth, rev, (uint64_t)nh, host);
+}
+
+/* Main thread. nsamples timer samples, SAMPLE_BLOCK a block. */
+static void write_samples(struct lblog *l, FILE *f, uint64_t nsamples,
+			  uint64_t *ts)
+{
+	struct samgen g = {.lua = {10, 1}, .depth = 1};
+	uint64_t sdone = 0;
 	while (sdone < nsamples) {
 		struct lbsam s;
-		uint64_t base = ts;
+		uint64_t base = *ts;
 		sam_begin(&s);
 		while (s.count < SAMPLE_BLOCK && sdone + s.count < nsamples) {
 			uint64_t r = rnd();
-			/* A quarter of the samples find the program elsewhere;
-			** the rest in the same function, at one of 8 lines. */
-			for (int k = (r >> 3) % 4 ? 0 : (int)(r & 7); k > 0;
-			     k--) {
-				uint64_t q = rnd();
-				if ((q & 1) && sdepth < SDEPTH) {
-					uint64_t caller = lua[2 * sdepth - 2];
-					/* Mostly the same callee. */
-					uint64_t pick = (q >> 8) % 8 < 6
-							    ? 0
-							    : 1 + (q >> 11) % 2;
-					uint64_t callee =
-					    10 + (caller * 31 + pick) % NFUNC;
-					lua[2 * sdepth - 1] =
-					    1 + (caller * 7 + callee) % 50;
-					lua[2 * sdepth] = callee;
-					sdepth++;
-				} else if (sdepth > 1) {
-					sdepth--;
-				}
-			}
-			/* Innermost first in the log: build it reversed. */
-			uint64_t rev[2 * SDEPTH];
-			lua[2 * sdepth - 1] = 1 + (r >> 20) % 8;
-			for (int i = 0; i < sdepth; i++) {
-				rev[2 * i] = lua[2 * (sdepth - 1 - i)];
-				rev[2 * i + 1] = lua[2 * (sdepth - 1 - i) + 1];
-			}
-			unsigned kind = (unsigned)((r >> 8) % 100);
-			uint64_t dt = 1000 + (r >> 40) % 64;
-			if (kind < 33) {
-				sam_add(&s, dt, FORMAT_STATE_TRACE,
-					2000 + lua[2 * sdepth - 2] % NTRACE,
-					(uint64_t)sdepth, rev, 0, NULL);
-			} else if (kind < 36) {
-				host[0] = 1000 + 1 + (r >> 30) % (NHOST - 1);
-				host[1] = 1002;
-				host[2] = 1001;
-				sam_add(&s, dt, FORMAT_STATE_IDLE, 0, 0, NULL,
-					3, host);
-			} else {
-				/* C code called from Lua: one of 6 call chains. */
-				int inner =
-				    kind < 50 ? 1 + (int)((r >> 50) % 3) : 0;
-				int nh = 0;
-				for (int i = 0; i < inner; i++)
-					host[nh++] =
-					    1000 + 20 +
-					    lua[2 * sdepth - 2] % 6 * 3 +
-					    (uint64_t)i;
-				host[nh++] = 1000;
-				host[nh++] = 1003;
-				host[nh++] = 1002;
-				host[nh++] = 1001;
-				sam_add(&s, dt,
-					inner ? FORMAT_STATE_C
-					      : FORMAT_STATE_INTERP,
-					0, (uint64_t)sdepth, rev, (uint64_t)nh,
-					host);
-			}
-			ts += dt;
+			uint64_t dt;
+			wander(&g, r);
+			dt = 1000 + (r >> 40) % 64;
+			add_sample(&g, &s, r, dt);
+			*ts += dt;
 		}
 		sdone += s.count;
-		lblog_samples(&l, 1, base, 1, s.count / 64, &s);
-		fwrite(l.file.buf + flushed, 1, l.file.len - flushed, f);
-		l.file.len = flushed = 0;
-		l.clock = ts + 1000;
+		lblog_samples(l, 1, base, 1, s.count / 64, &s);
+		put_block(l, f, *ts);
 	}
+}
 
-	/* END's bytes field is the file offset, known only to f. */
+/* Main thread. The END block: its bytes field is the file offset, known
+** only to f. The offset, or -1. */
+static long write_end(struct lblog *l, FILE *f)
+{
 	long end_off = ftell(f);
 	struct lb p = {0};
-	lb_uleb(&p, l.events);
-	lb_uleb(&p, l.blocks);
+	lb_uleb(&p, l->events);
+	lb_uleb(&p, l->blocks);
 	lb_uleb(&p, (uint64_t)end_off);
-	lb_uleb(&p, l.samples_dropped);
+	lb_uleb(&p, l->samples_dropped);
 	lb_uleb(&p, 1);
-	lb_uleb(&p, l.clock);
-	lb_uleb(&p, l.clock);
-	lb_uleb(&p, l.clock);
+	lb_uleb(&p, l->clock);
+	lb_uleb(&p, l->clock);
+	lb_uleb(&p, l->clock);
 	lb_uleb(&p, 0); /* stop_error: closed by the writer */
 	lb_str(&p, ""); /* stop_reason */
 	lb_uleb(&p, 0); /* flush_waits (version 15) */
 	lb_uleb(&p, 0); /* flush_wait_ns */
-	lblog_block(&l, FORMAT_KIND_END, p.buf, p.len);
-	fwrite(l.file.buf, 1, l.file.len, f);
+	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
+	fwrite(l->file.buf, 1, l->file.len, f);
 	lb_free(&p);
+	return end_off;
+}
+
+/* Main thread. Write the log. */
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: mklog OUT.ljlog [EVENTS [SAMPLES]]\n");
+		return 2;
+	}
+	uint64_t total = argc > 2 ? strtoull(argv[2], NULL, 10) : 10000000;
+	uint64_t nsamples = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+	FILE *f = fopen(argv[1], "wb");
+	if (!f) {
+		perror(argv[1]);
+		return 1;
+	}
+	struct lblog l;
+	uint64_t ts = 0;
+	lblog_init(&l);
+	lblog_intro(&l, 1);
+	write_mapping(&l);
+	fwrite(l.file.buf, 1, l.file.len, f);
+	l.file.len = 0;
+	write_events(&l, f, total, &ts);
+	write_samples(&l, f, nsamples, &ts);
+	long end_off = write_end(&l, f);
 	lblog_free(&l);
 	if (fclose(f) != 0) {
 		perror(argv[1]);
