@@ -22,6 +22,7 @@ deps="$top/third_party"
 tools="$top/tests/tools/arm64"
 multi=aarch64-linux-gnu
 . "$top/scripts/aptsrc.sh"
+. "$top/scripts/buildlib.sh"
 
 say() { printf 'arm64: %s\n' "$*" >&2; }
 die() { printf 'arm64: error: %s\n' "$*" >&2; exit 1; }
@@ -97,21 +98,14 @@ out=$("$lj" -e 'io.write(jit.arch)' 2>&1) || die "the arm64 luajit does not run 
 
 # -- Build -----------------------------------------------------------------------
 cd "$top"
-if [ ! -f configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
-	say "autoreconf"
-	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
-fi
-mkdir -p "$top/build-arm64"
-cd "$top/build-arm64"
-if [ ! -f Makefile ] || [ ../configure -nt config.status ]; then
-	say "configure (build-arm64/, --host=$multi)"
-	lib="$tools/usr/lib/$multi"
-	PKG_CONFIG=pkg-config PKG_CONFIG_LIBDIR="/usr/lib/$multi/pkgconfig:/usr/share/pkgconfig" \
-		../configure -q --host=$multi --with-luajit-src="$deps/luajit-src" \
-		LUAJIT_BIN="$lj" \
-		CRITERION_CFLAGS="-isystem $tools/usr/include" \
-		CRITERION_LIBS="-L$lib -lcriterion -Wl,--disable-new-dtags -Wl,-rpath,$lib"
-fi
+autoreconf_stale
+lib="$tools/usr/lib/$multi"
+configure_in "$top/build-arm64" env PKG_CONFIG=pkg-config \
+	PKG_CONFIG_LIBDIR="/usr/lib/$multi/pkgconfig:/usr/share/pkgconfig" \
+	../configure -q --host=$multi --with-luajit-src="$deps/luajit-src" \
+	LUAJIT_BIN="$lj" \
+	CRITERION_CFLAGS="-isystem $tools/usr/include" \
+	CRITERION_LIBS="-L$lib -lcriterion -Wl,--disable-new-dtags -Wl,-rpath,$lib"
 say "make (build-arm64/)"
 make -s -j"$(nproc)" >/dev/null
 

@@ -7,6 +7,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 deps="$top/third_party"
 . "$top/scripts/aptsrc.sh"
+. "$top/scripts/buildlib.sh"
 # lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh;
 # clang, libclang-rt-dev (libFuzzer, sanitizers): the reader's fuzzer, tests/fuzz.
 # strace: tests/e2e/vmheap.sh counts the VM allocator's heap trims.
@@ -42,16 +43,9 @@ if [ -f config.status ]; then
 	say "the source tree is configured in place; cleaning it for out-of-tree builds"
 	make -s distclean >/dev/null 2>&1 || rm -f config.status
 fi
-if [ ! -f configure ] || [ configure.ac -nt configure ] || [ Makefile.am -nt Makefile.in ]; then
-	say "autoreconf"
-	autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
-fi
-mkdir -p "$top/build"
-cd "$top/build"
-if [ ! -f Makefile ] || [ ../configure -nt config.status ]; then
-	say "configure (build/)"
-	# shellcheck disable=SC2086
-	../configure -q --with-luajit-src="$deps/luajit-src" ${LJLOG_CONFIGURE_FLAGS:-}
-fi
+autoreconf_stale
+# shellcheck disable=SC2086
+configure_in "$top/build" ../configure -q --with-luajit-src="$deps/luajit-src" \
+	${LJLOG_CONFIGURE_FLAGS:-}
 say "make (build/)"
 make -s -j"$(nproc)" >/dev/null

@@ -16,6 +16,7 @@ jobs=$(nproc)
 src="$top/third_party/luajit-src"
 
 say() { printf '\n== %s\n' "$*"; }
+. "$top/scripts/buildlib.sh"
 
 say "make check (build/)"
 cd "$top/build"
@@ -26,11 +27,8 @@ cd "$top"
 # x86_64 and aarch64 (man ljlog, MACHINES): the rest records, sample= says
 # why it can't.
 say "without the sampler (build-nosampler/, configure --disable-sampler)"
-mkdir -p "$top/build-nosampler"
-cd "$top/build-nosampler"
-if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
-	"$top/configure" -q --disable-sampler --with-luajit-src="$src"
-fi
+configure_in "$top/build-nosampler" "$top/configure" -q --disable-sampler \
+	--with-luajit-src="$src"
 make -s -j"$jobs"
 make -s check TESTS=tests/e2e/nosampler.sh || { tail -n 80 test-suite.log; exit 1; }
 cd "$top"
@@ -42,8 +40,6 @@ cd "$top"
 say "end-to-end tests against OpenResty's LuaJIT (luajit2, build-lj2/)"
 lj2=$top/tests/tools/luajit2/usr
 multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
-mkdir -p "$top/build-lj2"
-cd "$top/build-lj2"
 # lj2_configure [VAR=VALUE...]: configure the current directory for it.
 lj2_configure() {
 	"$top/configure" -q --with-luajit-src="$top/third_party/luajit2-src" \
@@ -52,9 +48,7 @@ lj2_configure() {
 		LUAJIT_LIBS="$lj2/lib/$multi/libluajit-5.1.so.2 -Wl,-rpath,$lj2/lib/$multi" \
 		"$@"
 }
-if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
-	lj2_configure
-fi
+configure_in "$top/build-lj2" lj2_configure
 make -s -j"$jobs"
 make -s -j"$jobs" check TESTS='$(E2E_TESTS)' || { tail -n 80 test-suite.log; exit 1; }
 cd "$top"
@@ -79,17 +73,12 @@ fi
 sanitized() {
 	name=$1 flags=$2 lib=$3
 	shift 3
-	dir="$top/build-$name"
-	mkdir -p "$dir"
-	cd "$dir"
-	if [ ! -f Makefile ] || [ "$top/configure" -nt config.status ]; then
-		case $name in
-		lj2-*) lj2_configure CFLAGS="-O1 -g -fno-omit-frame-pointer $flags" \
-			LDFLAGS="$flags" ;;
-		*) "$top/configure" -q --with-luajit-src="$src" \
-			CFLAGS="-O1 -g -fno-omit-frame-pointer $flags" LDFLAGS="$flags" ;;
-		esac
-	fi
+	case $name in
+	lj2-*) configure_in "$top/build-$name" lj2_configure \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer $flags" LDFLAGS="$flags" ;;
+	*) configure_in "$top/build-$name" "$top/configure" -q --with-luajit-src="$src" \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer $flags" LDFLAGS="$flags" ;;
+	esac
 	make -s -j"$jobs"
 	preload=$(gcc -print-file-name="$lib")
 	LJLOG_TEST_PRELOAD="$preload" make -s -j"$jobs" check "$@" ||
