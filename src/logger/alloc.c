@@ -286,7 +286,7 @@ static UTIL_NOINLINE uint64_t site_replay(struct logger_vm *vm, jit_State *J,
 	uint32_t mcofs;
 	GCtrace *P;
 	if ((T->nsnap < 2 || ofs - 1 < texit_ofs(T, 1)) &&
-	    (P = jitev_replayed(&vm->jrec, J, T, &mcofs)) != NULL)
+	    (P = jitev_replayed(&vm->jit.rec, J, T, &mcofs)) != NULL)
 		return trace_site(P, mcofs, key);
 	*key = (uint64_t)(uintptr_t)T;
 	return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 | BUF_SITE_TRACE(ofs, st);

@@ -285,8 +285,8 @@ static void record_in(lua_State *L, int mode)
 /* VM thread only, Lua API context. Have LuaJIT's recorder mark each new
 ** function (JITEV_FUNCS) or each new line (JITEV_LINES) in the traces it
 ** records from now on, as it does for its own profiler's modes (-jp=f,
-** -jp=l): an IR_PROF check and a snapshot there (lj_record.c,
-** rec_profile_ins). The snapshot is what lets a sample or an allocation in
+** -jp=l): an IR_PROF check and an exit there (lj_record.c,
+** rec_profile_ins). The exit is what lets a sample or an allocation in
 ** compiled code name its inlined functions (and, per line, its line); the
 ** check tests a hook bit only LuaJIT's own profiler sets, so it never exits
 ** the trace for ljlog. Traces already compiled are flushed to be recorded
@@ -431,9 +431,9 @@ static int ir_allocates(const GCtrace *T, IRRef from, IRRef to)
 
 /* VM thread only, inside the record vmevent, at a new recording's first
 ** instruction. A side trace has remade (lj_snap_replay) the allocations
-** its parent's exit snapshot sank: remember where their constructor was
-** in the parent, for the allocations the side trace makes before its
-** first snapshot (jitev_replayed). */
+** its parent's exit sank: remember where their constructor was in the
+** parent, for the allocations the side trace makes before its first exit
+** (jitev_replayed). */
 static void rec_replays(jit_State *J, struct jitev_rec *r)
 {
 	struct jitev_replay *e = &r->replay[J->cur.traceno % JITEV_REPLAYS];
@@ -451,14 +451,14 @@ static void rec_replays(jit_State *J, struct jitev_rec *r)
 }
 
 /* VM thread only, inside the record vmevent, before LuaJIT records the
-** instruction at J->pc. A new recording starts in r->base; one goes to a
-** snapshot per line (from this instruction on, as LuaJIT's mode l) before
+** instruction at J->pc. A new recording starts in r->base; one goes to
+** an exit per line (from this instruction on, as LuaJIT's mode l) before
 ** its first instruction that may allocate, or after one that did. */
 static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
 {
 	GCtrace *T = &J->cur;
 	/* lj_record_setup clears prev_pt; in mode l only it stays set. */
-	if (!J->prev_pt && (T->traceno != r->traceno || T->nsnap < r->nsnap)) {
+	if (!J->prev_pt && (T->traceno != r->traceno || T->nsnap < r->nexits)) {
 		if (r->switched && J->prof_mode == JITEV_LINES)
 			J->prof_mode = r->base;
 		r->switched = 0;
@@ -466,13 +466,13 @@ static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
 		r->scan = REF_FIRST;
 		rec_replays(J, r);
 	}
-	r->nsnap = T->nsnap;
+	r->nexits = T->nsnap;
 	if (r->scan < REF_FIRST || r->scan > T->nins)
 		r->scan = T->nins < REF_FIRST ? REF_FIRST : T->nins;
 	if (J->prof_mode == r->base && J->pt &&
 	    (ir_allocates(T, r->scan, T->nins) || bc_allocates(L, J))) {
 		J->prof_mode = JITEV_LINES;
-		J->prev_line = -1; /* a check and snapshot here */
+		J->prev_line = -1; /* a check and exit here */
 		r->switched = 1;
 	}
 	r->scan = T->nins;
@@ -482,8 +482,8 @@ static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
 static int on_record(lua_State *L)
 {
 	struct logger_vm *vm = logger_vm_of(G(L));
-	if (vm && vm->jrec.on)
-		rec_decide(L, L2J(L), &vm->jrec);
+	if (vm && vm->jit.rec.on)
+		rec_decide(L, L2J(L), &vm->jit.rec);
 	chain(L, JITEV_REC_KEY);
 	return 0;
 }

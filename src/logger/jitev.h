@@ -16,12 +16,13 @@ int jitev_start(lua_State *L, char *err, size_t errlen);
 /* VM thread only, Lua API context. Detach it again. */
 void jitev_stop(lua_State *L);
 
-/* Snapshot modes of LuaJIT's recorder (its profiler's, jit.p -jp=f / l). */
-#define JITEV_FUNCS 'f' /* a check and snapshot where the function changes */
+/* Exit modes of LuaJIT's recorder (its profiler's, jit.p -jp=f / l): where
+** a trace gets a check and an exit state (LuaJIT: a snapshot). */
+#define JITEV_FUNCS 'f' /* a check and exit where the function changes */
 #define JITEV_LINES 'l' /* ... where the line changes */
 
 /* VM thread only, Lua API context. Have the traces recorded from now on
-** carry a snapshot in mode (JITEV_FUNCS or JITEV_LINES); the mode when set
+** carry exits in mode (JITEV_FUNCS or JITEV_LINES); the mode when set
 ** here, 0 when not. */
 int jitev_lines_on(lua_State *L, int mode);
 
@@ -30,7 +31,7 @@ void jitev_lines_off(lua_State *L, int mode);
 
 /* A side trace that remakes allocations its parent sank (LuaJIT's
 ** allocation sinking: lj_snap_replay makes them at the side trace's start,
-** before its first snapshot): where the constructor was in the parent. */
+** before its first exit): where the constructor was in the parent. */
 struct jitev_replay {
 	uint32_t traceno;     /* the side trace's number, 0: none */
 	uint32_t parent;      /* its parent's number */
@@ -39,16 +40,25 @@ struct jitev_replay {
 };
 #define JITEV_REPLAYS 64 /* side traces remembered, by number */
 
-/* A VM's snapshots per line where it allocates (jitev_alloc_lines_on),
-** read and kept by its record events. */
+/* A VM's exits per line where it allocates (jitev_alloc_lines_on), read
+** and kept by its record events. */
 struct jitev_rec {
 	int on;		  /* the record handler decides the mode */
 	int base;	  /* the mode elsewhere: 0 or JITEV_FUNCS */
 	int switched;	  /* this recording went to JITEV_LINES */
 	uint32_t traceno; /* the recording last seen: its number, */
-	uint32_t nsnap;	  /* its snapshots */
+	uint32_t nexits;  /* its exits (T->nsnap) */
 	uint32_t scan;	  /* and the IR instructions looked at */
 	struct jitev_replay replay[JITEV_REPLAYS]; /* by number, & 63 */
+};
+
+/* A VM's JIT policy and trace modes, as its attach set them (inside the
+** logger's per-VM state, as jit); its detach undoes them. */
+struct jitev_vm {
+	int off;	      /* ljlog turned the JIT compiler off (calls) */
+	int events;	      /* trace events attached (jitev_start) */
+	int exits;	      /* exit mode set (JITEV_FUNCS, _LINES), or 0 */
+	struct jitev_rec rec; /* alloc: an exit per line where it allocates */
 };
 
 /* VM thread only (allocator). Side trace T of r's VM remakes at its start
@@ -57,7 +67,7 @@ struct jitev_rec {
 GCtrace *jitev_replayed(const struct jitev_rec *r, jit_State *J,
 			const GCtrace *T, uint32_t *mcofs);
 
-/* VM thread only, Lua API context. With alloc: a snapshot per line only in
+/* VM thread only, Lua API context. With alloc: an exit per line only in
 ** the traces that may allocate. Traces are recorded in mode base (0, or
 ** JITEV_FUNCS with sample), and a record handler (chained like the trace
 ** handler) switches a recording to JITEV_LINES before its first

@@ -19,6 +19,7 @@
 
 #include "logger/hooks.h"
 #include "logger/jitev.h"
+#include "logger/vmcheck.h"
 
 #define SENTINEL_KEY "ljlog.sentinel"
 
@@ -65,114 +66,16 @@ void logger_pin(void)
 			     RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-/* -- Does this VM match what ljlog was built for? ---------------------------------- */
+/* -- The lifecycle (logger.h, enum logger_state) ----------------------------------- */
 
-/* Which LuaJIT ljlog was built for, in messages. */
-#if LJLOG_LUAJIT_OPENRESTY
-#define FLAVOUR "OpenResty's LuaJIT"
-#else
-#define FLAVOUR "LuaJIT"
-#endif
-
-/* VM thread only, Lua API context. The running jit.version, into buf, or
-** NULL when the jit module does not say; *openresty: 1 when its jit module
-** is OpenResty's (jit.prngstate), 0 when not, -1 when it cannot tell. */
-static const char *running_version(lua_State *L, char *buf, size_t len,
-				   int *openresty)
+/* VM thread only (or a forked child's handler). The one place vm's state
+** changes (the transitions are listed at enum logger_state); returns the
+** state it leaves. */
+static enum logger_state vm_become(struct logger_vm *vm, enum logger_state to)
 {
-	const char *v = NULL;
-	int top = lua_gettop(L);
-	*openresty = -1;
-	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
-	if (lua_istable(L, -1)) {
-		lua_getfield(L, -1, "jit");
-		if (lua_istable(L, -1)) {
-			lua_getfield(L, -1, "prngstate");
-			*openresty = lua_isfunction(L, -1);
-			lua_pop(L, 1);
-			lua_getfield(L, -1, "version");
-			if (lua_type(L, -1) == LUA_TSTRING) {
-				snprintf(buf, len, "%s", lua_tostring(L, -1));
-				v = buf;
-			}
-		}
-	}
-	lua_settop(L, top);
-	return v;
-}
-
-/* VM thread only. 0 when L's VM is the LuaJIT ljlog was built for. */
-static int check_vm(lua_State *L, char *err, size_t errlen)
-{
-	global_State *g = G(L);
-	char vbuf[128];
-	int openresty;
-	const char *v = running_version(L, vbuf, sizeof vbuf, &openresty),
-		   *probe = NULL;
-	void *ud;
-	if (openresty >= 0 && openresty != LJLOG_LUAJIT_OPENRESTY) {
-		snprintf(err, errlen,
-			 "LuaJIT mismatch: this program runs %s '%s' but ljlog "
-			 "was built for %s (source %s), whose internal layout "
-			 "differs; build ljlog with --with-luajit-src naming "
-			 "this LuaJIT's source; not profiling",
-			 openresty ? "OpenResty's LuaJIT" : "LuaJIT",
-			 v ? v : "(version unknown)", FLAVOUR,
-			 LJLOG_LUAJIT_SRC_VERSION);
-		return -EPROTO;
-	}
-	if (v && strcmp(v, LJLOG_EXPECT_VERSION) != 0) {
-		snprintf(
-		    err, errlen,
-		    "LuaJIT mismatch: this program runs '%s' but ljlog was "
-		    "built for '%s' (LuaJIT source %s); not profiling",
-		    v, LJLOG_EXPECT_VERSION, LJLOG_LUAJIT_SRC_VERSION);
-		return -EPROTO;
-	}
-	/* Probes: internal reads against what the public API says. */
-	if (L->gct != (uint8_t)~LJ_TTHREAD ||
-	    mainthread(g)->gct != (uint8_t)~LJ_TTHREAD)
-		probe = "thread type tags";
-	else if (lua_getallocf(L, &ud) != g->allocf || ud != g->allocd)
-		probe = "allocator fields";
-	else if (g->strempty.gct != (uint8_t)~LJ_TSTR || g->strempty.len != 0)
-		probe = "empty string";
-	else if (lua_gethook(L) != g->hookf ||
-		 lua_gethookmask(L) != (g->hookmask & HOOK_EVENTMASK))
-		probe = "hook fields";
-	else if (lua_gc(L, LUA_GCCOUNT, 0) != (int)(g->gc.total >> 10) ||
-		 lua_gc(L, LUA_GCCOUNTB, 0) != (int)(g->gc.total & 0x3ff))
-		probe = "heap size";
-	else if (L->base < tvref(L->stack) || L->top < L->base ||
-		 L->top > tvref(L->maxstack))
-		probe = "stack fields";
-	/* A fast function from the library table (hosts replace globals:
-	** nginx's lua module puts a C function of its own in print). */
-	if (!probe) {
-		int top = lua_gettop(L);
-		lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
-		if (lua_istable(L, -1))
-			lua_getfield(L, -1, "string");
-		if (lua_istable(L, -1))
-			lua_getfield(L, -1, "byte");
-		if (lua_isfunction(L, -1)) {
-			GCfunc *fn = (GCfunc *)(uintptr_t)lua_topointer(L, -1);
-			if (fn->c.gct != (uint8_t)~LJ_TFUNC ||
-			    fn->c.ffid <= FF_C)
-				probe = "function layout";
-		}
-		lua_settop(L, top);
-	}
-	if (probe) {
-		snprintf(err, errlen,
-			 "LuaJIT mismatch: this program's LuaJIT (%s) does not "
-			 "have the internal layout ljlog was built for (%s, "
-			 "source %s): probe '%s' failed; not profiling",
-			 v ? v : "version unknown", LJLOG_EXPECT_VERSION,
-			 LJLOG_LUAJIT_SRC_VERSION, probe);
-		return -EPROTO;
-	}
-	return 0;
+	enum logger_state was = (enum logger_state)vm->state;
+	vm->state = (uint8_t)to;
+	return was;
 }
 
 /* -- Flushing: the one place that knows mapper, encoder, sampler, writer -- */
@@ -186,15 +89,15 @@ static void premap_stack(struct logger_vm *vm, lua_State *L);
 void logger_flush(struct logger_vm *vm)
 {
 	struct writer_clock c;
-	if (vm->in_flush || vm->bp == vm->buf)
+	if (vm->state == LOGGER_FLUSHING || vm->bp == vm->buf)
 		return;
-	if (UTIL_UNLIKELY(vm->forked)) {
+	if (UTIL_UNLIKELY(vm->state == LOGGER_FORKED)) {
 		/* A forked child's first flush: the stack's functions,
 		** outermost first, as at attach. */
-		vm->forked = 0;
+		vm_become(vm, LOGGER_RUNNING);
 		premap_stack(vm, vm->fork_L);
 	}
-	vm->in_flush = 1;
+	enum logger_state was = vm_become(vm, LOGGER_FLUSHING);
 	sample_busy(&vm->s, 1);
 	clock_pair_now(&c);
 	vm->out.len = 0;
@@ -215,7 +118,7 @@ void logger_flush(struct logger_vm *vm)
 	}
 	vm->bp = vm->buf;
 	sample_busy(&vm->s, -1);
-	vm->in_flush = 0;
+	vm_become(vm, was);
 }
 
 /* VM thread only. Flush, and wait until every event vm buffered is
@@ -292,7 +195,7 @@ static int put_vm_record(struct logger_vm *vm, struct wbuf *b, uint64_t heap,
 int logger_snapshot(struct logger_vm *vm, lua_State *L, char *err,
 		    size_t errlen)
 {
-	if (vm->in_flush) {
+	if (vm->state == LOGGER_FLUSHING) {
 		snprintf(err, errlen,
 			 "heap snapshot: the log is being written");
 		return -EBUSY;
@@ -426,12 +329,12 @@ static void at_exit(void)
 	pid_t me = util_tid();
 	writer_lock();
 	for (struct logger_vm *vm = vms; vm && n < 64; vm = vm->next)
-		if (vm->tid == me && !vm->in_flush)
+		if (vm->tid == me && vm->state != LOGGER_FLUSHING)
 			mine[n++] = vm;
 	writer_unlock();
 	for (int i = 0; i < n; i++) {
 		sample_busy(&mine[i]->s, 1); /* for good: the program ends */
-		if (mine[i]->snap_exit) {
+		if (mine[i]->trig.at_detach) {
 			char serr[256];
 			if (logger_snapshot(mine[i], mainthread(mine[i]->g),
 					    serr, sizeof serr) < 0)
@@ -498,8 +401,7 @@ static void at_fork_child(void)
 			continue;
 		vm->tid = me;
 		vm->bp = vm->buf;
-		vm->in_flush = 0;
-		vm->forked = 1;
+		vm_become(vm, LOGGER_FORKED);
 		vm->fork_L = vm->last_L ? vm->last_L : mainthread(vm->g);
 		if (put_vm_record(vm, &pre, vm->g->gc.total, vm->vm_flags) == 0)
 			nvms++;
@@ -530,16 +432,14 @@ static void vm_free(struct logger_vm *vm)
 	free(vm);
 }
 
-/* VM thread only. Attach to L's VM; 0 or -errno with a message in err. */
-int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
+/* VM thread only. Attach's checks: the options into o, LuaJIT's API found,
+** L's VM not attached yet and the one ljlog was built for, the log's name
+** into path. 0 or -errno with a message in err; nothing to undo. */
+static int attach_check(lua_State *L, const char *options, struct opts *o,
+			char *path, size_t pathlen, char *err, size_t errlen)
 {
-	static int atexit_set, atfork_set;
-	global_State *g = G(L);
-	struct opts o;
-	char path[OPTS_FILE_MAX], vbuf[128];
 	int r;
-
-	if ((r = opts_parse(options, &o, err, errlen)) < 0)
+	if ((r = opts_parse(options, o, err, errlen)) < 0)
 		return r;
 	if ((r = luaweak_resolve(NULL)) < 0) {
 		snprintf(
@@ -547,85 +447,115 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 		    "LuaJIT's API (lua_gettop...) not found in this process");
 		return r;
 	}
-	if (logger_vm_of(g)) {
+	if (logger_vm_of(G(L))) {
 		snprintf(err, errlen, "already profiling this Lua VM");
 		return -EALREADY;
 	}
-	if ((r = check_vm(L, err, errlen)) < 0)
+	if ((r = vmcheck(L, err, errlen)) < 0)
 		return r;
-	if (o.fd >= 0)
-		snprintf(path, sizeof path, "fd=%d", o.fd);
-	else if (opts_expand_file(o.file, getpid(), path, sizeof path) < 0) {
-		snprintf(err, errlen, "file name too long: '%.200s'", o.file);
+	if (o->fd >= 0)
+		snprintf(path, pathlen, "fd=%d", o->fd);
+	else if (opts_expand_file(o->file, getpid(), path, pathlen) < 0) {
+		snprintf(err, errlen, "file name too long: '%.200s'", o->file);
 		return -ENAMETOOLONG;
 	}
-	logger_pin();
+	return 0;
+}
 
+/* VM thread only. A new state for L's VM, ATTACHING: its buffers, mapper
+** and recorders as o says, the names L's VM holds. No other thread sees it
+** yet. NULL when out of memory, with a message in err. */
+static struct logger_vm *vm_new(lua_State *L, const struct opts *o, char *err,
+				size_t errlen)
+{
 	struct logger_vm *vm = calloc(1, sizeof *vm);
 	if (!vm ||
-	    !(vm->buf = flushq_init(&vm->q, &vm->map, o.buffer, o.nowriter)) ||
-	    mapper_init(&vm->map, g, 0) < 0) {
+	    !(vm->buf =
+		  flushq_init(&vm->q, &vm->map, o->buffer, o->nowriter)) ||
+	    mapper_init(&vm->map, G(L), 0) < 0) {
 		if (vm) {
 			flushq_free(&vm->q);
 			free(vm);
 		}
 		snprintf(err, errlen, "out of memory for a %zu byte buffer",
-			 o.buffer);
-		return -ENOMEM;
+			 o->buffer);
+		return NULL;
 	}
+	vm_become(vm, LOGGER_ATTACHING);
 	vm->ffi_call_ffid = names_ffid("ffi.meta.__call");
-	vm->g = g;
-	vm->events = o.events;
-	if (o.events & OPTS_ALLOC) {
-		vm->alloc_rate = o.alloc_rate;
+	vm->g = G(L);
+	vm->events = o->events;
+	if (o->events & OPTS_ALLOC) {
+		vm->alloc_rate = o->alloc_rate;
 		rng_seed(&vm->rng, clock_now() ^ (uint64_t)(uintptr_t)vm);
 		if (vm->alloc_rate)
 			vm->alloc_left =
 			    (int64_t)rng_exp(&vm->rng, vm->alloc_rate);
 	}
 	vm->trace_scan = alloc_trace_scan_words();
-	vm->buf_words = o.buffer / sizeof(uint64_t);
+	vm->buf_words = o->buffer / sizeof(uint64_t);
 	vm->bp = vm->buf;
 	vm->bend = vm->buf + vm->buf_words - BUF_SLACK;
-	vm->flush_ticks = o.flush_ns ? clock_ticks(o.flush_ns) : 0;
-	vm->flush_at = o.flush_ns ? clock_now() + vm->flush_ticks : UINT64_MAX;
+	vm->flush_ticks = o->flush_ns ? clock_ticks(o->flush_ns) : 0;
+	vm->flush_at = o->flush_ns ? clock_now() + vm->flush_ticks : UINT64_MAX;
 	vm->tid = util_tid();
 	names_scan(&vm->map.names, L);
 	names_add_c(&vm->map.names, sentinel_gc, "ljlog.(lua_close)");
+	return vm;
+}
 
+/* Caller holds the global lock; VM thread only. Open the process's log at
+** path with its INTRO, and set what the process's end and its forked
+** children need. 0 or -errno with a message in err. */
+static int open_log_locked(lua_State *L, const char *options,
+			   const struct opts *o, const char *path, char *err,
+			   size_t errlen)
+{
+	static int atexit_set, atfork_set;
+	char vbuf[128];
+	int openresty, r;
+	const char *v = vmcheck_version(L, vbuf, sizeof vbuf, &openresty);
+	struct writer_intro in = {v ? v : LUAJIT_VERSION,
+				  options ? options : "",
+				  CLOCK_KIND,
+				  CLOCK_TS_SHIFT,
+				  clock_hz(),
+				  {0, 0, 0},
+				  clock_pair_now};
+	clock_pair_now(&in.clock);
+	if ((r = writer_open(path, o->fd, &in, err, errlen)) < 0)
+		return r;
+	snprintf(log_pattern, sizeof log_pattern, "%s",
+		 o->fd >= 0 ? "" : o->file);
+	if (!atfork_set)
+		atfork_set = pthread_atfork(at_fork_prepare, at_fork_parent,
+					    at_fork_child) == 0;
+	if (!atexit_set)
+		atexit_set = atexit(at_exit) == 0;
+	return 0;
+}
+
+/* VM thread only. vm's log: open it (the process's first VM) or check it
+** is the one open; then vm gets its ID and joins the registry. 0 or -errno
+** with a message in err, vm still unseen (the caller frees it). */
+static int attach_log(struct logger_vm *vm, lua_State *L, const char *options,
+		      const struct opts *o, const char *path, char *err,
+		      size_t errlen)
+{
+	int r;
 	writer_lock();
 	if (!writer_is_open()) {
-		int openresty;
-		const char *v =
-		    running_version(L, vbuf, sizeof vbuf, &openresty);
-		struct writer_intro in = {v ? v : LUAJIT_VERSION,
-					  options ? options : "",
-					  CLOCK_KIND,
-					  CLOCK_TS_SHIFT,
-					  clock_hz(),
-					  {0, 0, 0},
-					  clock_pair_now};
-		clock_pair_now(&in.clock);
-		if ((r = writer_open(path, o.fd, &in, err, errlen)) < 0) {
+		if ((r = open_log_locked(L, options, o, path, err, errlen)) <
+		    0) {
 			writer_unlock();
-			vm_free(vm);
 			return r;
 		}
-		snprintf(log_pattern, sizeof log_pattern, "%s",
-			 o.fd >= 0 ? "" : o.file);
-		if (!atfork_set)
-			atfork_set =
-			    pthread_atfork(at_fork_prepare, at_fork_parent,
-					   at_fork_child) == 0;
-		if (!atexit_set)
-			atexit_set = atexit(at_exit) == 0;
 	} else if (strcmp(writer_path(), path) != 0) {
 		snprintf(err, errlen,
 			 "this process already writes '%s': all Lua VMs of a "
 			 "process share one log, not '%s'",
 			 writer_path(), path);
 		writer_unlock();
-		vm_free(vm);
 		return -EBUSY;
 	}
 	vm->id = vm->map.vm_id = mapper_new_id();
@@ -633,99 +563,146 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->next = vms;
 	vms = vm;
 	writer_unlock();
+	return 0;
+}
 
-	/* calls: the JIT off (no hooks fire in compiled code), hook, wrapper. */
-	unsigned flags = 0;
-	if ((o.events & OPTS_CALLS) && !o.keepjit &&
-	    (G2J(g)->flags & JIT_F_ON) && !(g->hookmask & HOOK_GC)) {
-		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
-		vm->jit_was_on = 1;
-		flags |= FORMAT_VM_JIT_OFF;
-		if (!__atomic_exchange_n(&jit_note_said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr,
-				"ljlog: calls: turned the JIT compiler off "
+/* VM thread only. The JIT policy: calls turns the JIT compiler off (no
+** hooks fire in compiled code) unless keepjit. The VM record's flags. */
+static unsigned attach_jit_policy(struct logger_vm *vm, lua_State *L,
+				  const struct opts *o)
+{
+	global_State *g = G(L);
+	if (!(o->events & OPTS_CALLS) || o->keepjit ||
+	    !(G2J(g)->flags & JIT_F_ON) || (g->hookmask & HOOK_GC))
+		return 0;
+	luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+	vm->jit.off = 1;
+	if (!__atomic_exchange_n(&jit_note_said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "ljlog: calls: turned the JIT compiler off "
 				"(LuaJIT fires no call hooks in compiled "
 				"code); add 'keepjit' to keep it on\n");
+	return FORMAT_VM_JIT_OFF;
+}
+
+/* VM thread only. sample: start the sampler. The exit mode its checks want
+** in compiled code (jitev.h), 0 when not sampling. */
+static int attach_sampler(struct logger_vm *vm, lua_State *L,
+			  const struct opts *o)
+{
+	char serr[512];
+	if (!(o->events & OPTS_SAMPLE))
+		return 0;
+	/* A sample in compiled code is charged as jit.p charges it, to the
+	** exit of the profile check the code stops at next (none with
+	** nolines: the exit before it). */
+	unsigned sf = (o->nohost ? 0 : SAMPLE_HOST) |
+		      (o->wall ? SAMPLE_WALL : 0) |
+		      (o->nolines ? 0 : SAMPLE_CHECKS);
+	if (sample_start(&vm->s, G(L), &vm->map, o->sample_ns, sf, serr,
+			 sizeof serr) < 0) {
+		fprintf(stderr, "ljlog: %s\n", serr);
+		return 0;
 	}
-	vm->vm_flags = flags;
-	write_vm_record(vm, g->gc.total, flags);
-	premap_stack(vm, L);
-	int mode = 0; /* the snapshots compiled code gets (jitev.h) */
-	if (o.events & OPTS_SAMPLE) {
-		char serr[512];
-		/* A sample in compiled code is charged as jit.p charges
-		** it, to the snapshot of the profile check the code stops
-		** at next (none with nolines: the snapshot before it). */
-		unsigned sf = (o.nohost ? 0 : SAMPLE_HOST) |
-			      (o.wall ? SAMPLE_WALL : 0) |
-			      (o.nolines ? 0 : SAMPLE_CHECKS);
-		if (sample_start(&vm->s, g, &vm->map, o.sample_ns, sf, serr,
-				 sizeof serr) < 0) {
-			fprintf(stderr, "ljlog: %s\n", serr);
-		} else {
-			vm->sample_ns = o.sample_ns;
-			vm->sample_flags = sf;
-			/* The checks: one where the function changes names
-			** the inlined functions, as jit.p does by default;
-			** one per line (lines) also the line, at more checks
-			** in the loops. */
-			mode = o.lines ? JITEV_LINES : JITEV_FUNCS;
-		}
+	vm->sample_ns = o->sample_ns;
+	vm->sample_flags = sf;
+	/* The checks: one where the function changes names the inlined
+	** functions, as jit.p does by default; one per line (lines) also the
+	** line, at more checks in the loops. */
+	return o->lines ? JITEV_LINES : JITEV_FUNCS;
+}
+
+/* VM thread only. alloc: the exit mode of compiled code, given base (the
+** sampler's). An allocation in compiled code is charged to the exit
+** before its call: with an exit per line, that is its own line. Only the
+** traces that may allocate get them (the rest keep base): then 0, the
+** record handler decides. Sampled allocation (alloc=RATE, in the default
+** set) does without: they cost a compile-heavy program a fifth of its
+** time (luacheck over Penlight: 1.20x, 0.97x without), and its sites in
+** traces are then the line of the exit before (its function stays
+** right). */
+static int alloc_exits(struct logger_vm *vm, lua_State *L, const struct opts *o,
+		       int base)
+{
+	char jerr[256];
+	int per_line = (o->events & OPTS_ALLOC) && (!o->alloc_rate || o->lines);
+	if (!per_line)
+		return base;
+	if (o->lines || o->nolines)
+		return JITEV_LINES;
+	if (jitev_alloc_lines_on(L, &vm->jit.rec, base, jerr, sizeof jerr) <
+	    0) {
+		fprintf(stderr, "ljlog: %s\n", jerr);
+		return JITEV_LINES; /* everywhere, then */
 	}
-	/* An allocation in compiled code is charged to the snapshot before
-	** its call: with a snapshot per line, that is its own line. Only the
-	** traces that may allocate get them (the rest keep mode). Sampled
-	** allocation (alloc=RATE, in the default set) does without: they
-	** cost a compile-heavy program a fifth of its time (luacheck over
-	** Penlight: 1.20x, 0.97x without), and its sites in traces are then
-	** the line of the snapshot before (its function stays right). */
-	int per_line = (o.events & OPTS_ALLOC) && (!o.alloc_rate || o.lines);
-	if (per_line && !o.lines && !o.nolines) {
-		char jerr[256];
-		if (jitev_alloc_lines_on(L, &vm->jrec, mode, jerr,
-					 sizeof jerr) < 0) {
-			fprintf(stderr, "ljlog: %s\n", jerr);
-			mode = JITEV_LINES; /* everywhere, then */
-		} else {
-			mode = 0;
-		}
-	} else if (per_line) {
-		mode = JITEV_LINES;
-	}
-	if (mode && !o.nolines)
-		vm->jitlines = jitev_lines_on(L, mode);
+	return 0;
+}
+
+/* VM thread only. The sampler, and the exits compiled code gets for it
+** and for alloc (jitev.h). */
+static void attach_exits(struct logger_vm *vm, lua_State *L,
+			 const struct opts *o)
+{
+	int mode = alloc_exits(vm, L, o, attach_sampler(vm, L, o));
+	if (mode && !o->nolines)
+		vm->jit.exits = jitev_lines_on(L, mode);
+}
+
+/* VM thread only. Our allocator wrapper in place of the VM's: from here
+** on, vm is live (RUNNING). */
+static void attach_alloc(struct logger_vm *vm, lua_State *L,
+			 const struct opts *o)
+{
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
-	if (!o.vmtrim) {
+	if (!o->vmtrim) {
 		vm->heap = vmheap_find(L, vm->orig_alloc, vm->orig_ud);
 		vmheap_hold(vm->heap);
 	}
-	vm->gcstate = g->gc.state;
+	vm->gcstate = G(L)->gc.state;
 	record_vm_event(vm, BUF_ATTACH);
-	lua_setallocf(L, alloc_wrapper(o.events, vm->alloc_rate),
-		      vm); /* from here on, vm is live */
-	if (o.events & OPTS_CALLS) {
-		if (g->hookf && g->hookf != hooks_call)
-			fprintf(stderr, "ljlog: calls: replacing the program's "
-					"debug hook\n");
-		vm->orig_bc_ext = g->bc_cfunc_ext;
-		vm->orig_bc_int = g->bc_cfunc_int;
-		vm->orig_wrapf =
-		    bc_op(g->bc_cfunc_ext) == BC_FUNCCW ? g->wrapf : NULL;
-		g->wrapf = (lua_CFunction)(void (*)(void))hooks_wrap;
-		g->bc_cfunc_ext = g->bc_cfunc_int =
-		    BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
-		lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
-	}
-	if (o.events & OPTS_JIT) {
-		char jerr[256];
-		if (jitev_start(L, jerr, sizeof jerr) < 0)
-			fprintf(stderr, "ljlog: %s\n", jerr);
-		else
-			vm->jitev = 1;
-	}
-	sentinel_set(L);
+	vm_become(vm, LOGGER_RUNNING);
+	lua_setallocf(L, alloc_wrapper(o->events, vm->alloc_rate), vm);
+}
+
+/* VM thread only. calls: our call hook and C function wrapper. */
+static void attach_hooks(struct logger_vm *vm, lua_State *L,
+			 const struct opts *o)
+{
+	global_State *g = G(L);
+	if (!(o->events & OPTS_CALLS))
+		return;
+	if (g->hookf && g->hookf != hooks_call)
+		fprintf(stderr, "ljlog: calls: replacing the program's "
+				"debug hook\n");
+	vm->orig_bc_ext = g->bc_cfunc_ext;
+	vm->orig_bc_int = g->bc_cfunc_int;
+	vm->orig_wrapf = bc_op(g->bc_cfunc_ext) == BC_FUNCCW ? g->wrapf : NULL;
+	g->wrapf = (lua_CFunction)(void (*)(void))hooks_wrap;
+	g->bc_cfunc_ext = g->bc_cfunc_int =
+	    BCINS_AD(BC_FUNCCW, LUA_MINSTACK, 0);
+	lua_sethook(L, hooks_call, LUA_MASKCALL | LUA_MASKRET, 0);
+}
+
+/* VM thread only. jit: the trace events. */
+static void attach_jitev(struct logger_vm *vm, lua_State *L,
+			 const struct opts *o)
+{
+	char jerr[256];
+	if (!(o->events & OPTS_JIT))
+		return;
+	if (jitev_start(L, jerr, sizeof jerr) < 0)
+		fprintf(stderr, "ljlog: %s\n", jerr);
+	else
+		vm->jit.events = 1;
+}
+
+/* VM thread only. The detach at lua_close, the snapshot triggers, and the
+** look for names a mapping pass asks for. */
+static void attach_triggers(struct logger_vm *vm, lua_State *L,
+			    const struct opts *o)
+{
 	char terr[256];
-	if (snaptrig_start(vm, &o, terr, sizeof terr) < 0)
+	sentinel_set(L);
+	if (snaptrig_start(vm, o, terr, sizeof terr) < 0)
 		fprintf(stderr, "ljlog: %s\n", terr);
 	/* From here on, a mapping pass that wrote a function without its
 	** name has the hook look for it (the hooks above are in place). */
@@ -733,7 +710,50 @@ int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
 	vm->map.want = snaptrig_names;
 	vm->map.want_ud = vm;
 	mapper_unlock(&vm->map);
+}
+
+/* VM thread only. Attach to L's VM; 0 or -errno with a message in err.
+** Only the steps up to the log's may fail: each undoes what it did, and a
+** later failure is a message and a VM profiled without that part. */
+int logger_attach(lua_State *L, const char *options, char *err, size_t errlen)
+{
+	struct opts o;
+	char path[OPTS_FILE_MAX];
+	int r;
+	if ((r = attach_check(L, options, &o, path, sizeof path, err, errlen)) <
+	    0)
+		return r;
+	logger_pin();
+	struct logger_vm *vm = vm_new(L, &o, err, errlen);
+	if (!vm)
+		return -ENOMEM;
+	if ((r = attach_log(vm, L, options, &o, path, err, errlen)) < 0) {
+		vm_free(vm);
+		return r;
+	}
+	vm->vm_flags = attach_jit_policy(vm, L, &o);
+	write_vm_record(vm, G(L)->gc.total, vm->vm_flags);
+	premap_stack(vm, L);
+	attach_exits(vm, L, &o);
+	attach_alloc(vm, L, &o);
+	attach_hooks(vm, L, &o);
+	attach_jitev(vm, L, &o);
+	attach_triggers(vm, L, &o);
 	return 0;
+}
+
+/* -- Detach ------------------------------------------------------------------------ */
+
+/* VM thread only. calls: the VM's hook and C function wrapper back. */
+static void detach_hooks(struct logger_vm *vm, global_State *g, lua_State *L)
+{
+	if (g->hookf == hooks_call)
+		lua_sethook(L, NULL, 0, 0);
+	if (g->wrapf == (lua_CFunction)(void (*)(void))hooks_wrap) {
+		g->wrapf = vm->orig_wrapf;
+		g->bc_cfunc_ext = vm->orig_bc_ext;
+		g->bc_cfunc_int = vm->orig_bc_int;
+	}
 }
 
 /* VM thread only. Flush, DETACH, restore the VM; END after the last VM. */
@@ -746,29 +766,24 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		snprintf(err, errlen, "not profiling this Lua VM");
 		return -ENOENT;
 	}
+	vm_become(vm, LOGGER_DETACHING);
 	sample_busy(&vm->s, 1); /* the rest is ljlog's (sampling ends) */
 	mapper_lock(&vm->map);
 	vm->map.want = NULL; /* no hook is armed for names from now on */
 	mapper_unlock(&vm->map);
 	snaptrig_stop(vm);
-	if (vm->snap_exit) {
+	if (vm->trig.at_detach) {
 		char serr[256];
 		if (logger_snapshot(vm, L, serr, sizeof serr) < 0)
 			fprintf(stderr, "ljlog: snapshot=exit: %s\n", serr);
 	}
-	if (g->hookf == hooks_call)
-		lua_sethook(L, NULL, 0, 0);
-	if (g->wrapf == (lua_CFunction)(void (*)(void))hooks_wrap) {
-		g->wrapf = vm->orig_wrapf;
-		g->bc_cfunc_ext = vm->orig_bc_ext;
-		g->bc_cfunc_int = vm->orig_bc_int;
-	}
-	if (vm->jitev)
+	detach_hooks(vm, g, L);
+	if (vm->jit.events)
 		jitev_stop(L);
 	sample_stop(&vm->s);
-	if (vm->jitlines)
-		jitev_lines_off(L, vm->jitlines);
-	jitev_alloc_lines_off(L, &vm->jrec);
+	if (vm->jit.exits)
+		jitev_lines_off(L, vm->jit.exits);
+	jitev_alloc_lines_off(L, &vm->jit.rec);
 	record_vm_event(vm, BUF_DETACH);
 	flush_sync(vm); /* its events before the END, its buffers back */
 	/* Names still unknown (the flush just mapped the last functions): a
@@ -777,7 +792,7 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	lua_setallocf(L, vm->orig_alloc, vm->orig_ud); /* vm is dead now */
 	/* luaJIT_setmode raises an error inside __gc (lua_close's finalizers),
 	** where the JIT is being turned off for good anyway. */
-	if (vm->jit_was_on && !(g->hookmask & HOOK_GC))
+	if (vm->jit.off && !(g->hookmask & HOOK_GC))
 		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_ON);
 	writer_lock();
 	for (pp = &vms; *pp; pp = &(*pp)->next) {

@@ -1,7 +1,19 @@
 /*
 ** ljlog logger: per-VM state, attach and detach.
-** One struct logger_vm per global_State; only the thread running the VM
-** touches it (hooks, C wrapper, allocator, flush), so no lock on the hot path.
+** One struct logger_vm per global_State, owned by the thread running the VM
+** (hooks, C wrapper, allocator, flush): no lock on the hot path. Other
+** threads touch only these parts of it:
+**   map      under the mapper's lock: the sampler's helper (a drain), the
+**            writer thread (an encode, flushq.h)
+**   q        the writer thread's side of the buffers (flushq.h)
+**   s        the sampler's signal handler and helper (stat/sample.h)
+**   trig     snaptrig.c's signal handler and timer thread arm the hook
+**            (armed, work, oldf, oldmask, oldcount, ready: atomics) and
+**            the timer thread writes due; see snaptrig.h
+**   g        read by whoever arms the hook (the VM's hook fields)
+**   tid, next, id  the registry, under the global lock (writer_lock):
+**            at_exit, a forked child's handler (which, single-threaded,
+**            also resets the VMs of the thread that forked)
 */
 #ifndef LJLOG_LOGGER_LOGGER_H
 #define LJLOG_LOGGER_LOGGER_H
@@ -18,6 +30,7 @@
 #include "logger/flushq.h"
 #include "logger/jitev.h"
 #include "logger/opts.h"
+#include "logger/snaptrig.h"
 #include "logger/vmheap.h"
 #include "maps/ljwin.h"
 #include "maps/mapper.h"
@@ -26,6 +39,22 @@
 #include "util/addrset.h"
 #include "util/rng.h"
 #include "util/util.h"
+
+/* The lifecycle of a logger_vm; logger.c changes it in one place
+** (vm_become), as:
+**   ATTACHING -> RUNNING      logger_attach: the VM's allocator is ours
+**   RUNNING -> DETACHING      logger_detach: triggers and hooks go
+**   any -> FLUSHING -> back   logger_flush (none nested: a guard)
+**   any -> FORKED -> RUNNING  a forked child's handler; its first flush
+**                             maps the stack of fork_L first
+** at_exit writes a DETACH and leaves its VMs RUNNING: the process ends. */
+enum logger_state {
+	LOGGER_ATTACHING, /* being set up: calloc's zero */
+	LOGGER_RUNNING,	  /* recording */
+	LOGGER_FLUSHING,  /* inside logger_flush */
+	LOGGER_FORKED,	  /* a forked child's, before its first flush */
+	LOGGER_DETACHING  /* logger_detach, until it frees the state */
+};
 
 struct logger_vm {
 	/* -- Hot: the recorders ---------------------------------------------- */
@@ -43,7 +72,7 @@ struct logger_vm {
 	struct addrset sampled;	    /* alloc=RATE: blocks recorded, live */
 	struct rng rng;		    /* alloc=RATE: the countdowns */
 	uint8_t gcstate;	    /* last GC state seen by the allocator */
-	uint8_t in_flush;	    /* reentrancy guard */
+	uint8_t state;		    /* enum logger_state */
 	int ffi_call_ffid; /* ffid of ffi's __call (an FFI call), -1 none */
 	uintptr_t ffi_seen[16]; /* FFI targets already named (by address) */
 	/* -- Saved VM state, restored at detach -------------------------------- */
@@ -52,45 +81,27 @@ struct logger_vm {
 	lua_CFunction orig_wrapf; /* C function wrapper before ours */
 	BCIns orig_bc_ext;	  /* g->bc_cfunc_ext before ours */
 	BCIns orig_bc_int;	  /* g->bc_cfunc_int before ours */
-	int jit_was_on;		  /* ljlog turned the JIT off */
-	int jitev;		  /* trace events attached (jit) */
-	int jitlines; /* snapshot mode set (JITEV_FUNCS, _LINES), or 0 */
-	struct jitev_rec jrec; /* alloc: snapshots per line where it allocates */
+	struct jitev_vm jit;	  /* JIT policy, trace modes (jitev.h) */
 	/* -- Cold ---------------------------------------------------------------- */
-	uint64_t *buf;		/* the buffer being filled (q's) */
-	size_t buf_words;	/* its size in words */
-	uint64_t flush_ticks;	/* flush interval in counter ticks, 0 none */
-	uint64_t id;		/* VM ID in the log */
-	pid_t tid;		/* thread that attached */
-	struct mapper map;	/* pointer -> ID, names (shared with s) */
-	struct flushq_vm q;	/* buffers, the writer thread's side */
-	struct wbuf out;	/* blocks of a flush */
-	unsigned trace_scan;	/* stack words searched in traces (alloc.c) */
-	unsigned trace_slot;	/* where the last return address was found */
-	unsigned vm_flags;	/* its VM record's flags (FORMAT_VM_*) */
-	uint64_t sample_ns;	/* sample: interval, 0 when not sampling */
-	unsigned sample_flags;	/* sample: SAMPLE_HOST, _WALL, _CHECKS */
-	int forked;		/* a forked child's: VM record at next flush */
-	unsigned zone_depth;	/* zones open (ljlog.zone) */
-	lua_State *fork_L;	/* the coroutine running at fork */
-	struct logger_vm *next; /* registry of attached VMs */
-	struct sample_vm s;	/* sampling (stat/sample.h) */
-	struct snap_vm snap;	/* heap snapshots' IDs (heap/snap.h) */
-	/* -- Snapshot triggers (snaptrig.c) ------------------------------------- */
-	int snap_exit;	    /* snapshot=exit */
-	uint64_t snap_ns;   /* snapshot=INTERVAL, 0 none */
-	uint64_t snap_due;  /* next one (CLOCK_MONOTONIC ns; timer thread) */
-	int snap_signal;    /* snapshot=SIGNAL, 0 none */
-	int snap_slot;	    /* its slot in snaptrig.c's table, -1 none */
-	int snap_armed;	    /* the hook is armed (atomic) */
-	unsigned snap_work; /* what it does: SNAPTRIG_* (atomic) */
-	uint64_t names_next; /* no look for names before (monotonic ns;
-			     ** mapper lock) */
-	lua_Hook snap_oldf; /* the hook it replaced */
-	int snap_oldmask, snap_oldcount;
-	/* The three above are written (arming thread), then published:
-	** the hook reads them after an acquire load of this (atomic). */
-	int snap_ready;
+	uint64_t *buf;		 /* the buffer being filled (q's) */
+	size_t buf_words;	 /* its size in words */
+	uint64_t flush_ticks;	 /* flush interval in counter ticks, 0 none */
+	uint64_t id;		 /* VM ID in the log */
+	pid_t tid;		 /* thread that attached */
+	struct mapper map;	 /* pointer -> ID, names (shared with s) */
+	struct flushq_vm q;	 /* buffers, the writer thread's side */
+	struct wbuf out;	 /* blocks of a flush */
+	unsigned trace_scan;	 /* stack words searched in traces (alloc.c) */
+	unsigned trace_slot;	 /* where the last return address was found */
+	unsigned vm_flags;	 /* its VM record's flags (FORMAT_VM_*) */
+	uint64_t sample_ns;	 /* sample: interval, 0 when not sampling */
+	unsigned sample_flags;	 /* sample: SAMPLE_HOST, _WALL, _CHECKS */
+	unsigned zone_depth;	 /* zones open (ljlog.zone) */
+	lua_State *fork_L;	 /* the coroutine running at fork (FORKED) */
+	struct logger_vm *next;	 /* registry of attached VMs */
+	struct sample_vm s;	 /* sampling (stat/sample.h) */
+	struct snap_vm snap;	 /* heap snapshots' IDs (heap/snap.h) */
+	struct snaptrig_vm trig; /* snapshot triggers (snaptrig.h) */
 #if defined(__aarch64__)
 	/* -- Allocation sites in traces, arm64 (alloc.c, trace_by_ret) --------- */
 	struct alloc_depth trace_depths[ALLOC_DEPTHS];
@@ -101,7 +112,8 @@ struct logger_vm {
 ** allocator wrapper's opaque pointer is the state. */
 static inline struct logger_vm *logger_vm_of(global_State *g)
 {
-	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd : NULL;
+	return alloc_is_wrapper(g->allocf) ? (struct logger_vm *)g->allocd
+					   : NULL;
 }
 
 /* VM thread only. Attach to L's VM with options (LUAJIT_PROFILE syntax);

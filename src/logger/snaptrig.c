@@ -36,17 +36,17 @@ static int timer_started;
 ** the next instruction the VM runs calls it. */
 static void arm(struct logger_vm *vm, unsigned work)
 {
-	__atomic_fetch_or(&vm->snap_work, work, __ATOMIC_ACQ_REL);
-	if (__atomic_exchange_n(&vm->snap_armed, 1, __ATOMIC_ACQ_REL))
+	__atomic_fetch_or(&vm->trig.work, work, __ATOMIC_ACQ_REL);
+	if (__atomic_exchange_n(&vm->trig.armed, 1, __ATOMIC_ACQ_REL))
 		return; /* armed already: its saved hook is the program's */
 	global_State *g = vm->g;
 	int mask = g->hookmask & HOOK_EVENTMASK;
-	__atomic_store_n(&vm->snap_oldf, g->hookf, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->snap_oldmask, mask, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->snap_oldcount, (int)g->hookcstart,
+	__atomic_store_n(&vm->trig.oldf, g->hookf, __ATOMIC_RELAXED);
+	__atomic_store_n(&vm->trig.oldmask, mask, __ATOMIC_RELAXED);
+	__atomic_store_n(&vm->trig.oldcount, (int)g->hookcstart,
 			 __ATOMIC_RELAXED);
 	/* Published before the hook can run (it runs after lua_sethook). */
-	__atomic_store_n(&vm->snap_ready, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&vm->trig.ready, 1, __ATOMIC_RELEASE);
 	lua_sethook(mainthread(g), logger_snap_hook, mask | LUA_MASKCOUNT, 1);
 }
 
@@ -54,7 +54,7 @@ static void arm(struct logger_vm *vm, unsigned work)
 void snaptrig_names(void *ud)
 {
 	struct logger_vm *vm = ud;
-	if (clock_mono_ns() >= vm->names_next)
+	if (clock_mono_ns() >= vm->trig.names_next)
 		arm(vm, SNAPTRIG_NAMES);
 }
 
@@ -67,14 +67,14 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, NULL, 0, 0);
 		return;
 	}
-	(void)__atomic_load_n(&vm->snap_ready, __ATOMIC_ACQUIRE);
-	lua_Hook f = __atomic_load_n(&vm->snap_oldf, __ATOMIC_RELAXED);
-	lua_sethook(L, f, __atomic_load_n(&vm->snap_oldmask, __ATOMIC_RELAXED),
-		    __atomic_load_n(&vm->snap_oldcount, __ATOMIC_RELAXED));
+	(void)__atomic_load_n(&vm->trig.ready, __ATOMIC_ACQUIRE);
+	lua_Hook f = __atomic_load_n(&vm->trig.oldf, __ATOMIC_RELAXED);
+	lua_sethook(L, f, __atomic_load_n(&vm->trig.oldmask, __ATOMIC_RELAXED),
+		    __atomic_load_n(&vm->trig.oldcount, __ATOMIC_RELAXED));
 	unsigned work =
-	    __atomic_exchange_n(&vm->snap_work, 0, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&vm->snap_ready, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->snap_armed, 0, __ATOMIC_RELEASE);
+	    __atomic_exchange_n(&vm->trig.work, 0, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&vm->trig.ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&vm->trig.armed, 0, __ATOMIC_RELEASE);
 	if (ar->event != LUA_HOOKCOUNT && f)
 		f(L, ar);
 	if (work & SNAPTRIG_NAMES) {
@@ -83,7 +83,8 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 		uint64_t t1 = clock_mono_ns(),
 			 gap = (t1 - t0) * NAMES_COST_FACTOR;
 		mapper_lock(&vm->map);
-		vm->names_next = t1 + (gap > NAMES_GAP_NS ? gap : NAMES_GAP_NS);
+		vm->trig.names_next =
+		    t1 + (gap > NAMES_GAP_NS ? gap : NAMES_GAP_NS);
 		mapper_unlock(&vm->map);
 	}
 	char err[256];
@@ -100,7 +101,7 @@ static void on_signal(int sig)
 	for (int i = 0; i < SLOTS; i++) {
 		struct logger_vm *vm =
 		    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
-		if (vm && vm->snap_signal == sig)
+		if (vm && vm->trig.signal == sig)
 			arm(vm, SNAPTRIG_SNAPSHOT);
 	}
 	__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
@@ -118,16 +119,16 @@ static void *timer_main(void *arg)
 		for (int i = 0; i < SLOTS; i++) {
 			struct logger_vm *vm =
 			    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
-			if (!vm || !vm->snap_ns)
+			if (!vm || !vm->trig.ns)
 				continue;
-			if (now >= vm->snap_due) {
+			if (now >= vm->trig.due) {
 				arm(vm, SNAPTRIG_SNAPSHOT);
-				vm->snap_due += vm->snap_ns;
-				if (vm->snap_due <= now)
-					vm->snap_due = now + vm->snap_ns;
+				vm->trig.due += vm->trig.ns;
+				if (vm->trig.due <= now)
+					vm->trig.due = now + vm->trig.ns;
 			}
-			if (vm->snap_due < next)
-				next = vm->snap_due;
+			if (vm->trig.due < next)
+				next = vm->trig.due;
 		}
 		__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
 		uint64_t d = next > now ? next - now : 0;
@@ -143,19 +144,19 @@ static void *timer_main(void *arg)
 int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 		   size_t errlen)
 {
-	vm->snap_exit = o->snap_exit;
+	vm->trig.at_detach = o->snap_exit;
 	if (!o->snap_ns && !o->snap_signal)
 		return 0;
-	vm->snap_ns = o->snap_ns;
-	vm->snap_due = clock_mono_ns() + o->snap_ns;
-	vm->snap_signal = o->snap_signal;
-	vm->snap_slot = -1;
+	vm->trig.ns = o->snap_ns;
+	vm->trig.due = clock_mono_ns() + o->snap_ns;
+	vm->trig.signal = o->snap_signal;
+	vm->trig.slot = -1;
 	int r = 0;
 	pthread_mutex_lock(&setup);
-	for (int i = 0; i < SLOTS && vm->snap_slot < 0; i++)
+	for (int i = 0; i < SLOTS && vm->trig.slot < 0; i++)
 		if (!slots[i])
-			vm->snap_slot = i;
-	if (vm->snap_slot < 0) {
+			vm->trig.slot = i;
+	if (vm->trig.slot < 0) {
 		snprintf(err, errlen,
 			 "snapshot: more than %d VMs with snapshot triggers",
 			 SLOTS);
@@ -189,11 +190,11 @@ int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 		if (!timer_started) {
 			snprintf(err, errlen,
 				 "snapshot: cannot start the timer thread");
-			vm->snap_ns = 0;
+			vm->trig.ns = 0;
 			r = -EAGAIN;
 		}
 	}
-	__atomic_store_n(&slots[vm->snap_slot], vm, __ATOMIC_RELEASE);
+	__atomic_store_n(&slots[vm->trig.slot], vm, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&setup);
 	return r;
@@ -202,23 +203,23 @@ out:
 /* VM thread only. See snaptrig.h. */
 void snaptrig_stop(struct logger_vm *vm)
 {
-	if (vm->snap_slot >= 0 && (vm->snap_ns || vm->snap_signal)) {
+	if (vm->trig.slot >= 0 && (vm->trig.ns || vm->trig.signal)) {
 		pthread_mutex_lock(&setup);
-		__atomic_store_n(&slots[vm->snap_slot], NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&slots[vm->trig.slot], NULL, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&inside, __ATOMIC_ACQUIRE))
 			sched_yield();
-		if (vm->snap_signal) {
-			int k = vm->snap_signal == SIGUSR2;
+		if (vm->trig.signal) {
+			int k = vm->trig.signal == SIGUSR2;
 			if (--sig_users[k] == 0)
-				sigaction(vm->snap_signal, &old_act[k], NULL);
+				sigaction(vm->trig.signal, &old_act[k], NULL);
 		}
 		pthread_mutex_unlock(&setup);
-		vm->snap_slot = -1;
+		vm->trig.slot = -1;
 	}
 	/* Armed but not fired: the program's hook back. */
-	__atomic_store_n(&vm->snap_work, 0, __ATOMIC_RELEASE);
-	if (__atomic_exchange_n(&vm->snap_armed, 0, __ATOMIC_ACQ_REL) &&
+	__atomic_store_n(&vm->trig.work, 0, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&vm->trig.armed, 0, __ATOMIC_ACQ_REL) &&
 	    vm->g->hookf == logger_snap_hook)
-		lua_sethook(mainthread(vm->g), vm->snap_oldf, vm->snap_oldmask,
-			    vm->snap_oldcount);
+		lua_sethook(mainthread(vm->g), vm->trig.oldf, vm->trig.oldmask,
+			    vm->trig.oldcount);
 }
