@@ -766,7 +766,6 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 		snprintf(err, errlen, "not profiling this Lua VM");
 		return -ENOENT;
 	}
-	vm_become(vm, LOGGER_DETACHING);
 	sample_busy(&vm->s, 1); /* the rest is ljlog's (sampling ends) */
 	mapper_lock(&vm->map);
 	vm->map.want = NULL; /* no hook is armed for names from now on */

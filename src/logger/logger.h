@@ -43,17 +43,18 @@
 /* The lifecycle of a logger_vm; logger.c changes it in one place
 ** (vm_become), as:
 **   ATTACHING -> RUNNING      logger_attach: the VM's allocator is ours
-**   RUNNING -> DETACHING      logger_detach: triggers and hooks go
 **   any -> FLUSHING -> back   logger_flush (none nested: a guard)
 **   any -> FORKED -> RUNNING  a forked child's handler; its first flush
 **                             maps the stack of fork_L first
-** at_exit writes a DETACH and leaves its VMs RUNNING: the process ends. */
+** A detach is no state of its own: it runs in RUNNING or FORKED (a child
+** that detaches before its first flush maps fork_L's stack at the
+** detach's flush), and frees the state at its end. at_exit writes a
+** DETACH and leaves its VMs as they are: the process ends. */
 enum logger_state {
 	LOGGER_ATTACHING, /* being set up: calloc's zero */
 	LOGGER_RUNNING,	  /* recording */
 	LOGGER_FLUSHING,  /* inside logger_flush */
-	LOGGER_FORKED,	  /* a forked child's, before its first flush */
-	LOGGER_DETACHING  /* logger_detach, until it frees the state */
+	LOGGER_FORKED	  /* a forked child's, before its first flush */
 };
 
 struct logger_vm {

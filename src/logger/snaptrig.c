@@ -140,61 +140,83 @@ static void *timer_main(void *arg)
 	return NULL;
 }
 
+/* Caller holds setup. One more VM triggered by sig (SIGUSR1, SIGUSR2):
+** the first puts on_signal in place. */
+static void signal_take(int sig)
+{
+	int k = sig == SIGUSR2;
+	if (sig_users[k]++ == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sig, &sa, &old_act[k]);
+	}
+}
+
+/* Caller holds setup. One VM fewer triggered by sig: the last puts the
+** program's action back. */
+static void signal_give(int sig)
+{
+	int k = sig == SIGUSR2;
+	if (--sig_users[k] == 0)
+		sigaction(sig, &old_act[k], NULL);
+}
+
+/* Caller holds setup. Start the timer thread, once per process; 0 or
+** -EAGAIN. */
+static int timer_start(void)
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+	if (timer_started)
+		return 0;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	/* The timer thread takes no signal of the program's. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, &a, timer_main, NULL) == 0)
+		timer_started = 1;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&a);
+	return timer_started ? 0 : -EAGAIN;
+}
+
 /* VM thread only. See snaptrig.h. */
 int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 		   size_t errlen)
 {
-	vm->trig.at_detach = o->snap_exit;
+	struct snaptrig_vm *t = &vm->trig;
+	t->at_detach = o->snap_exit;
 	if (!o->snap_ns && !o->snap_signal)
 		return 0;
-	vm->trig.ns = o->snap_ns;
-	vm->trig.due = clock_mono_ns() + o->snap_ns;
-	vm->trig.signal = o->snap_signal;
-	vm->trig.slot = -1;
+	t->ns = o->snap_ns;
+	t->due = clock_mono_ns() + o->snap_ns;
+	t->signal = o->snap_signal;
+	t->slot = -1;
 	int r = 0;
 	pthread_mutex_lock(&setup);
-	for (int i = 0; i < SLOTS && vm->trig.slot < 0; i++)
+	for (int i = 0; i < SLOTS && t->slot < 0; i++)
 		if (!slots[i])
-			vm->trig.slot = i;
-	if (vm->trig.slot < 0) {
+			t->slot = i;
+	if (t->slot < 0) {
 		snprintf(err, errlen,
 			 "snapshot: more than %d VMs with snapshot triggers",
 			 SLOTS);
 		r = -ENOSPC;
 		goto out;
 	}
-	if (o->snap_signal) {
-		int k = o->snap_signal == SIGUSR2;
-		if (sig_users[k]++ == 0) {
-			struct sigaction sa;
-			memset(&sa, 0, sizeof sa);
-			sa.sa_handler = on_signal;
-			sa.sa_flags = SA_RESTART;
-			sigemptyset(&sa.sa_mask);
-			sigaction(o->snap_signal, &sa, &old_act[k]);
-		}
+	if (o->snap_signal)
+		signal_take(o->snap_signal);
+	if (o->snap_ns && (r = timer_start()) < 0) {
+		snprintf(err, errlen,
+			 "snapshot: cannot start the timer thread");
+		t->ns = 0;
 	}
-	if (o->snap_ns && !timer_started) {
-		pthread_t t;
-		pthread_attr_t a;
-		sigset_t all, old;
-		pthread_attr_init(&a);
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		/* The timer thread takes no signal of the program's. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&t, &a, timer_main, NULL) == 0)
-			timer_started = 1;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&a);
-		if (!timer_started) {
-			snprintf(err, errlen,
-				 "snapshot: cannot start the timer thread");
-			vm->trig.ns = 0;
-			r = -EAGAIN;
-		}
-	}
-	__atomic_store_n(&slots[vm->trig.slot], vm, __ATOMIC_RELEASE);
+	__atomic_store_n(&slots[t->slot], vm, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&setup);
 	return r;
@@ -208,11 +230,8 @@ void snaptrig_stop(struct logger_vm *vm)
 		__atomic_store_n(&slots[vm->trig.slot], NULL, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&inside, __ATOMIC_ACQUIRE))
 			sched_yield();
-		if (vm->trig.signal) {
-			int k = vm->trig.signal == SIGUSR2;
-			if (--sig_users[k] == 0)
-				sigaction(vm->trig.signal, &old_act[k], NULL);
-		}
+		if (vm->trig.signal)
+			signal_give(vm->trig.signal);
 		pthread_mutex_unlock(&setup);
 		vm->trig.slot = -1;
 	}
