@@ -216,7 +216,12 @@ int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 			 "snapshot: cannot start the timer thread");
 		t->ns = 0;
 	}
-	__atomic_store_n(&slots[t->slot], vm, __ATOMIC_RELEASE);
+	/* Registered only with a trigger left: snaptrig_stop empties the
+	** slot of a VM with one, and the handlers must never see a freed VM. */
+	if (t->ns || t->signal)
+		__atomic_store_n(&slots[t->slot], vm, __ATOMIC_RELEASE);
+	else
+		t->slot = -1;
 out:
 	pthread_mutex_unlock(&setup);
 	return r;
