@@ -181,8 +181,23 @@ static void usage(FILE *f)
 	    f);
 }
 
-/* Main thread. 'ljlog export'. */
-int cli_export(int argc, char **argv)
+/* What the command line asks for. */
+struct export_args {
+	const char *fmtname, *outpath, *snap;
+	int have_out, quiet;
+	struct cli_bases bases;
+	struct cli_narrow nw;
+	const struct format *fmt;
+	size_t snapk; /* --snapshot, 0 none */
+	const char *const *paths;
+	size_t npath;
+	const char *path; /* the logs named in messages */
+	char label[600];
+};
+
+/* Main thread. Read the options into a: -1, or the exit status (--help,
+** a usage error after a message). */
+static int parse_opts(int argc, char **argv, struct export_args *a)
 {
 	static const struct option lo[] = {
 	    {"format", required_argument, NULL, 'f'},
@@ -195,31 +210,26 @@ int cli_export(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *fmtname = NULL, *outpath = "-";
-	int have_out = 0;
-	int quiet = 0, o;
-	const char *snap = NULL;
-	static struct cli_bases bases;
-	struct cli_narrow nw = {0};
+	int o, t;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "f:o:s:b:qh", lo, NULL)) != -1) {
-		int t = cli_narrow_opt("export", &nw, o, optarg);
-		if (t == 1)
+		if ((t = cli_narrow_opt("export", &a->nw, o, optarg)) == 1)
 			continue;
 		if (t)
 			return t;
 		switch (o) {
 		case 'b':
-			if ((t = cli_base_add("export", &bases, optarg)) >= 0)
+			if ((t = cli_base_add("export", &a->bases, optarg)) >=
+			    0)
 				return t;
 			break;
-		case 'f': fmtname = optarg; break;
+		case 'f': a->fmtname = optarg; break;
 		case 'o':
-			outpath = optarg;
-			have_out = 1;
+			a->outpath = optarg;
+			a->have_out = 1;
 			break;
-		case 'q': quiet = 1; break;
-		case 's': snap = optarg; break;
+		case 'q': a->quiet = 1; break;
+		case 's': a->snap = optarg; break;
 		case 'H': export_host = 1; break;
 		case 'h': usage(stdout); return CLI_OK;
 		default:
@@ -233,35 +243,68 @@ int cli_export(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
-	if (!fmtname) {
+	return -1;
+}
+
+/* Main thread. The format a->fmtname names into a->fmt: -1, or CLI_USAGE
+** after a message. */
+static int find_format(struct export_args *a)
+{
+	if (!a->fmtname) {
 		cli_err("export", "no --format given");
 		cli_see_help("export");
 		return CLI_USAGE;
 	}
-	const struct format *fmt = NULL;
 	for (size_t i = 0; i < NFORMATS; i++)
-		if (!strcmp(fmtname, formats[i].name))
-			fmt = &formats[i];
-	if (!fmt) {
-		cli_err("export", "unknown format '%s' (formats:", fmtname);
+		if (!strcmp(a->fmtname, formats[i].name))
+			a->fmt = &formats[i];
+	if (!a->fmt) {
+		cli_err("export", "unknown format '%s' (formats:", a->fmtname);
 		for (size_t i = 0; i < NFORMATS; i++)
 			fprintf(stderr, " %s", formats[i].name);
 		fputs(")\n", stderr);
 		return CLI_USAGE;
 	}
-	size_t npath;
-	const char *const *paths = cli_files_arg("export", argc, argv, &npath);
-	if (!paths)
-		return cli_file_rc;
-	char label[600];
-	const char *path = cli_logs_label(paths, npath, label, sizeof label);
-	if (bases.n && fmt->write) {
+	return -1;
+}
+
+/* Main thread. --snapshot into a->snapk: -1, or CLI_USAGE after a
+** message. */
+static int parse_snapshot(struct export_args *a)
+{
+	const char *snap = a->snap;
+	char *e;
+	if (!snap)
+		return -1;
+	unsigned long long v = strtoull(snap, &e, 10);
+	if (!a->fmt->heap) {
+		cli_err("export", "--snapshot is for --format "
+				  "heapsnapshot only");
+		return CLI_USAGE;
+	}
+	if (!*snap || *e || snap[0] == '-' || v == 0) {
+		cli_err("export",
+			"--snapshot '%s': not a snapshot index (1, 2, "
+			"... as 'ljlog heap' lists them)",
+			snap);
+		return CLI_USAGE;
+	}
+	a->snapk = (size_t)v;
+	return -1;
+}
+
+/* Main thread. Whether the options go with the format and the logs: -1,
+** or the exit status after a message. */
+static int check_args(struct export_args *a)
+{
+	const struct format *fmt = a->fmt;
+	if (a->bases.n && fmt->write) {
 		cli_err("export",
 			"--base is for --format pprof (report, folded "
 			"and flame take it too)");
 		return CLI_USAGE;
 	}
-	if (fmt->heap && cli_narrow_any(&nw)) {
+	if (fmt->heap && cli_narrow_any(&a->nw)) {
 		cli_err("export",
 			"--format %s takes no --focus, --ignore, "
 			"--from, --to or --from-mark (a snapshot is "
@@ -269,118 +312,110 @@ int cli_export(int argc, char **argv)
 			fmt->name);
 		return CLI_USAGE;
 	}
-	int nst = cli_narrow_check("export", &nw);
+	int nst = cli_narrow_check("export", &a->nw);
 	if (nst >= 0)
 		return nst;
-	if (fmt->heap && npath > 1) {
+	if (fmt->heap && a->npath > 1) {
 		cli_err("export",
 			"--format %s takes one log (a snapshot is "
 			"one VM's heap)",
 			fmt->name);
 		return CLI_USAGE;
 	}
-	size_t snapk = 0;
-	if (snap) {
-		char *e;
-		unsigned long long v = strtoull(snap, &e, 10);
-		if (!fmt->heap) {
-			cli_err("export", "--snapshot is for --format "
-					  "heapsnapshot only");
-			return CLI_USAGE;
-		}
-		if (!*snap || *e || snap[0] == '-' || v == 0) {
-			cli_err("export",
-				"--snapshot '%s': not a snapshot index (1, 2, "
-				"... as 'ljlog heap' lists them)",
-				snap);
-			return CLI_USAGE;
-		}
-		snapk = (size_t)v;
-	}
-	if (fmt->need_out && !have_out) {
+	if ((nst = parse_snapshot(a)) >= 0)
+		return nst;
+	if (fmt->need_out && !a->have_out) {
 		cli_err("export",
 			"no output given: --format %s needs -o OUT ('-': "
 			"standard output)",
 			fmt->name);
 		return CLI_USAGE;
 	}
-	if (!fmt->write) { /* pprof: binary, from the loaded profile */
-		struct profile *p;
-		char perr[512];
-		int prc, pst = cli_load_narrow("export", paths, npath,
-					       PROFILE_CALLTREE, &nw, &p, &prc,
-					       perr, sizeof perr, 1);
-		if (pst >= 0)
-			return pst;
-		pprof_quiet = quiet;
-		struct profile *q = NULL;
-		if (bases.n) {
-			int brc;
-			pst = cli_load_bases("export", &bases, PROFILE_CALLTREE,
-					     &nw, &q, &brc, perr, sizeof perr);
-			if (pst >= 0) {
-				profile_free(p);
-				return pst;
-			}
-			pprof_base = q;
-		}
-		pst = cli_export_write("export", fmt->name, path, outpath, p,
-				       fmt_pprof, prc);
-		profile_free(q);
+	return -1;
+}
+
+/* Main thread. pprof: binary, from the loaded profile (and the bases'). */
+static int run_pprof(const struct export_args *a)
+{
+	struct profile *p, *q = NULL;
+	char perr[512];
+	int prc, pst = cli_load_narrow("export", a->paths, a->npath,
+				       PROFILE_CALLTREE, &a->nw, &p, &prc, perr,
+				       sizeof perr, 1);
+	if (pst >= 0)
 		return pst;
+	pprof_quiet = a->quiet;
+	if (a->bases.n) {
+		int brc;
+		pst = cli_load_bases("export", &a->bases, PROFILE_CALLTREE,
+				     &a->nw, &q, &brc, perr, sizeof perr);
+		if (pst >= 0) {
+			profile_free(p);
+			return pst;
+		}
+		pprof_base = q;
 	}
-	/* Open the logs before creating OUT: a typo leaves no empty file. */
+	pst = cli_export_write("export", a->fmt->name, a->path, a->outpath, p,
+			       fmt_pprof, prc);
+	profile_free(q);
+	return pst;
+}
+
+/* Main thread. The logs' total size, checking that each can be read
+** (before OUT is made: a typo leaves no empty file); -1 after a
+** message. */
+static off_t logs_size(const struct export_args *a)
+{
 	off_t total = 0;
 	struct stat st;
-	for (size_t i = 0; i < npath; i++) {
-		if (access(paths[i], R_OK) != 0) {
-			cli_err("export", "cannot open %s: %s", paths[i],
+	for (size_t i = 0; i < a->npath; i++) {
+		if (access(a->paths[i], R_OK) != 0) {
+			cli_err("export", "cannot open %s: %s", a->paths[i],
 				strerror(errno));
-			return CLI_USAGE;
+			return -1;
 		}
-		if (stat(paths[i], &st) == 0)
+		if (stat(a->paths[i], &st) == 0)
 			total += st.st_size;
 	}
-	struct cli_out out;
-	if (cli_out_open("export", outpath, &out) >= 0)
-		return CLI_USAGE;
-	struct export_opts opts;
-	memset(&opts, 0, sizeof opts);
-	opts.snapshot = snapk;
-	opts.host = export_host;
-	opts.sample_interval = cli_sample_interval;
-	opts.progress = isatty(2) && total > (off_t)PROGRESS_MIN_BYTES;
-	if (npath > 1) {
-		opts.paths = paths;
-		opts.npath = npath;
+	return total;
+}
+
+/* Main thread. The writer's options from a (total: the logs' size); -1,
+** or the exit status after a message. */
+static int writer_opts(const struct export_args *a, off_t total,
+		       struct export_opts *opts)
+{
+	memset(opts, 0, sizeof *opts);
+	opts->snapshot = a->snapk;
+	opts->host = export_host;
+	opts->sample_interval = cli_sample_interval;
+	opts->progress = isatty(2) && total > (off_t)PROGRESS_MIN_BYTES;
+	if (a->npath > 1) {
+		opts->paths = a->paths;
+		opts->npath = a->npath;
 	}
-	if (cli_narrow_any(&nw)) {
+	if (cli_narrow_any(&a->nw)) {
 		struct cli_window w;
-		int wst = cli_narrow_window("export", paths, npath, &nw, &w);
-		if (wst >= 0) {
-			cli_out_close(&out, 0);
+		int wst =
+		    cli_narrow_window("export", a->paths, a->npath, &a->nw, &w);
+		if (wst >= 0)
 			return wst;
-		}
-		opts.narrow = 1;
-		opts.win = w.win;
-		opts.from_ns = w.from_ns;
-		opts.to_ns = w.to_ns;
-		opts.focus = nw.focus;
-		opts.ignore = nw.ignore;
+		opts->narrow = 1;
+		opts->win = w.win;
+		opts->from_ns = w.from_ns;
+		opts->to_ns = w.to_ns;
+		opts->focus = a->nw.focus;
+		opts->ignore = a->nw.ignore;
 	}
-	char err[512], note[512] = "";
-	opts.note = note;
-	opts.notelen = sizeof note;
-	int rc = fmt->write(paths[0], out.f, &opts, err, sizeof err), st_rc;
-	int keep =
-	    rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP;
-	int crc = cli_out_close(&out, keep);
-	if (keep && crc < 0) {
-		snprintf(err, sizeof err, "cannot write %s: %s",
-			 strcmp(outpath, "-") ? outpath : "standard output",
-			 strerror(-crc));
-		rc = -EIO;
-	}
+	return -1;
+}
+
+/* Main thread. The exit status for the writer's result rc (message err,
+** size note note), after saying what it means. */
+static int write_status(const struct export_args *a, int rc, const char *err,
+			const char *note)
+{
+	int st_rc;
 	if (rc == EXPORT_EMPTY) {
 		cli_err("export", "%s", err);
 		return CLI_TRUNCATED;
@@ -404,8 +439,59 @@ int cli_export(int argc, char **argv)
 	if (note[0])
 		cli_err("export", "note: to stay under %ux the log's size: %s",
 			EXPORT_SIZE_RATIO, note);
-	if (!quiet)
+	if (!a->quiet)
 		cli_err("export", "note: the %s format leaves out: %s",
-			fmt->name, fmt->left_out);
+			a->fmt->name, a->fmt->left_out);
 	return st_rc;
+}
+
+/* Main thread. The text formats: the writer streams the logs into OUT. */
+static int run_stream(const struct export_args *a)
+{
+	off_t total = logs_size(a);
+	if (total < 0)
+		return CLI_USAGE;
+	struct cli_out out;
+	if (cli_out_open("export", a->outpath, &out) >= 0)
+		return CLI_USAGE;
+	struct export_opts opts;
+	int wst = writer_opts(a, total, &opts);
+	if (wst >= 0) {
+		cli_out_close(&out, 0);
+		return wst;
+	}
+	char err[512], note[512] = "";
+	opts.note = note;
+	opts.notelen = sizeof note;
+	int rc = a->fmt->write(a->paths[0], out.f, &opts, err, sizeof err);
+	int keep =
+	    rc == 0 || rc == -ENODATA || rc == -EBADMSG || rc == -ENOTSUP;
+	int crc = cli_out_close(&out, keep);
+	if (keep && crc < 0) {
+		snprintf(err, sizeof err, "cannot write %s: %s",
+			 strcmp(a->outpath, "-") ? a->outpath
+						 : "standard output",
+			 strerror(-crc));
+		rc = -EIO;
+	}
+	return write_status(a, rc, err, note);
+}
+
+/* Main thread. 'ljlog export'. */
+int cli_export(int argc, char **argv)
+{
+	static struct export_args a; /* the bases are large */
+	int st;
+	memset(&a, 0, sizeof a);
+	a.outpath = "-";
+	if ((st = parse_opts(argc, argv, &a)) >= 0 ||
+	    (st = find_format(&a)) >= 0)
+		return st;
+	a.paths = cli_files_arg("export", argc, argv, &a.npath);
+	if (!a.paths)
+		return cli_file_rc;
+	a.path = cli_logs_label(a.paths, a.npath, a.label, sizeof a.label);
+	if ((st = check_args(&a)) >= 0)
+		return st;
+	return a.fmt->write ? run_stream(&a) : run_pprof(&a);
 }
