@@ -250,8 +250,101 @@ static int report_by_log(struct profile *p, int rc, const char *err,
 	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 }
 
-/* Main thread. 'ljlog report'. */
-int cli_report(int argc, char **argv)
+/* What the command line asks for. */
+struct report_args {
+	int as_json, leaks, limit_given, by_log;
+	uint64_t iv_ns; /* --heap-interval, 0 none */
+	struct report_opts ro;
+	const char *zone;
+	struct cli_bases bases;
+	struct cli_narrow nw;
+	const char *tree_f; /* --callers or --callees F */
+	int tree_callers;
+	const char *const *paths;
+	size_t npath;
+	const char *path; /* the logs named in messages */
+	char label[600];
+};
+
+/* What an option that lacks its value is told. */
+static const struct {
+	int opt;
+	const char *msg;
+} needs[] = {
+    {'z', "--zone needs a zone name"},
+    {'n', "-n needs a number"},
+    {'s', "--sort needs a key: self, total, calls, samples or alloc"},
+    {'i', "--heap-interval needs an interval, like 100ms"},
+};
+
+/* Main thread. Say what is wrong with the option getopt could not take
+** (the last of argv before optind); CLI_USAGE. */
+static int bad_option(char **argv)
+{
+	const char *msg = NULL;
+	for (size_t i = 0; i < sizeof needs / sizeof needs[0]; i++)
+		if (optopt == needs[i].opt)
+			msg = needs[i].msg;
+	if (msg)
+		cli_err("report", "%s", msg);
+	else
+		cli_err("report", "unknown option '%s'", argv[optind - 1]);
+	cli_see_help("report");
+	return CLI_USAGE;
+}
+
+/* Main thread. Take option o (getopt's, with optarg) into a: -1, or the
+** exit status (--help, a usage error after a message). */
+static int take_opt(struct report_args *a, int o, char **argv)
+{
+	char *e;
+	switch (o) {
+	case O_BYLOG: a->by_log = 1; break;
+	case O_CALLERS:
+	case O_CALLEES:
+		if (a->tree_f) {
+			cli_err("report", "one --callers or --callees "
+					  "at a time");
+			return CLI_USAGE;
+		}
+		a->tree_f = optarg;
+		a->tree_callers = o == O_CALLERS;
+		break;
+	case 'b': return cli_base_add("report", &a->bases, optarg);
+	case 'j': a->as_json = 1; break;
+	case 'n':
+		a->ro.limit = strtoul(optarg, &e, 10);
+		a->limit_given = 1;
+		if (!*optarg || *e || *optarg == '-') {
+			cli_err("report", "-n wants a number, not '%s'",
+				optarg);
+			return CLI_USAGE;
+		}
+		break;
+	case 's':
+		if ((a->ro.sort = sort_parse(optarg)) < 0) {
+			cli_err("report",
+				"--sort: '%s' is not self, total, "
+				"calls, samples or alloc",
+				optarg);
+			return CLI_USAGE;
+		}
+		break;
+	case 'v': a->ro.verbose = 1; break;
+	case 'l': a->leaks = 1; break;
+	case 'i':
+		if (!(a->iv_ns = leaks_parse_interval(optarg)))
+			return CLI_USAGE;
+		break;
+	case 'z': a->zone = optarg; break;
+	case 'h': fputs(report_usage, stdout); return CLI_OK;
+	default: return bad_option(argv);
+	}
+	return -1;
+}
+
+/* Main thread. Read the options into a: -1, or the exit status. */
+static int parse_opts(int argc, char **argv, struct report_args *a)
 {
 	static const struct option lo[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -269,182 +362,150 @@ int cli_report(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int as_json = 0, leaks = 0, limit_given = 0, o;
-	uint64_t iv_ns = 0;
-	struct report_opts ro = {20, REPORT_SORT_DEFAULT, 0};
-	const char *zone = NULL;
-	static struct cli_bases bases;
-	struct cli_narrow nw = {0};
-	const char *tree_f = NULL;
-	int tree_callers = 0, by_log = 0;
-	char *e;
+	int o, t;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+jn:s:vli:z:b:h", lo, NULL)) !=
 	       -1) {
-		int t = cli_narrow_opt("report", &nw, o, optarg);
-		if (t == 1)
+		if ((t = cli_narrow_opt("report", &a->nw, o, optarg)) == 1)
 			continue;
-		if (t)
+		if (t || (t = take_opt(a, o, argv)) >= 0)
 			return t;
-		switch (o) {
-		case O_BYLOG: by_log = 1; break;
-		case O_CALLERS:
-		case O_CALLEES:
-			if (tree_f) {
-				cli_err("report", "one --callers or --callees "
-						  "at a time");
-				return CLI_USAGE;
-			}
-			tree_f = optarg;
-			tree_callers = o == O_CALLERS;
-			break;
-		case 'b':
-			if ((t = cli_base_add("report", &bases, optarg)) >= 0)
-				return t;
-			break;
-		case 'j': as_json = 1; break;
-		case 'n':
-			ro.limit = strtoul(optarg, &e, 10);
-			limit_given = 1;
-			if (!*optarg || *e || *optarg == '-') {
-				cli_err("report", "-n wants a number, not '%s'",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 's':
-			if ((ro.sort = sort_parse(optarg)) < 0) {
-				cli_err("report",
-					"--sort: '%s' is not self, total, "
-					"calls, samples or alloc",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'v': ro.verbose = 1; break;
-		case 'l': leaks = 1; break;
-		case 'i':
-			if (!(iv_ns = leaks_parse_interval(optarg)))
-				return CLI_USAGE;
-			break;
-		case 'z': zone = optarg; break;
-		case 'h': fputs(report_usage, stdout); return CLI_OK;
-		default:
-			if (optopt == 'z')
-				cli_err("report", "--zone needs a zone name");
-			else if (optopt == 'n')
-				cli_err("report", "-n needs a number");
-			else if (optopt == 's')
-				cli_err("report", "--sort needs a key: self, "
-						  "total, calls, samples or "
-						  "alloc");
-			else if (optopt == 'i')
-				cli_err("report", "--heap-interval needs an "
-						  "interval, like 100ms");
-			else
-				cli_err("report", "unknown option '%s'",
-					argv[optind - 1]);
-			cli_see_help("report");
-			return CLI_USAGE;
-		}
 	}
-	size_t npath;
-	const char *const *paths = cli_files_arg("report", argc, argv, &npath);
-	if (!paths)
-		return cli_file_rc;
-	char label[600];
-	const char *path = cli_logs_label(paths, npath, label, sizeof label);
-	if (zone && iv_ns) {
+	return -1;
+}
+
+/* Main thread. Whether the options go together: -1, or the exit status
+** after a message. */
+static int check_opts(const struct report_args *a)
+{
+	int other = a->zone || a->iv_ns || a->leaks; /* the heap views */
+	if (a->zone && a->iv_ns) {
 		cli_err("report", "--zone and --heap-interval cannot be "
 				  "combined (yet)");
 		return CLI_USAGE;
 	}
-	if (cli_narrow_any(&nw) && (zone || iv_ns || leaks)) {
+	if (cli_narrow_any(&a->nw) && other) {
 		cli_err("report", "--focus, --ignore, --from, --to and "
 				  "--from-mark take no --zone, --heap-interval "
 				  "or --leaks (yet)");
 		return CLI_USAGE;
 	}
-	int st = cli_narrow_check("report", &nw);
+	int st = cli_narrow_check("report", &a->nw);
 	if (st >= 0)
 		return st;
-	if (tree_f && (zone || iv_ns || leaks || bases.n || as_json)) {
+	if (a->tree_f && (other || a->bases.n || a->as_json)) {
 		cli_err("report", "--callers and --callees print their tree "
 				  "alone: no --json, --zone, --heap-interval, "
 				  "--leaks or --base (yet)");
 		return CLI_USAGE;
 	}
-	if (by_log && (!as_json || zone || iv_ns || bases.n || tree_f ||
-		       cli_narrow_any(&nw))) {
+	if (a->by_log && (!a->as_json || a->zone || a->iv_ns || a->bases.n ||
+			  a->tree_f || cli_narrow_any(&a->nw))) {
 		cli_err("report", "--by-log adds to --json, of whole logs: no "
 				  "--zone, --heap-interval, --base, --callers, "
 				  "--callees or narrowing (yet)");
 		return CLI_USAGE;
 	}
-	if (bases.n && (zone || iv_ns || leaks)) {
+	if (a->bases.n && other) {
 		cli_err("report", "--base compares whole logs: it takes no "
 				  "--zone, --heap-interval or --leaks (yet)");
 		return CLI_USAGE;
 	}
+	return -1;
+}
+
+/* Main thread. The second passes over the logs that --leaks,
+** --heap-interval and --zone ask for, replacing *pp: -1, or the exit
+** status (*pp freed). */
+static int second_passes(const struct report_args *a, struct profile **pp)
+{
+	struct profile *p = *pp, *q;
+	int st;
+	if ((a->leaks || a->iv_ns) &&
+	    (st = leaks_need_alloc(p,
+				   a->leaks ? "--leaks" : "--heap-interval"))) {
+		profile_free(p);
+		return st;
+	}
+	if (a->iv_ns) { /* a second pass, on the first one's time base */
+		st = leaks_load_intervals(p, a->paths, a->npath, a->iv_ns, &q);
+		profile_free(p);
+		if (st >= 0)
+			return st;
+		*pp = p = q;
+	}
+	if (a->zone) { /* a second pass, on the first one's zones */
+		st =
+		    cli_zone_load("report", a->paths, a->npath, p, a->zone, &q);
+		profile_free(p);
+		if (st >= 0)
+			return st;
+		*pp = q;
+	}
+	return -1;
+}
+
+/* Main thread. The report of p (result rc, message err) as a asks, p
+** freed; the exit status. */
+static int render(const struct report_args *a, struct profile *p, int rc,
+		  const char *err)
+{
+	int st;
+	if (a->bases.n)
+		return report_base(p, rc, err, &a->bases, &a->nw, a->path,
+				   a->as_json, a->ro.limit);
+	if (a->by_log && !a->leaks)
+		return report_by_log(p, rc, err, a->paths, a->npath);
+	size_t limit = a->limit_given ? a->ro.limit : 0;
+	if (a->as_json)
+		report_json(p, rc, err, a->iv_ns, NULL);
+	else if (a->leaks || a->iv_ns) {
+		if (a->leaks)
+			leaks_text(p, a->path, limit);
+		else
+			printf("ljlog report --heap-interval: %s\n", a->path);
+		if (a->iv_ns)
+			leaks_text_intervals(p, a->iv_ns, limit);
+	} else if ((st = sort_check(p, a->ro.sort)) >= 0) {
+		profile_free(p);
+		return st;
+	} else
+		report_text(p, a->path, rc, err, &a->ro);
+	profile_free(p);
+	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}
+
+/* Main thread. 'ljlog report'. */
+int cli_report(int argc, char **argv)
+{
+	static struct report_args a; /* the bases are large */
 	struct profile *p;
 	char err[512];
-	int rc;
-	st = cli_load_narrow("report", paths, npath,
-			     tree_f ? PROFILE_CALLTREE : 0, &nw, &p, &rc, err,
-			     sizeof err, 0);
+	int rc, st;
+	memset(&a, 0, sizeof a);
+	a.ro = (struct report_opts){20, REPORT_SORT_DEFAULT, 0};
+	if ((st = parse_opts(argc, argv, &a)) >= 0)
+		return st;
+	a.paths = cli_files_arg("report", argc, argv, &a.npath);
+	if (!a.paths)
+		return cli_file_rc;
+	a.path = cli_logs_label(a.paths, a.npath, a.label, sizeof a.label);
+	if ((st = check_opts(&a)) >= 0)
+		return st;
+	st = cli_load_narrow("report", a.paths, a.npath,
+			     a.tree_f ? PROFILE_CALLTREE : 0, &a.nw, &p, &rc,
+			     err, sizeof err, 0);
 	if (st >= 0)
 		return st;
-	if (tree_f) {
-		st = report_tree_text(p, tree_f, tree_callers,
-				      limit_given ? ro.limit : 20);
+	if (a.tree_f) {
+		st = report_tree_text(p, a.tree_f, a.tree_callers,
+				      a.limit_given ? a.ro.limit : 20);
 		profile_free(p);
 		return st != CLI_OK		   ? st
 		       : rc == 0 || rc == -ENODATA ? CLI_OK
 						   : CLI_CORRUPT;
 	}
-	if ((leaks || iv_ns) &&
-	    (st = leaks_need_alloc(p, leaks ? "--leaks" : "--heap-interval"))) {
-		profile_free(p);
+	if ((st = second_passes(&a, &p)) >= 0)
 		return st;
-	}
-	if (iv_ns) { /* a second pass, on the first one's time base */
-		struct profile *q;
-		if ((st = leaks_load_intervals(p, paths, npath, iv_ns, &q)) >=
-		    0) {
-			profile_free(p);
-			return st;
-		}
-		profile_free(p);
-		p = q;
-	}
-	if (zone) { /* a second pass, on the first one's zones */
-		struct profile *q;
-		st = cli_zone_load("report", paths, npath, p, zone, &q);
-		profile_free(p);
-		if (st >= 0)
-			return st;
-		p = q;
-	}
-	if (bases.n)
-		return report_base(p, rc, err, &bases, &nw, path, as_json,
-				   ro.limit);
-	if (by_log && !leaks)
-		return report_by_log(p, rc, err, paths, npath);
-	size_t limit = limit_given ? ro.limit : 0;
-	if (as_json)
-		report_json(p, rc, err, iv_ns, NULL);
-	else if (leaks || iv_ns) {
-		if (leaks)
-			leaks_text(p, path, limit);
-		else
-			printf("ljlog report --heap-interval: %s\n", path);
-		if (iv_ns)
-			leaks_text_intervals(p, iv_ns, limit);
-	} else if ((st = sort_check(p, ro.sort)) >= 0) {
-		profile_free(p);
-		return st;
-	} else
-		report_text(p, path, rc, err, &ro);
-	profile_free(p);
-	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+	return render(&a, p, rc, err);
 }
