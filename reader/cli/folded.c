@@ -214,20 +214,72 @@ static int folded_base(const struct profile *p, const struct fold_what *w,
 	return e;
 }
 
-/* Main thread. 'ljlog folded'. */
-int cli_folded(int argc, char **argv)
+/* The long options of 'ljlog folded'. */
+enum {
+	O_CALLS = 256,
+	O_COUNT,
+	O_LUA,
+	O_HOST,
+	O_HOSTONLY,
+	O_LINES,
+	O_NOTRACES,
+	O_ZONE,
+	O_BASE
+};
+
+/* What the command line asks for. */
+struct folded_args {
+	int calls, count, view; /* view: SAMPLES_VIEW_*, -1 none given */
+	unsigned flags;		/* SAMPLES_ST_* */
+	const char *zone;
+	struct cli_bases bases;
+	struct cli_narrow nw;
+};
+
+/* Main thread. Take option o (getopt's, with optarg) into a: -1, or the
+** exit status (--help, a usage error after a message). */
+static int take_opt(struct folded_args *a, int o, char **argv)
 {
-	enum {
-		O_CALLS = 256,
-		O_COUNT,
-		O_LUA,
-		O_HOST,
-		O_HOSTONLY,
-		O_LINES,
-		O_NOTRACES,
-		O_ZONE,
-		O_BASE
-	};
+	int v;
+	switch (o) {
+	case O_CALLS: a->calls = 1; break;
+	case O_COUNT: a->count = 1; break;
+	case O_LUA:
+	case O_HOST:
+	case O_HOSTONLY:
+		v = o == O_LUA	  ? SAMPLES_VIEW_LUA
+		    : o == O_HOST ? SAMPLES_VIEW_MERGED
+				  : SAMPLES_VIEW_HOST;
+		if (a->view >= 0 && a->view != v) {
+			cli_err("folded", "--lua, --host and "
+					  "--host-only exclude each "
+					  "other");
+			return CLI_USAGE;
+		}
+		a->view = v;
+		break;
+	case O_LINES: a->flags |= SAMPLES_ST_LINES; break;
+	case O_NOTRACES: a->flags |= SAMPLES_ST_NOTRACE; break;
+	case O_ZONE: a->zone = optarg; break;
+	case O_BASE: return cli_base_add("folded", &a->bases, optarg);
+	case 'h': fputs(folded_usage, stdout); return CLI_OK;
+	default:
+		if (optopt == O_ZONE)
+			cli_err("folded", "--zone needs a zone name");
+		else if (optopt == O_BASE)
+			cli_err("folded", "--base needs a log");
+		else
+			cli_err("folded", "unknown option '%s'",
+				argv[optind - 1]);
+		cli_see_help("folded");
+		return CLI_USAGE;
+	}
+	return -1;
+}
+
+/* Main thread. Read the options into a: -1, or the exit status. */
+static int parse_opts(int argc, char **argv, struct folded_args *a)
+{
 	static const struct option lo[] = {
 	    {"calls", no_argument, NULL, O_CALLS},
 	    {"count", no_argument, NULL, O_COUNT},
@@ -242,88 +294,115 @@ int cli_folded(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int calls = 0, count = 0, view = -1, o;
-	const char *zone = NULL;
-	static struct cli_bases bases;
-	struct cli_narrow nw = {0};
-	unsigned flags = 0;
+	int o, t;
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
-		int t = cli_narrow_opt("folded", &nw, o, optarg);
-		if (t == 1)
+		if ((t = cli_narrow_opt("folded", &a->nw, o, optarg)) == 1)
 			continue;
-		if (t)
+		if (t || (t = take_opt(a, o, argv)) >= 0)
 			return t;
-		switch (o) {
-		case O_CALLS: calls = 1; break;
-		case O_COUNT: count = 1; break;
-		case O_LUA:
-		case O_HOST:
-		case O_HOSTONLY: {
-			int v = o == O_LUA    ? SAMPLES_VIEW_LUA
-				: o == O_HOST ? SAMPLES_VIEW_MERGED
-					      : SAMPLES_VIEW_HOST;
-			if (view >= 0 && view != v) {
-				cli_err("folded", "--lua, --host and "
-						  "--host-only exclude each "
-						  "other");
-				return CLI_USAGE;
-			}
-			view = v;
-			break;
-		}
-		case O_LINES: flags |= SAMPLES_ST_LINES; break;
-		case O_NOTRACES: flags |= SAMPLES_ST_NOTRACE; break;
-		case O_ZONE: zone = optarg; break;
-		case O_BASE:
-			if ((t = cli_base_add("folded", &bases, optarg)) >= 0)
-				return t;
-			break;
-		case 'h': fputs(folded_usage, stdout); return CLI_OK;
-		default:
-			if (optopt == O_ZONE)
-				cli_err("folded", "--zone needs a zone name");
-			else if (optopt == O_BASE)
-				cli_err("folded", "--base needs a log");
-			else
-				cli_err("folded", "unknown option '%s'",
-					argv[optind - 1]);
-			cli_see_help("folded");
-			return CLI_USAGE;
-		}
 	}
-	if (count && (view >= 0 || flags)) {
+	return -1;
+}
+
+/* Main thread. Whether the options go together (--count implies --calls):
+** -1, or the exit status after a message. */
+static int check_opts(struct folded_args *a)
+{
+	int sample_opt = a->view >= 0 || a->flags;
+	if (a->count && sample_opt) {
 		cli_err("folded", "--count weighs call stacks: it takes no "
 				  "sample option (--lua, --host, --host-only, "
 				  "--lines, --no-traces)");
 		return CLI_USAGE;
 	}
-	if (count)
-		calls = 1;
-	if (calls && (view >= 0 || flags)) {
+	if (a->count)
+		a->calls = 1;
+	if (a->calls && sample_opt) {
 		cli_err("folded", "--calls takes no sample option (--lua, "
 				  "--host, --host-only, --lines, "
 				  "--no-traces)");
 		return CLI_USAGE;
 	}
-	if (zone && calls) {
+	if (a->zone && a->calls) {
 		cli_err("folded", "--zone keeps sampled stacks only: it takes "
 				  "no --calls or --count");
 		return CLI_USAGE;
 	}
-	if (zone && cli_narrow_any(&nw)) {
+	if (a->zone && cli_narrow_any(&a->nw)) {
 		cli_err("folded", "--zone takes no --focus, --ignore, --from, "
 				  "--to or --from-mark (yet)");
 		return CLI_USAGE;
 	}
-	int nst = cli_narrow_check("folded", &nw);
+	int nst = cli_narrow_check("folded", &a->nw);
 	if (nst >= 0)
 		return nst;
-	if (zone && bases.n) {
+	if (a->zone && a->bases.n) {
 		cli_err("folded", "--base compares whole logs: it takes no "
 				  "--zone (yet)");
 		return CLI_USAGE;
 	}
+	return -1;
+}
+
+/* Main thread. --zone: a second pass over the logs, on the zones of the
+** first (*pp, replaced): -1, or the exit status (*pp freed). rc: the
+** first pass's result; path: the logs named in messages. */
+static int zone_pass(const struct folded_args *a, const char *const *paths,
+		     size_t npath, const char *path, int rc,
+		     struct profile **pp)
+{
+	struct profile *q;
+	int st = cli_zone_load("folded", paths, npath, *pp, a->zone, &q);
+	profile_free(*pp);
+	if (st >= 0)
+		return st;
+	*pp = q;
+	if (!q->smp.samples) {
+		cli_err("folded", "no samples in zone '%s' of %s", a->zone,
+			path);
+		profile_free(q);
+		return rc == 0 || rc == -ENODATA ? CLI_TRUNCATED : CLI_CORRUPT;
+	}
+	return -1;
+}
+
+/* Main thread. Print the stacks of p (result rc; sampling: a sample
+** option was given) as a asks, p freed; the exit status. */
+static int print_folded(const struct folded_args *a, struct profile *p, int rc,
+			int sampling, const char *path)
+{
+	int e = 0;
+	struct fold_what w = {
+	    a->calls || (!sampling && !p->smp.samples), a->count,
+	    a->view >= 0 ? (unsigned)a->view : SAMPLES_VIEW_LUA_FIRST,
+	    a->flags};
+	if (a->bases.n)
+		e = folded_base(p, &w, &a->bases, &a->nw);
+	else if (!w.calls && !p->smp.samples)
+		cli_err("folded", "no samples in %s (try --calls)", path);
+	else
+		e = fold_each(p, &w, print_line, NULL);
+	profile_free(p);
+	if (e > 0) /* folded_base's exit status */
+		return e;
+	if (e < 0) {
+		cli_err("folded", "out of memory");
+		return CLI_USAGE;
+	}
+	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+}
+
+/* Main thread. 'ljlog folded'. */
+int cli_folded(int argc, char **argv)
+{
+	static struct folded_args a; /* the bases are large */
+	int st;
+	memset(&a, 0, sizeof a);
+	a.view = -1;
+	if ((st = parse_opts(argc, argv, &a)) >= 0 ||
+	    (st = check_opts(&a)) >= 0)
+		return st;
 	size_t npath;
 	const char *const *paths = cli_files_arg("folded", argc, argv, &npath);
 	if (!paths)
@@ -332,48 +411,16 @@ int cli_folded(int argc, char **argv)
 	const char *path = cli_logs_label(paths, npath, label, sizeof label);
 	/* The call tree is only needed for --calls, or for the default on a
 	** log that turns out to have no samples. */
-	int sampling = view >= 0 || flags || zone;
+	int sampling = a.view >= 0 || a.flags || a.zone;
 	struct profile *p;
 	char err[512];
-	int rc, st = cli_load_narrow("folded", paths, npath,
-				     sampling ? 0 : PROFILE_CALLTREE, &nw, &p,
-				     &rc, err, sizeof err, 1);
+	int rc;
+	st = cli_load_narrow("folded", paths, npath,
+			     sampling ? 0 : PROFILE_CALLTREE, &a.nw, &p, &rc,
+			     err, sizeof err, 1);
 	if (st >= 0)
 		return st;
-	if (zone) { /* a second pass, on the first one's zones */
-		struct profile *q;
-		st = cli_zone_load("folded", paths, npath, p, zone, &q);
-		profile_free(p);
-		if (st >= 0)
-			return st;
-		p = q;
-		if (!p->smp.samples) {
-			cli_err("folded", "no samples in zone '%s' of %s", zone,
-				path);
-			profile_free(p);
-			return rc == 0 || rc == -ENODATA ? CLI_TRUNCATED
-							 : CLI_CORRUPT;
-		}
-	}
-	int e = 0;
-	struct fold_what w = {
-	    calls || (!sampling && !p->smp.samples), count,
-	    view >= 0 ? (unsigned)view : SAMPLES_VIEW_LUA_FIRST, flags};
-	if (bases.n)
-		e = folded_base(p, &w, &bases, &nw);
-	else if (!w.calls && !p->smp.samples)
-		cli_err("folded", "no samples in %s (try --calls)", path);
-	else
-		e = fold_each(p, &w, print_line, NULL);
-	if (e > 0) { /* folded_base's exit status */
-		profile_free(p);
-		return e;
-	}
-	if (e < 0) {
-		cli_err("folded", "out of memory");
-		profile_free(p);
-		return CLI_USAGE;
-	}
-	profile_free(p);
-	return rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
+	if (a.zone && (st = zone_pass(&a, paths, npath, path, rc, &p)) >= 0)
+		return st;
+	return print_folded(&a, p, rc, sampling, path);
 }
