@@ -432,8 +432,102 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, size_t limit,
 	return CLI_OK;
 }
 
-/* Main thread. 'ljlog heap'. */
-int cli_heap(int argc, char **argv)
+/* What the command line asks for. */
+struct heap_args {
+	int json, by, path, top; /* by: BY_*; path: --path-to; top: --top */
+	size_t k, d1, d2, ntop, limit; /* k: --snapshot (0 the largest) */
+	uint64_t id;		       /* --path-to's heap ID */
+};
+
+/* Main thread. A count or ID (in *v) from s: 0, or -1 when it is none
+** (not a number, negative). */
+static int parse_num(const char *s, uint64_t *v)
+{
+	char *e;
+	*v = strtoull(s, &e, 10);
+	return !*s || *e || s[0] == '-' ? -1 : 0;
+}
+
+/* Main thread. --by's argument into a->by: -1, or CLI_USAGE after a
+** message. */
+static int parse_by(struct heap_args *a, const char *s)
+{
+	static const struct {
+		const char *name;
+		int by;
+	} bys[] = {{"type", BY_TYPE}, {"site", BY_SITE}, {"metatable", BY_MT}};
+	for (size_t i = 0; i < sizeof bys / sizeof bys[0]; i++)
+		if (!strcmp(s, bys[i].name)) {
+			a->by = bys[i].by;
+			return -1;
+		}
+	cli_err("heap", "--by '%s': 'type', 'site' or 'metatable'", s);
+	return CLI_USAGE;
+}
+
+/* Main thread. Take option o (getopt's, with optarg; --diff takes the
+** next argument too) into a: -1, or the exit status (--help, a usage
+** error after a message). */
+static int take_opt(struct heap_args *a, int o, int argc, char **argv)
+{
+	uint64_t v;
+	switch (o) {
+	case 'j': a->json = 1; break;
+	case 'b': return parse_by(a, optarg);
+	case 'n':
+		if (parse_num(optarg, &v) < 0) {
+			cli_err("heap", "-n '%s': not a count (0: all)",
+				optarg);
+			return CLI_USAGE;
+		}
+		a->limit = (size_t)v;
+		break;
+	case 't':
+		if (!(a->ntop = parse_k(optarg))) {
+			cli_err("heap", "--top '%s': not a count (1, 2, ...)",
+				optarg);
+			return CLI_USAGE;
+		}
+		a->top = 1;
+		break;
+	case 's':
+		if (!(a->k = parse_k(optarg))) {
+			cli_err("heap",
+				"--snapshot '%s': not a snapshot "
+				"index (1, 2, ...)",
+				optarg);
+			return CLI_USAGE;
+		}
+		break;
+	case 'p':
+		if (parse_num(optarg, &a->id) < 0 || !a->id) {
+			cli_err("heap", "--path-to '%s': not a heap ID",
+				optarg);
+			return CLI_USAGE;
+		}
+		a->path = 1;
+		break;
+	case 'd':
+		if (optind >= argc || !(a->d1 = parse_k(optarg)) ||
+		    !(a->d2 = parse_k(argv[optind]))) {
+			cli_err("heap", "--diff needs two snapshot "
+					"indexes: --diff K1 K2");
+			return CLI_USAGE;
+		}
+		optind++;
+		break;
+	case 'h': fputs(heap_usage, stdout); return CLI_OK;
+	default:
+		cli_err("heap", "unknown option or missing value '%s'",
+			argv[optind - 1]);
+		cli_see_help("heap");
+		return CLI_USAGE;
+	}
+	return -1;
+}
+
+/* Main thread. Read the options into a: -1, or the exit status. */
+static int parse_opts(int argc, char **argv, struct heap_args *a)
 {
 	static const struct option lo[] = {
 	    {"json", no_argument, NULL, 'j'},
@@ -446,156 +540,112 @@ int cli_heap(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int o, json = 0, by = 0, path = 0, top = 0;
-	size_t k = 0, d1 = 0, d2 = 0, ntop = 0, limit = 20, nsnap = 0;
-	uint64_t id = 0;
+	int o, t;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+hn:", lo, NULL)) != -1) {
-		switch (o) {
-		case 'j': json = 1; break;
-		case 'b':
-			if (!strcmp(optarg, "type"))
-				by = BY_TYPE;
-			else if (!strcmp(optarg, "site"))
-				by = BY_SITE;
-			else if (!strcmp(optarg, "metatable"))
-				by = BY_MT;
-			else {
-				cli_err("heap",
-					"--by '%s': 'type', 'site' or "
-					"'metatable'",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'n': {
-			char *e;
-			limit = strtoul(optarg, &e, 10);
-			if (!*optarg || *e || optarg[0] == '-') {
-				cli_err("heap", "-n '%s': not a count (0: all)",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		}
-		case 't':
-			if (!(ntop = parse_k(optarg))) {
-				cli_err("heap",
-					"--top '%s': not a count (1, 2, ...)",
-					optarg);
-				return CLI_USAGE;
-			}
-			top = 1;
-			break;
-		case 's':
-			if (!(k = parse_k(optarg))) {
-				cli_err("heap",
-					"--snapshot '%s': not a snapshot "
-					"index (1, 2, ...)",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case 'p': {
-			char *e;
-			id = strtoull(optarg, &e, 10);
-			if (!*optarg || *e || !id || optarg[0] == '-') {
-				cli_err("heap", "--path-to '%s': not a heap ID",
-					optarg);
-				return CLI_USAGE;
-			}
-			path = 1;
-			break;
-		}
-		case 'd':
-			if (optind >= argc || !(d1 = parse_k(optarg)) ||
-			    !(d2 = parse_k(argv[optind]))) {
-				cli_err("heap", "--diff needs two snapshot "
-						"indexes: --diff K1 K2");
-				return CLI_USAGE;
-			}
-			optind++;
-			break;
-		case 'h': fputs(heap_usage, stdout); return CLI_OK;
-		default:
-			cli_err("heap", "unknown option or missing value '%s'",
-				argv[optind - 1]);
-			cli_see_help("heap");
-			return CLI_USAGE;
-		}
-	}
-	if ((by != 0) + path + top + (d1 != 0) > 1) {
+	while ((o = getopt_long(argc, argv, "+hn:", lo, NULL)) != -1)
+		if ((t = take_opt(a, o, argc, argv)) >= 0)
+			return t;
+	if ((a->by != 0) + a->path + a->top + (a->d1 != 0) > 1) {
 		cli_err("heap",
 			"--by, --top, --path-to and --diff go one at a time");
 		return CLI_USAGE;
 	}
+	return -1;
+}
+
+/* Main thread. The default snapshot, the largest, into a->k (read from
+** the totals of a first pass over file), and how many there are into
+** *nsnap: -1, or the exit status after a message. */
+static int pick_largest(const char *file, struct heap_args *a, size_t *nsnap)
+{
+	struct hsnap h;
+	hsnap_init(&h, 0, 0, 0);
+	int go = load(file, &h, NULL);
+	a->k = largest(&h);
+	*nsnap = h.n;
+	hsnap_free(&h);
+	if (go >= 0)
+		return go;
+	if (!a->k) {
+		cli_err("heap",
+			"no heap snapshots in %s; take one with the "
+			"option snapshot=exit (or a signal) or "
+			"ljlog.snapshot()",
+			file);
+		return CLI_USAGE;
+	}
+	return -1;
+}
+
+/* Main thread. The view a asks for of the snapshots h; its exit status. */
+static int heap_view(const struct heap_args *a, struct hsnap *h)
+{
+	size_t k = a->k;
+	if (a->by == BY_TYPE)
+		print_by_type(h, k, a->json);
+	else if (a->by == BY_SITE)
+		return heap_by_site(h, k, a->limit, a->json);
+	else if (a->by == BY_MT)
+		return heap_by_metatable(h, k, a->limit, a->json);
+	else if (a->top)
+		return heap_top(h, k, a->ntop, a->json);
+	else if (a->path)
+		return print_path(h, k, a->id, a->json);
+	else if (a->d1)
+		return print_diff(h, a->d1, a->d2, a->limit, a->json);
+	else
+		print_list(h, a->json);
+	return CLI_OK;
+}
+
+/* Main thread. 'ljlog heap'. */
+int cli_heap(int argc, char **argv)
+{
+	struct heap_args a = {0};
+	int go, rc;
+	char b1[32];
+	size_t nsnap = 0;
+	a.limit = 20;
+	if ((rc = parse_opts(argc, argv, &a)) >= 0)
+		return rc;
 	const char *file = cli_file_arg("heap", heap_usage, argc, argv);
 	if (!file)
 		return cli_file_rc;
-	struct hsnap h;
-	int go, rc = CLI_OK;
-	char b1[32];
-	int edges = path || top || by == BY_MT; /* of snapshot k */
-	int keep = edges || by == BY_SITE;	/* snapshot k's objects */
-	int picked = !k;	  /* the default snapshot: the largest */
-	if ((keep || by) && !k) { /* the largest: read the totals first */
-		hsnap_init(&h, 0, 0, 0);
-		go = load(file, &h, NULL);
-		k = largest(&h);
-		nsnap = h.n;
-		hsnap_free(&h);
-		if (go >= 0)
-			return go;
-		if (!k) {
-			cli_err("heap",
-				"no heap snapshots in %s; take one with the "
-				"option snapshot=exit (or a signal) or "
-				"ljlog.snapshot()",
-				file);
-			return CLI_USAGE;
-		}
-	}
+	int edges = a.path || a.top || a.by == BY_MT; /* of snapshot k */
+	int keep = edges || a.by == BY_SITE;	      /* snapshot k's objects */
+	int picked = !a.k; /* the default snapshot: the largest */
+	if ((keep || a.by) && !a.k &&
+	    (rc = pick_largest(file, &a, &nsnap)) >= 0)
+		return rc;
 	/* --by site and --diff: objects get the sites of their blocks. */
-	struct alloc_src src, *a = by == BY_SITE || d1 ? &src : NULL;
-	if (a) {
-		fnid_init(&a->fnid);
-		heap_init(&a->heap, &a->fnid);
+	struct alloc_src src, *as = a.by == BY_SITE || a.d1 ? &src : NULL;
+	if (as) {
+		fnid_init(&as->fnid);
+		heap_init(&as->heap, &as->fnid);
 	}
-	hsnap_init(&h, keep ? k : d1, d2, edges ? 1 : d1 ? 2 : 0);
-	go = load(file, &h, a);
+	struct hsnap h;
+	hsnap_init(&h, keep ? a.k : a.d1, a.d2, edges ? 1 : a.d1 ? 2 : 0);
+	go = load(file, &h, as);
 	if (go >= 0) {
 		hsnap_free(&h);
-		src_free(a);
+		src_free(as);
 		return go;
 	}
-	size_t need = d2 > d1 ? d2 : d1 > k ? d1 : k;
-	if ((by || path || top || d1) && (need == 0 || need > h.n)) {
+	size_t need = a.d2 > a.d1 ? a.d2 : a.d1 > a.k ? a.d1 : a.k;
+	if ((a.by || a.path || a.top || a.d1) && (need == 0 || need > h.n)) {
 		cli_err("heap", "no snapshot %zu: %s has %zu", need, file, h.n);
 		hsnap_free(&h);
-		src_free(a);
+		src_free(as);
 		return CLI_TRUNCATED; /* 1, as export --format heapsnapshot */
 	}
-	if (!json && picked && k && (by || top)) /* which and why */
+	if (!a.json && picked && a.k && (a.by || a.top)) /* which and why */
 		printf("snapshot %zu of %zu (the largest: %s live; --snapshot "
 		       "K for another)\n",
-		       k, nsnap,
-		       heap_bytes((int64_t)live_of(&h.s[k - 1]), 0, b1,
+		       a.k, nsnap,
+		       heap_bytes((int64_t)live_of(&h.s[a.k - 1]), 0, b1,
 				  sizeof b1));
-	if (by == BY_TYPE)
-		print_by_type(&h, k, json);
-	else if (by == BY_SITE)
-		rc = heap_by_site(&h, k, limit, json);
-	else if (by == BY_MT)
-		rc = heap_by_metatable(&h, k, limit, json);
-	else if (top)
-		rc = heap_top(&h, k, ntop, json);
-	else if (path)
-		rc = print_path(&h, k, id, json);
-	else if (d1)
-		rc = print_diff(&h, d1, d2, limit, json);
-	else
-		print_list(&h, json);
+	rc = heap_view(&a, &h);
 	hsnap_free(&h);
-	src_free(a);
+	src_free(as);
 	return rc != CLI_OK ? rc : status_of(go);
 }
