@@ -449,8 +449,65 @@ static int run(struct top *t, int once, char *err, size_t errlen)
 	return rc;
 }
 
-/* Main thread. 'ljlog top'. */
-int cli_top(int argc, char **argv)
+/* The --sort keys (time has two names). */
+static const struct {
+	const char *name;
+	int sort;
+} sorts[] = {
+    {"samples", SORT_SAMPLES}, {"time", SORT_TIME},   {"self", SORT_TIME},
+    {"calls", SORT_CALLS},     {"alloc", SORT_ALLOC},
+};
+
+/* Main thread. -d's seconds into t->interval: -1, or CLI_USAGE after a
+** message. */
+static int parse_interval(struct top *t, const char *s)
+{
+	char *end;
+	errno = 0;
+	t->interval = strtod(s, &end);
+	if (errno || end == s || *end ||
+	    !(t->interval > 0 && t->interval <= 86400)) {
+		cli_err("top",
+			"-d: '%s' is not a number of seconds "
+			"(more than 0, at most 86400)",
+			s);
+		return CLI_USAGE;
+	}
+	return -1;
+}
+
+/* Main thread. -n's row count into t->limit: -1, or CLI_USAGE after a
+** message. */
+static int parse_rows(struct top *t, const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-') {
+		cli_err("top", "-n: '%s' is not a row count", s);
+		return CLI_USAGE;
+	}
+	t->limit = (size_t)v;
+	return -1;
+}
+
+/* Main thread. --sort's key into t->sort_opt: -1, or CLI_USAGE after a
+** message. */
+static int parse_sort(struct top *t, const char *s)
+{
+	for (size_t i = 0; i < sizeof sorts / sizeof sorts[0]; i++)
+		if (!strcmp(s, sorts[i].name)) {
+			t->sort_opt = sorts[i].sort;
+			return -1;
+		}
+	cli_err("top", "--sort: '%s' is not samples, self, calls or alloc", s);
+	return CLI_USAGE;
+}
+
+/* Main thread. Read the options into t, *once (--once) and *limit_given:
+** -1, or the exit status (--help, a usage error after a message). */
+static int parse_opts(int argc, char **argv, struct top *t, int *once,
+		      int *limit_given)
 {
 	static const struct option lo[] = {
 	    {"interval", required_argument, NULL, 'd'},
@@ -460,59 +517,18 @@ int cli_top(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct top t;
-	int once = 0, limit_given = 0, o;
-	char *end;
-	memset(&t, 0, sizeof t);
-	t.interval = 1.0;
-	t.limit = 20;
+	int o, st = -1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+d:n:s:1h", lo, NULL)) != -1) {
+	while (st < 0 &&
+	       (o = getopt_long(argc, argv, "+d:n:s:1h", lo, NULL)) != -1) {
 		switch (o) {
-		case 'd':
-			errno = 0;
-			t.interval = strtod(optarg, &end);
-			if (errno || end == optarg || *end ||
-			    !(t.interval > 0 && t.interval <= 86400)) {
-				cli_err("top",
-					"-d: '%s' is not a number of seconds "
-					"(more than 0, at most 86400)",
-					optarg);
-				return CLI_USAGE;
-			}
+		case 'd': st = parse_interval(t, optarg); break;
+		case 'n':
+			st = parse_rows(t, optarg);
+			*limit_given = 1;
 			break;
-		case 'n': {
-			errno = 0;
-			unsigned long long v = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end ||
-			    optarg[0] == '-') {
-				cli_err("top", "-n: '%s' is not a row count",
-					optarg);
-				return CLI_USAGE;
-			}
-			t.limit = (size_t)v;
-			limit_given = 1;
-			break;
-		}
-		case 's':
-			if (!strcmp(optarg, "samples"))
-				t.sort_opt = SORT_SAMPLES;
-			else if (!strcmp(optarg, "time") ||
-				 !strcmp(optarg, "self"))
-				t.sort_opt = SORT_TIME;
-			else if (!strcmp(optarg, "calls"))
-				t.sort_opt = SORT_CALLS;
-			else if (!strcmp(optarg, "alloc"))
-				t.sort_opt = SORT_ALLOC;
-			else {
-				cli_err("top",
-					"--sort: '%s' is not samples, self, "
-					"calls or alloc",
-					optarg);
-				return CLI_USAGE;
-			}
-			break;
-		case '1': once = 1; break;
+		case 's': st = parse_sort(t, optarg); break;
+		case '1': *once = 1; break;
 		case 'h': fputs(top_usage, stdout); return CLI_OK;
 		default:
 			if (optopt && strchr("dns", optopt))
@@ -525,6 +541,55 @@ int cli_top(int argc, char **argv)
 			return CLI_USAGE;
 		}
 	}
+	return st;
+}
+
+/* Main thread. After the log: leave the terminal, print the final frame
+** and say how the log ended (status: cli_status of the run; err: its
+** message); the exit status. */
+static int finish(struct top *t, int status, char *err, size_t errlen)
+{
+	static const char *const state[] = {"end", "truncated", "error",
+					    "corrupt", "end"};
+	if (profile_finish(t->p) < 0 && status == CLI_OK) {
+		snprintf(err, errlen, "out of memory");
+		status = CLI_USAGE;
+	}
+	t->finished = 1;
+	if (t->tty) {
+		fputs(tty_leave, stdout);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		t->tty = 0; /* the final frame stays on the screen */
+	}
+	if (frame(t, state[status]) < 0) {
+		cli_err("top", "out of memory");
+		status = CLI_USAGE;
+	}
+	if (status == CLI_TRUNCATED && t->writer_gone)
+		cli_err("top",
+			"warning: the writer (pid %" PRIu64 ") is gone and "
+			"the log stops without an END block: %s",
+			t->pid, err);
+	else if (status == CLI_TRUNCATED)
+		cli_err("top", "warning: truncated: %s", err);
+	else if (status == CLI_CORRUPT)
+		cli_err("top", "corrupt log, showing the part before: %s", err);
+	else if (status != CLI_OK)
+		cli_err("top", "%s", err);
+	return status;
+}
+
+/* Main thread. 'ljlog top'. */
+int cli_top(int argc, char **argv)
+{
+	struct top t;
+	int once = 0, limit_given = 0, st;
+	memset(&t, 0, sizeof t);
+	t.interval = 1.0;
+	t.limit = 20;
+	if ((st = parse_opts(argc, argv, &t, &once, &limit_given)) >= 0)
+		return st;
 	if (!(t.path = cli_file_arg("top", top_usage, argc, argv)))
 		return cli_file_rc;
 	if (profile_new(&t.p, 0) < 0) {
@@ -546,38 +611,10 @@ int cli_top(int argc, char **argv)
 		profile_free(t.p);
 		return CLI_USAGE;
 	}
-	int status = cli_status(rc);
-	if (profile_finish(t.p) < 0 && status == CLI_OK) {
-		snprintf(err, sizeof err, "out of memory");
-		status = CLI_USAGE;
-	}
-	t.finished = 1;
-	if (t.tty) {
-		fputs(tty_leave, stdout);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		t.tty = 0; /* the final frame stays on the screen */
-	}
-	static const char *const state[] = {"end", "truncated", "error",
-					    "corrupt", "end"};
-	if (frame(&t, state[status]) < 0) {
-		cli_err("top", "out of memory");
-		status = CLI_USAGE;
-	}
-	if (status == CLI_TRUNCATED && t.writer_gone)
-		cli_err("top",
-			"warning: the writer (pid %" PRIu64 ") is gone and "
-			"the log stops without an END block: %s",
-			t.pid, err);
-	else if (status == CLI_TRUNCATED)
-		cli_err("top", "warning: truncated: %s", err);
-	else if (status == CLI_CORRUPT)
-		cli_err("top", "corrupt log, showing the part before: %s", err);
-	else if (status != CLI_OK)
-		cli_err("top", "%s", err);
+	st = finish(&t, cli_status(rc), err, sizeof err);
 	free(t.smp);
 	free(t.prev);
 	free(t.cur);
 	profile_free(t.p);
-	return status;
+	return st;
 }
