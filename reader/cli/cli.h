@@ -223,6 +223,12 @@ void cli_quote(FILE *f, const char *s, size_t len);
 const char *cli_fmt_time(char *buf, size_t len, uint64_t ns);
 const char *cli_fmt_bytes(char *buf, size_t len, int64_t n);
 
+/* Any thread. cli_fmt_bytes with how: CLI_BYTES_TIB, one decimal and
+** units up to TiB (the heap views); CLI_BYTES_PLUS, a "+" before a
+** positive count (changes). */
+enum { CLI_BYTES_TIB = 1, CLI_BYTES_PLUS = 2 };
+const char *cli_fmt_bytes_as(char *buf, size_t len, int64_t n, unsigned how);
+
 /* -- Heap views of 'ljlog report' (leaks.c) ----------------------------------- */
 
 /* Main thread. The estimate note / "alloc_sampled" of a sampled log. */

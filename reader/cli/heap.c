@@ -216,10 +216,14 @@ static void print_list(const struct hsnap *h, int json)
 		       "%10.3f%s\n",
 		       i + 1, s->vm, s->time_ns / 1e9,
 		       (unsigned long long)s->objects,
-		       heap_bytes((int64_t)s->bytes, 0, b[0], sizeof b[0]),
-		       heap_bytes((int64_t)live_of(s), 0, b[1], sizeof b[1]),
-		       heap_bytes((int64_t)s->other, 0, b[2], sizeof b[2]),
-		       heap_bytes((int64_t)s->gc_total, 0, b[3], sizeof b[3]),
+		       cli_fmt_bytes_as(b[0], sizeof b[0], (int64_t)s->bytes,
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b[1], sizeof b[1], (int64_t)live_of(s),
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b[2], sizeof b[2], (int64_t)s->other,
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b[3], sizeof b[3], (int64_t)s->gc_total,
+					CLI_BYTES_TIB),
 		       rest_of(s), s->pause_ns / 1e6,
 		       s->complete ? "" : "  (incomplete)");
 	}
@@ -239,7 +243,8 @@ static void print_by_type(const struct hsnap *h, size_t k, int json)
 		char bt[32];
 		printf("snapshot %zu (vm %u): %llu objects, %s\n", k, s->vm,
 		       (unsigned long long)s->objects,
-		       heap_bytes((int64_t)s->bytes, 0, bt, sizeof bt));
+		       cli_fmt_bytes_as(bt, sizeof bt, (int64_t)s->bytes,
+					CLI_BYTES_TIB));
 		printf("%-10s %10s %10s\n", "type", "objects", "bytes");
 	}
 	for (unsigned t = 1; t < FORMAT_HTYPE__MAX; t++) {
@@ -253,7 +258,8 @@ static void print_by_type(const struct hsnap *h, size_t k, int json)
 			char bt[32];
 			printf("%-10s %10llu %10s\n", format_htype_name(t),
 			       (unsigned long long)s->n[t],
-			       heap_bytes((int64_t)s->b[t], 0, bt, sizeof bt));
+			       cli_fmt_bytes_as(bt, sizeof bt, (int64_t)s->b[t],
+						CLI_BYTES_TIB));
 		}
 	}
 	if (json) {
@@ -379,10 +385,13 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, size_t limit,
 		       k1, k2, a->vm, (unsigned long long)a->objects,
 		       (unsigned long long)b->objects,
 		       (long long)(b->objects - a->objects),
-		       heap_bytes((int64_t)a->bytes, 0, b1, sizeof b1),
-		       heap_bytes((int64_t)b->bytes, 0, b2, sizeof b2),
-		       heap_bytes((int64_t)(b->bytes - a->bytes), 1, b3,
-				  sizeof b3),
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)a->bytes,
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b2, sizeof b2, (int64_t)b->bytes,
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b3, sizeof b3,
+					(int64_t)(b->bytes - a->bytes),
+					CLI_BYTES_TIB | CLI_BYTES_PLUS),
 		       (unsigned long long)nnew, (unsigned long long)gone);
 		printf("by type:");
 	}
@@ -400,8 +409,9 @@ static int print_diff(const struct hsnap *h, size_t k1, size_t k2, size_t limit,
 			printf("%s %s %+lld (%s)", sep++ ? "," : "",
 			       format_htype_name(t),
 			       (long long)(b->n[t] - a->n[t]),
-			       heap_bytes((int64_t)(b->b[t] - a->b[t]), 1, b1,
-					  sizeof b1));
+			       cli_fmt_bytes_as(
+				   b1, sizeof b1, (int64_t)(b->b[t] - a->b[t]),
+				   CLI_BYTES_TIB | CLI_BYTES_PLUS));
 		}
 	}
 	if (json)
@@ -642,8 +652,9 @@ int cli_heap(int argc, char **argv)
 		printf("snapshot %zu of %zu (the largest: %s live; --snapshot "
 		       "K for another)\n",
 		       a.k, nsnap,
-		       heap_bytes((int64_t)live_of(&h.s[a.k - 1]), 0, b1,
-				  sizeof b1));
+		       cli_fmt_bytes_as(b1, sizeof b1,
+					(int64_t)live_of(&h.s[a.k - 1]),
+					CLI_BYTES_TIB));
 	rc = heap_view(&a, &h);
 	hsnap_free(&h);
 	src_free(as);

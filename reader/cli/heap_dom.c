@@ -47,26 +47,6 @@ static void path_of(const struct hdom *d, const struct hsnap_keep *k, size_t i,
 }
 
 /* Main thread. See heap_dom.h. */
-const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap)
-{
-	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
-	const char *sg = b < 0 ? "-" : sign ? "+" : "";
-	uint64_t m = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
-	if (m < 1024) {
-		snprintf(buf, cap, "%s%llu B", sg, (unsigned long long)m);
-		return buf;
-	}
-	double v = m / 1024.0;
-	unsigned u = 0;
-	while (v >= 1024 && u + 1 < sizeof unit / sizeof *unit) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, cap, "%s%.1f %s", sg, v, unit[u]);
-	return buf;
-}
-
-/* Main thread. See heap_dom.h. */
 void heap_more(size_t shown, size_t n)
 {
 	if (shown < n)
@@ -145,9 +125,12 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 		       "roots by strong references; left out: %llu objects, %s "
 		       "no root reaches that way\n",
 		       k, s->vm, nr,
-		       heap_bytes((int64_t)d.retained[kp->n], 0, b1, sizeof b1),
+		       cli_fmt_bytes_as(b1, sizeof b1,
+					(int64_t)d.retained[kp->n],
+					CLI_BYTES_TIB),
 		       (unsigned long long)un,
-		       heap_bytes((int64_t)ub, 0, b2, sizeof b2));
+		       cli_fmt_bytes_as(b2, sizeof b2, (int64_t)ub,
+					CLI_BYTES_TIB));
 		printf("%10s %-9s %10s %10s  %s\n", "ID", "type", "self",
 		       "retained", "path  \"text\"");
 	}
@@ -168,9 +151,11 @@ int heap_top(const struct hsnap *h, size_t k, size_t n, int json)
 			printf("%10llu %-9s %10s %10s  %s  ",
 			       (unsigned long long)o->id,
 			       format_htype_name(o->type),
-			       heap_bytes((int64_t)o->size, 0, b1, sizeof b1),
-			       heap_bytes((int64_t)r[x].retained, 0, b2,
-					  sizeof b2),
+			       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)o->size,
+						CLI_BYTES_TIB),
+			       cli_fmt_bytes_as(b2, sizeof b2,
+						(int64_t)r[x].retained,
+						CLI_BYTES_TIB),
 			       path);
 			cli_quote(stdout, o->text,
 				  o->textlen > 40 ? 40 : o->textlen);
@@ -285,12 +270,13 @@ static void groups_print(struct groups *g, struct json *j, const char *key,
 			json_u64(j, "bytes", x->bytes);
 			json_close(j, '}');
 		} else {
-			printf("%10llu %10s  %s%s%s\n",
-			       (unsigned long long)x->n,
-			       heap_bytes((int64_t)x->bytes, 0, bt, sizeof bt),
-			       x->name ? x->name : "",
-			       x->holder ? "  held by " : "",
-			       x->holder ? x->holder : "");
+			printf(
+			    "%10llu %10s  %s%s%s\n", (unsigned long long)x->n,
+			    cli_fmt_bytes_as(bt, sizeof bt, (int64_t)x->bytes,
+					     CLI_BYTES_TIB),
+			    x->name ? x->name : "",
+			    x->holder ? "  held by " : "",
+			    x->holder ? x->holder : "");
 		}
 	}
 	if (j)
@@ -457,8 +443,10 @@ static void nosite_print(const struct hsnap *h, const struct hsnap_one *s,
 		json_cstr(j, "no_site_why", why);
 	} else if (nn) {
 		char bt[32];
-		printf("%10llu %10s  (no site: %s)\n", (unsigned long long)nn,
-		       heap_bytes((int64_t)nb, 0, bt, sizeof bt), why);
+		printf(
+		    "%10llu %10s  (no site: %s)\n", (unsigned long long)nn,
+		    cli_fmt_bytes_as(bt, sizeof bt, (int64_t)nb, CLI_BYTES_TIB),
+		    why);
 	}
 }
 
@@ -561,7 +549,8 @@ static void holders_text(struct groups *hold, struct groups *by,
 		const struct group *x = &hold->v[i];
 		printf("  %s: +%llu objects, %s", x->name,
 		       (unsigned long long)x->held,
-		       heap_bytes((int64_t)x->bytes, 1, b1, sizeof b1));
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)x->bytes,
+					CLI_BYTES_TIB | CLI_BYTES_PLUS));
 		if (x->n > x->held)
 			printf(" (and %llu objects they hold)",
 			       (unsigned long long)(x->n - x->held));
@@ -572,7 +561,8 @@ static void holders_text(struct groups *hold, struct groups *by,
 		printf("  no root reaches: +%llu objects, %s (garbage the GC "
 		       "has not freed yet)\n",
 		       (unsigned long long)un,
-		       heap_bytes((int64_t)ub, 1, b1, sizeof b1));
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)ub,
+					CLI_BYTES_TIB | CLI_BYTES_PLUS));
 	if (!by->n)
 		return;
 	n = limit && limit < by->n ? limit : by->n;
@@ -583,8 +573,10 @@ static void holders_text(struct groups *hold, struct groups *by,
 		const struct group *x = &by->v[i];
 		const struct hsnap_obj *o = &kb->v[x->key - 1];
 		printf("%10llu %10s  %s  #%llu %s ", (unsigned long long)x->n,
-		       heap_bytes((int64_t)x->bytes, 0, b1, sizeof b1), x->name,
-		       (unsigned long long)o->id, format_htype_name(o->type));
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)x->bytes,
+					CLI_BYTES_TIB),
+		       x->name, (unsigned long long)o->id,
+		       format_htype_name(o->type));
 		cli_quote(stdout, o->text, o->textlen > 40 ? 40 : o->textlen);
 		printf("\n");
 	}

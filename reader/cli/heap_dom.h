@@ -32,10 +32,6 @@ int heap_by_site(const struct hsnap *h, size_t k, size_t limit, int json);
 ** exit status. */
 int heap_diff_holders(const struct hsnap *h, struct json *j, size_t limit);
 
-/* Main thread. Bytes b readable into buf ("512 B", "6.5 MiB"; with a sign
-** when sign or negative); buf. */
-const char *heap_bytes(int64_t b, int sign, char *buf, size_t cap);
-
 /* Main thread. The text line that says how many rows of n were left out
 ** (nothing when shown == n). */
 void heap_more(size_t shown, size_t n);

@@ -241,7 +241,8 @@ void leaks_text(const struct profile *p, const char *path, size_t limit)
 		       "what is live: held (a root reaches it there) or "
 		       "garbage (no root does; the GC frees it later)\n",
 		       sp.k, sp.nsnap,
-		       heap_bytes((int64_t)sp.live, 0, b1, sizeof b1));
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)sp.live,
+					CLI_BYTES_TIB));
 	else
 		printf("no heap snapshot: live figures may include garbage "
 		       "the GC has not freed yet; take one with the option "
@@ -267,13 +268,15 @@ void leaks_text(const struct profile *p, const char *path, size_t limit)
 		const struct heap_site *st = &p->heap.sites[ix[i]];
 		heap_site_text(&p->heap, ix[i], label, sizeof label);
 		printf("%10" PRId64 " %10s ", st->live_count,
-		       heap_bytes(st->live_bytes, 0, b1, sizeof b1));
+		       cli_fmt_bytes_as(b1, sizeof b1, st->live_bytes,
+					CLI_BYTES_TIB));
 		if (has) {
 			const struct split_site *x = split_find(&sp, label);
 			if (x)
 				printf("%10" PRIu64 " %10s ", x->held,
-				       heap_bytes((int64_t)x->held_bytes, 0, b2,
-						  sizeof b2));
+				       cli_fmt_bytes_as(b2, sizeof b2,
+							(int64_t)x->held_bytes,
+							CLI_BYTES_TIB));
 			else
 				printf("%10s %10s ", "-", "-");
 		}
@@ -296,17 +299,19 @@ void leaks_text(const struct profile *p, const char *path, size_t limit)
 			heap_site_text(&p->heap, ix[i], label, sizeof label);
 			const struct split_site *x = split_find(&sp, label);
 			printf("%10" PRIu64 " %10s  %s\n", x->garbage,
-			       heap_bytes((int64_t)x->garbage_bytes, 0, b1,
-					  sizeof b1),
+			       cli_fmt_bytes_as(b1, sizeof b1,
+						(int64_t)x->garbage_bytes,
+						CLI_BYTES_TIB),
 			       label);
 		}
 		heap_more(shown, ngarb);
 	}
 	printf("\nTotal: %" PRId64 " objects, %s live by site (allocated - "
 	       "freed in the log); with %s at attach: %s\n",
-	       count, heap_bytes(bytes, 0, b1, sizeof b1),
-	       heap_bytes((int64_t)attach, 0, b2, sizeof b2),
-	       heap_bytes(bytes + (int64_t)attach, 0, label, sizeof label));
+	       count, cli_fmt_bytes_as(b1, sizeof b1, bytes, CLI_BYTES_TIB),
+	       cli_fmt_bytes_as(b2, sizeof b2, (int64_t)attach, CLI_BYTES_TIB),
+	       cli_fmt_bytes_as(label, sizeof label, bytes + (int64_t)attach,
+				CLI_BYTES_TIB));
 	free(garb);
 	free(ix);
 	if (has)

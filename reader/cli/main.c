@@ -322,25 +322,33 @@ const char *cli_fmt_time(char *buf, size_t len, uint64_t ns)
 }
 
 /* Any thread. A signed byte count as text with its binary unit: "512 B",
-** "1.5 KiB", "12.0 MiB", "1.25 GiB"; buf of len. */
-const char *cli_fmt_bytes(char *buf, size_t len, int64_t n)
+** "1.5 KiB", "12.0 MiB", "1.25 GiB" (CLI_BYTES_TIB: "1.2 GiB", up to TiB;
+** CLI_BYTES_PLUS: "+" before a positive one); buf of len. */
+const char *cli_fmt_bytes_as(char *buf, size_t len, int64_t n, unsigned how)
 {
-	static const char *const unit[] = {"KiB", "MiB", "GiB"};
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB"};
+	int tib = (how & CLI_BYTES_TIB) != 0;
 	uint64_t a = n < 0 ? 0 - (uint64_t)n : (uint64_t)n;
-	const char *sign = n < 0 ? "-" : "";
-	double v = (double)a / 1024;
-	int u = 0;
+	const char *sign = n < 0 ? "-" : how & CLI_BYTES_PLUS ? "+" : "";
+	double v = (double)a / 1024, next = tib ? 1024 : 1023.95;
+	int u = 0, top = tib ? 3 : 2;
 	if (a < 1024) {
 		snprintf(buf, len, "%s%" PRIu64 " B", sign, a);
 		return buf;
 	}
-	while (u < 2 && v >= 1023.95) {
+	while (u < top && v >= next) {
 		v /= 1024;
 		u++;
 	}
-	snprintf(buf, len, u == 2 ? "%s%.2f %s" : "%s%.1f %s", sign, v,
+	snprintf(buf, len, !tib && u == 2 ? "%s%.2f %s" : "%s%.1f %s", sign, v,
 		 unit[u]);
 	return buf;
+}
+
+/* Any thread. See cli.h. */
+const char *cli_fmt_bytes(char *buf, size_t len, int64_t n)
+{
+	return cli_fmt_bytes_as(buf, len, n, 0);
 }
 
 /* Main thread. Dispatch to a command. */
@@ -350,12 +358,11 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-	    {"annotate", cli_annotate},
-	    {"check", cli_check},   {"dump", cli_dump},
-	    {"export", cli_export}, {"flame", cli_flame},
-	    {"folded", cli_folded}, {"record", cli_record},
-	    {"report", cli_report}, {"heap", cli_heap},
-	    {"top", cli_top},
+	    {"annotate", cli_annotate}, {"check", cli_check},
+	    {"dump", cli_dump},		{"export", cli_export},
+	    {"flame", cli_flame},	{"folded", cli_folded},
+	    {"record", cli_record},	{"report", cli_report},
+	    {"heap", cli_heap},		{"top", cli_top},
 	};
 	if (argc < 2) {
 		fputs(usage_text, stderr);
