@@ -13,70 +13,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/ntree.h"
 #include "proc/samples.h"
 #include "profile/profile.h"
-#include "util/hmap.h"
 #include "util/intern.h"
 
-/* The tree being printed: node 0 is F itself (all its matches merged). */
+/* The tree being printed: node 0 is F itself (all its matches merged);
+** its weights calls, time (ns) and samples. */
 struct rtree {
-	uint32_t *parent, *name;
-	uint64_t *calls, *time, *samples; /* time: ns */
-	size_t n, cap;
-	struct hmap kids;    /* parent << 32 | name + 1 -> node */
+	struct ntree nt;
 	struct intern names; /* frame names */
 	int err;
 };
-
-/* Main thread. Room for one more node; -1 when out of memory. */
-static int grow(struct rtree *t)
-{
-	if (t->n < t->cap)
-		return 0;
-	size_t cap = t->cap ? t->cap * 2 : 256;
-	uint32_t *pa = realloc(t->parent, cap * sizeof *pa);
-	if (pa)
-		t->parent = pa;
-	uint32_t *na = realloc(t->name, cap * sizeof *na);
-	if (na)
-		t->name = na;
-	uint64_t *ca = realloc(t->calls, cap * sizeof *ca);
-	if (ca)
-		t->calls = ca;
-	uint64_t *ti = realloc(t->time, cap * sizeof *ti);
-	if (ti)
-		t->time = ti;
-	uint64_t *sa = realloc(t->samples, cap * sizeof *sa);
-	if (sa)
-		t->samples = sa;
-	if (!pa || !na || !ca || !ti || !sa)
-		return -1;
-	t->cap = cap;
-	return 0;
-}
+enum { W_CALLS, W_TIME, W_SAMPLES };
+#define CALLS(t)   ((t)->nt.w[W_CALLS])
+#define TIME(t)	   ((t)->nt.w[W_TIME])
+#define SAMPLES(t) ((t)->nt.w[W_SAMPLES])
 
 /* Main thread. The child of parent named s, made when new (-1: out of
 ** memory). */
 static int64_t child(struct rtree *t, uint32_t parent, const char *s)
 {
 	int64_t nm = intern_put(&t->names, s, strlen(s));
-	int added;
-	uint64_t *v =
-	    nm < 0
-		? NULL
-		: hmap_ref(&t->kids,
-			   (uint64_t)parent << 32 | (uint64_t)(nm + 1), &added);
-	if (!v || (added && grow(t) < 0)) {
+	int64_t k = nm < 0 ? -1 : ntree_child(&t->nt, parent, (uint32_t)nm);
+	if (k < 0)
 		t->err = -ENOMEM;
-		return -1;
-	}
-	if (!added)
-		return (int64_t)*v;
-	*v = t->n;
-	t->parent[t->n] = parent;
-	t->name[t->n] = (uint32_t)nm;
-	t->calls[t->n] = t->time[t->n] = t->samples[t->n] = 0;
-	return (int64_t)t->n++;
+	return k;
 }
 
 /* Main thread. Whether function fn's name matches. */
@@ -114,8 +76,8 @@ static void from_calls(const struct profile *p, const regex_t *re, int callers,
 		uint64_t ns = profile_ns(p, sub[n]);
 		if (up == UINT32_MAX) { /* a top F node */
 			map[n] = 0;
-			t->calls[0] += cn->calls;
-			t->time[0] += ns;
+			CALLS(t)[0] += cn->calls;
+			TIME(t)[0] += ns;
 			if (!callers)
 				continue;
 			uint32_t at = 0; /* its callers, nearest first */
@@ -125,8 +87,8 @@ static void from_calls(const struct profile *p, const regex_t *re, int callers,
 				    child(t, at, p->fns[c->nodes[a].fn].name);
 				if (k < 0)
 					break;
-				t->calls[k] += cn->calls;
-				t->time[k] += ns;
+				CALLS(t)[k] += cn->calls;
+				TIME(t)[k] += ns;
 				at = (uint32_t)k;
 			}
 			continue;
@@ -137,8 +99,8 @@ static void from_calls(const struct profile *p, const regex_t *re, int callers,
 		if (k < 0)
 			break;
 		map[n] = (uint32_t)k;
-		t->calls[k] += cn->calls;
-		t->time[k] += ns;
+		CALLS(t)[k] += cn->calls;
+		TIME(t)[k] += ns;
 	}
 out:
 	free(map);
@@ -167,7 +129,7 @@ static void from_samples(const struct profile *p, const regex_t *re,
 			i++;
 		if (i == nf)
 			continue;
-		t->samples[0] += cnt;
+		SAMPLES(t)[0] += cnt;
 		uint32_t at = 0;
 		for (size_t k = 0; k < (callers ? i : nf - i - 1); k++) {
 			const struct samples_frame *f =
@@ -181,7 +143,7 @@ static void from_samples(const struct profile *p, const regex_t *re,
 			int64_t c = child(t, at, nm);
 			if (c < 0)
 				break;
-			t->samples[c] += cnt;
+			SAMPLES(t)[c] += cnt;
 			at = (uint32_t)c;
 		}
 	}
@@ -195,14 +157,14 @@ static int cmp_kids(const void *x, const void *y)
 {
 	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
 	const struct rtree *t = sort_t;
-	if (t->time[a] != t->time[b])
-		return t->time[a] > t->time[b] ? -1 : 1;
-	if (t->samples[a] != t->samples[b])
-		return t->samples[a] > t->samples[b] ? -1 : 1;
-	if (t->calls[a] != t->calls[b])
-		return t->calls[a] > t->calls[b] ? -1 : 1;
-	return strcmp(intern_str(&t->names, t->name[a], NULL),
-		      intern_str(&t->names, t->name[b], NULL));
+	if (TIME(t)[a] != TIME(t)[b])
+		return TIME(t)[a] > TIME(t)[b] ? -1 : 1;
+	if (SAMPLES(t)[a] != SAMPLES(t)[b])
+		return SAMPLES(t)[a] > SAMPLES(t)[b] ? -1 : 1;
+	if (CALLS(t)[a] != CALLS(t)[b])
+		return CALLS(t)[a] > CALLS(t)[b] ? -1 : 1;
+	return strcmp(intern_str(&t->names, t->nt.name[a], NULL),
+		      intern_str(&t->names, t->nt.name[b], NULL));
 }
 
 /* Main thread. Print node n and, indented, its children (at most limit
@@ -211,8 +173,8 @@ static void print_node(const struct rtree *t, uint32_t n, const char *label,
 		       int depth, size_t limit, uint32_t **kids, size_t *nkid)
 {
 	char tm[32];
-	printf("%10" PRIu64 " %12s %9" PRIu64 "  %*s%s\n", t->calls[n],
-	       cli_fmt_time(tm, sizeof tm, t->time[n]), t->samples[n],
+	printf("%10" PRIu64 " %12s %9" PRIu64 "  %*s%s\n", CALLS(t)[n],
+	       cli_fmt_time(tm, sizeof tm, TIME(t)[n]), SAMPLES(t)[n],
 	       2 * depth, "", label);
 	sort_t = t;
 	if (nkid[n])
@@ -220,14 +182,14 @@ static void print_node(const struct rtree *t, uint32_t n, const char *label,
 	size_t shown = 0;
 	for (size_t i = 0; i < nkid[n]; i++) {
 		uint32_t k = kids[n][i];
-		if (!t->calls[k] && !t->time[k] && !t->samples[k])
+		if (!CALLS(t)[k] && !TIME(t)[k] && !SAMPLES(t)[k])
 			continue;
 		if (limit && shown == limit) {
 			printf("%34s  %*s… and %zu more (-n 0 for all)\n", "",
 			       2 * depth + 2, "", nkid[n] - i);
 			break;
 		}
-		print_node(t, k, intern_str(&t->names, t->name[k], NULL),
+		print_node(t, k, intern_str(&t->names, t->nt.name[k], NULL),
 			   depth + 1, limit, kids, nkid);
 		shown++;
 	}
@@ -248,19 +210,16 @@ int report_tree_text(const struct profile *p, const char *f, int callers,
 		return CLI_USAGE;
 	}
 	memset(&t, 0, sizeof t);
-	if (grow(&t) < 0) {
+	if (ntree_init(&t.nt, 3) < 0) {
 		regfree(&re);
 		return CLI_USAGE;
 	}
-	t.parent[0] = t.name[0] = 0;
-	t.calls[0] = t.time[0] = t.samples[0] = 0;
-	t.n = 1;
 	from_calls(p, &re, callers, &t);
 	from_samples(p, &re, callers, &t);
-	uint32_t **kids = calloc(t.n, sizeof *kids);
-	size_t *nkid = calloc(t.n, sizeof *nkid);
-	for (size_t i = 1; kids && nkid && i < t.n && !t.err; i++) {
-		uint32_t pa = t.parent[i];
+	uint32_t **kids = calloc(t.nt.n, sizeof *kids);
+	size_t *nkid = calloc(t.nt.n, sizeof *nkid);
+	for (size_t i = 1; kids && nkid && i < t.nt.n && !t.err; i++) {
+		uint32_t pa = t.nt.parent[i];
 		uint32_t *k = realloc(kids[pa], (nkid[pa] + 1) * sizeof *k);
 		if (!k)
 			t.err = -ENOMEM;
@@ -272,7 +231,7 @@ int report_tree_text(const struct profile *p, const char *f, int callers,
 	if (!kids || !nkid || t.err) {
 		cli_err("report", "out of memory");
 		rc = CLI_USAGE;
-	} else if (!t.calls[0] && !t.time[0] && !t.samples[0]) {
+	} else if (!CALLS(&t)[0] && !TIME(&t)[0] && !SAMPLES(&t)[0]) {
 		cli_err("report", "%s '%s': no function of that name ran",
 			callers ? "--callers" : "--callees", f);
 		rc = CLI_TRUNCATED;
@@ -292,16 +251,11 @@ int report_tree_text(const struct profile *p, const char *f, int callers,
 		print_node(&t, 0, nmatch > 1 ? f : label, 0, limit, kids, nkid);
 		rc = CLI_OK;
 	}
-	for (size_t i = 0; kids && i < t.n; i++)
+	for (size_t i = 0; kids && i < t.nt.n; i++)
 		free(kids[i]);
 	free(kids);
 	free(nkid);
-	free(t.parent);
-	free(t.name);
-	free(t.calls);
-	free(t.time);
-	free(t.samples);
-	hmap_free(&t.kids);
+	ntree_free(&t.nt);
 	intern_free(&t.names);
 	regfree(&re);
 	return rc;

@@ -14,20 +14,17 @@
 
 #include "flame_html.h"
 #include "profile/profile.h"
-#include "util/hmap.h"
+#include "proc/ntree.h"
 #include "util/intern.h"
 
 /* Where the data goes in the page. */
 #define FLAME_MARK "@LJLOG_DATA@"
 
-/* One view: a tree of frames, node 0 the root. */
+/* One view: a tree of frames, node 0 the root; weight 0 the self weight,
+** weight 1 the base's (a differential page). */
 struct ftree {
-	uint32_t *parent, *name;
-	uint64_t *self;
-	uint64_t *bself; /* the base's self weights (a differential page) */
-	int base;	 /* the builders add to bself, not self */
-	size_t n, cap;
-	struct hmap kids; /* parent << 32 | name + 1 -> node */
+	struct ntree nt;
+	int base; /* the builders add to weight 1, the base's, not 0 */
 };
 
 /* The page being made. */
@@ -40,81 +37,11 @@ struct fx {
 
 /* -- Trees ---------------------------------------------------------------------- */
 
-/* Free a tree. */
-static void tree_free(struct ftree *t)
-{
-	free(t->parent);
-	free(t->name);
-	free(t->self);
-	free(t->bself);
-	hmap_free(&t->kids);
-	memset(t, 0, sizeof *t);
-}
-
-/* A tree with its root; 0 or -ENOMEM. */
-static int tree_init(struct ftree *t)
-{
-	memset(t, 0, sizeof *t);
-	t->cap = 1024;
-	t->parent = malloc(t->cap * sizeof *t->parent);
-	t->name = malloc(t->cap * sizeof *t->name);
-	t->self = malloc(t->cap * sizeof *t->self);
-	t->bself = malloc(t->cap * sizeof *t->bself);
-	if (!t->parent || !t->name || !t->self || !t->bself) {
-		tree_free(t);
-		return -ENOMEM;
-	}
-	t->parent[0] = 0;
-	t->name[0] = 0;
-	t->self[0] = t->bself[0] = 0;
-	t->n = 1;
-	return 0;
-}
-
-/* The child of node parent named name (an index in the
-** names), made when new; -1 when out of memory. */
-static int64_t tree_child(struct ftree *t, uint32_t parent, uint32_t name)
-{
-	int added;
-	uint64_t *v =
-	    hmap_ref(&t->kids, (uint64_t)parent << 32 | (name + 1u), &added);
-	if (!v)
-		return -1;
-	if (!added)
-		return (int64_t)*v;
-	if (t->n == t->cap) {
-		size_t cap = t->cap * 2;
-		uint32_t *pa = realloc(t->parent, cap * sizeof *pa);
-		if (pa)
-			t->parent = pa;
-		uint32_t *na = realloc(t->name, cap * sizeof *na);
-		if (na)
-			t->name = na;
-		uint64_t *se = realloc(t->self, cap * sizeof *se);
-		if (se)
-			t->self = se;
-		uint64_t *bs = realloc(t->bself, cap * sizeof *bs);
-		if (bs)
-			t->bself = bs;
-		if (!pa || !na || !se || !bs) {
-			hmap_del(&t->kids,
-				 (uint64_t)parent << 32 | (name + 1u));
-			return -1;
-		}
-		t->cap = cap;
-	}
-	*v = t->n;
-	t->parent[t->n] = parent;
-	t->name[t->n] = name;
-	t->self[t->n] = t->bself[t->n] = 0;
-	return (int64_t)t->n++;
-}
-
 /* Add weight w to node's self weight (the base's when the
 ** tree is being built from the base). */
 static void tree_add(struct ftree *t, int64_t node, uint64_t w)
 {
-	(t->base ? t->bself : t->self)[node] += w;
+	t->nt.w[t->base ? 1 : 0][node] += w;
 }
 
 /* Index of a name (0 on failure, with err set). */
@@ -148,8 +75,8 @@ static int tree_samples(struct fx *x, struct ftree *t)
 				nm = s->fnid->fns[fr[i].fn].name;
 			else
 				samples_frame_name(s, &fr[i], buf, sizeof buf);
-			node = tree_child(t, (uint32_t)node,
-					  name_idx(x, nm, strlen(nm)));
+			node = ntree_child(&t->nt, (uint32_t)node,
+					   name_idx(x, nm, strlen(nm)));
 		}
 		if (node < 0)
 			x->err = -ENOMEM;
@@ -182,8 +109,8 @@ static int tree_calls(struct fx *x, struct ftree *t)
 		const char *nm = x->p->fns[cn->fn].name;
 		if (!keep[n])
 			continue;
-		int64_t node =
-		    tree_child(t, map[cn->parent], name_idx(x, nm, strlen(nm)));
+		int64_t node = ntree_child(&t->nt, map[cn->parent],
+					   name_idx(x, nm, strlen(nm)));
 		if (node < 0) {
 			x->err = -ENOMEM;
 			break;
@@ -205,14 +132,14 @@ static int tree_alloc(struct fx *x, struct ftree *t)
 		const struct profile_fn *f = &x->p->fns[st->fn];
 		if (!st->alloc_bytes)
 			continue;
-		int64_t node =
-		    tree_child(t, 0, name_idx(x, f->name, strlen(f->name)));
+		int64_t node = ntree_child(
+		    &t->nt, 0, name_idx(x, f->name, strlen(f->name)));
 		if (node >= 0 && st->line) {
 			char buf[64];
 			int n = snprintf(buf, sizeof buf, "line %" PRIu64,
 					 st->line);
-			node = tree_child(t, (uint32_t)node,
-					  name_idx(x, buf, (size_t)n));
+			node = ntree_child(&t->nt, (uint32_t)node,
+					   name_idx(x, buf, (size_t)n));
 		}
 		if (node < 0)
 			x->err = -ENOMEM;
@@ -296,15 +223,15 @@ static void view_json(FILE *out, const char *id, const char *label,
 		"%s{\"id\":\"%s\",\"label\":\"%s\",\"unit\":\"%s\","
 		"\"nodes\":[",
 		first ? "" : ",\n", id, label, unit);
-	for (size_t i = 0; i < t->n; i++)
+	for (size_t i = 0; i < t->nt.n; i++)
 		fprintf(out, "%s%" PRIu32 ",%" PRIu32 ",%" PRIu64,
-			i ? (i % 8 ? "," : ",\n") : "", t->parent[i],
-			t->name[i], t->self[i]);
+			i ? (i % 8 ? "," : ",\n") : "", t->nt.parent[i],
+			t->nt.name[i], t->nt.w[0][i]);
 	if (diff) { /* the base's self weight of each node, in order */
 		fputs("],\n\"base\":[", out);
-		for (size_t i = 0; i < t->n; i++)
+		for (size_t i = 0; i < t->nt.n; i++)
 			fprintf(out, "%s%" PRIu64,
-				i ? (i % 16 ? "," : ",\n") : "", t->bself[i]);
+				i ? (i % 16 ? "," : ",\n") : "", t->nt.w[1][i]);
 	}
 	fputs("]}", out);
 }
@@ -315,7 +242,8 @@ static int tree_both(struct fx *x, struct ftree *t, const struct profile *base,
 		     int (*fn)(struct fx *, struct ftree *))
 {
 	const struct profile *p = x->p;
-	if (tree_init(t) || fn(x, t))
+	t->base = 0;
+	if (ntree_init(&t->nt, 2) || fn(x, t))
 		return -ENOMEM;
 	if (!base)
 		return 0;
@@ -391,9 +319,9 @@ int export_flame(const struct profile *p, const struct profile *base,
 	fputs(mark + strlen(FLAME_MARK), out);
 	rc = ferror(out) ? -EIO : 0;
 out:
-	tree_free(&ts);
-	tree_free(&tc);
-	tree_free(&ta);
+	ntree_free(&ts.nt);
+	ntree_free(&tc.nt);
+	ntree_free(&ta.nt);
 	intern_free(&x.names);
 	return rc;
 }
