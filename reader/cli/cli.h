@@ -253,7 +253,7 @@ int leaks_load_intervals(const struct profile *first, const char *const *paths,
 void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit);
 void leaks_json_intervals(struct json *j, const struct profile *p, uint64_t ns);
 
-/* -- 'ljlog report' (report.c, report_opts.c) --------------------------------- */
+/* -- 'ljlog report' (report_cols.c, report_text.c, report_json.c, ...) ---- */
 
 /* The orders of the text report's function table (--sort). */
 enum {

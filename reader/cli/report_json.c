@@ -7,8 +7,6 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "logger/opts.h"
-
 /* Main thread. A section as a JSON array of objects, every row. */
 static void json_table(struct json *j, const struct profile *p,
 		       const struct section *sec, const struct report_extra *x)

@@ -1,7 +1,7 @@
 /*
 ** ljlog CLI: 'ljlog report', the command: its usage, options and the
-** families of events a log recorded (from its options string); report.c
-** renders the text and JSON forms.
+** families of events a log recorded (from its options string); report_text.c
+** and report_json.c render the text and JSON forms.
 */
 #include "cli.h"
 
