@@ -332,11 +332,13 @@ static void forget_pass_in(struct mapper *m, struct hmap *h)
 	}
 }
 
-/* Caller holds m's lock, after a failed pass. Forget its IDs. */
+/* Caller holds m's lock, after a failed pass. Forget its IDs, and that
+** they were written unnamed: a NAME record would name an undefined ID. */
 static void forget_pass(struct mapper *m)
 {
 	forget_pass_in(m, &m->map);
 	forget_pass_in(m, &m->strs);
+	forget_pass_in(m, &m->unnamed);
 }
 
 /* Caller holds m's lock. End the pass. */
