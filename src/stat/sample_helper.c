@@ -86,8 +86,14 @@ void sample_map_locked(struct sample_vm *s)
 		if (bad)
 			e->nlua = 0, e->trace = 0, e->mc_len = 0;
 	}
+	int rc = mapper_end(m);
+	/* A failed pass forgets the IDs it made, given to entries too. */
+	for (uint32_t i = s->mapped; rc < 0 && i != head; i++) {
+		struct sample_entry *e = sample_entry_at(s, i);
+		e->nlua = 0, e->trace = 0, e->mc_len = 0;
+	}
 	s->mapped = head;
-	if (mapper_end(m) > 0) {
+	if (rc > 0) {
 		writer_lock();
 		if (writer_is_open())
 			writer_write(b, 1, 0);
