@@ -506,7 +506,7 @@ static void sampler_up(struct sample_vm *s, struct mapper *m)
 	cr_assert_not_null(s->ring);
 	cr_assert_eq(unwind_syms_new(&s->syms), 0);
 	s->vm_lo = (uintptr_t)capture_here;
-	s->vm_hi = s->vm_lo + 256;
+	s->vm_hi = s->vm_lo + 4096;
 }
 
 /* Test thread. Free what sampler_up and the drains allocated. */
@@ -570,6 +570,7 @@ static int drain_with_fault(struct vm *v, long n, int every_one)
 	ring_fill(&s, v);
 	sample_drain(&s);
 	cr_assert_eq(s.signals_done, first + NSAMPLES, "allocation %ld", n);
+	cr_assert_neq(s.vm_sym, 0, "the interpreter's HOSTSYM was made");
 
 	struct writer_clock c;
 	clock_pair_now(&c);
