@@ -24,6 +24,8 @@ struct seen {
 	int nrename;
 	uint32_t rename_id[MAXREC];
 	char rename[MAXREC][64];
+	int nev;
+	unsigned evkind[MAXREC]; /* kind of each event's object */
 };
 
 /* Test thread. The name a record carries. */
@@ -62,6 +64,15 @@ static int on_rename(void *ud, struct decode_obj *o)
 	s->rename_id[s->nrename] = o->id;
 	snprintf(s->rename[s->nrename], sizeof s->rename[0], "%s", rec_name(o));
 	s->nrename++;
+	return 0;
+}
+
+/* Test thread. Keep the kind of each event's object (0: none). */
+static int on_event(void *ud, const struct decode_event *ev)
+{
+	struct seen *s = ud;
+	if (s->nev < MAXREC)
+		s->evkind[s->nev++] = ev->obj ? ev->obj->kind : 0;
 	return 0;
 }
 
@@ -127,8 +138,10 @@ static int pass_end(struct rig *r)
 /* Test thread. Decode the log so far into s. */
 static void rig_decode(struct rig *r, struct seen *s)
 {
-	struct decode_sink sink = {
-	    .ud = s, .record = on_record, .rename = on_rename};
+	struct decode_sink sink = {.ud = s,
+				   .record = on_record,
+				   .rename = on_rename,
+				   .event = on_event};
 	char err[512];
 	memset(s, 0, sizeof *s);
 	int rc = rl_decode(&r->log, &sink, NULL, err, sizeof err);
@@ -250,7 +263,29 @@ Test(mapper, each_object_recorded_once_ahead_of_its_events)
 		}
 		cr_assert_eq(pass_end(&r), round ? 0 : 1);
 	}
+	/* Events after the MAPPING block name the objects by their IDs. */
+	struct lbev ev;
+	ev_begin(&ev);
+	ev_switch(&ev, id[3], 1);
+	ev_enter(&ev, 1, id[0], 1);
+	ev_enter(&ev, 2, id[1], 1);
+	ev_exit(&ev, 2, 1);
+	ev_enter(&ev, 2, id[2], 1);
+	ev_exit(&ev, 2, 1);
+	ev_exit(&ev, 1, 1);
+	lblog_events(&r.log, r.m.vm_id, 100, &ev);
 	rig_decode(&r, &s);
+	static const unsigned evkinds[] = {FORMAT_REC_COROUTINE,
+					   FORMAT_REC_PROTO,
+					   FORMAT_REC_CFUNC,
+					   0,
+					   FORMAT_REC_FFUNC,
+					   0,
+					   0};
+	cr_assert_eq(s.nev, 7);
+	for (int i = 0; i < s.nev; i++)
+		if (evkinds[i])
+			cr_assert_eq(s.evkind[i], evkinds[i], "event %d", i);
 	cr_assert_eq(s.n, 5, "%d records", s.n);
 	static const unsigned kinds[5] = {
 	    FORMAT_REC_PROTO, FORMAT_REC_CFUNC, FORMAT_REC_FFUNC,
