@@ -105,6 +105,145 @@ static void pb_msg(struct pb *p, unsigned field, struct pb *sub)
 	sub->len = 0;
 }
 
+/* The bytes of v as a varint. */
+static size_t pb_varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+/* A packed repeated varint field of v[0..n): its length, then the varints
+** (written even when n is 0). */
+static void pb_packed(struct pb *p, unsigned field, const uint64_t *v, size_t n)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		len += pb_varint_len(v[i]);
+	pb_key(p, field, PB_LEN);
+	pb_varint(p, len);
+	for (size_t i = 0; i < n; i++)
+		pb_varint(p, v[i]);
+}
+
+/* -- profile.proto's messages -------------------------------------------------- */
+
+/* The field numbers of each message of profile.proto (github.com/google/
+** pprof, proto/profile.proto); a string is an index in Profile.string_table.
+** The export writes no Mapping (every frame is a function, not an address);
+** its numbers are here for completeness. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1, /* ValueType, one per value of a Sample */
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_DROP_FRAMES = 7,
+	PROFILE_KEEP_FRAMES = 8,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14
+};
+enum { VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2 };
+enum { SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3 };
+enum { LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4 };
+enum {
+	MAPPING_ID = 1,
+	MAPPING_MEMORY_START = 2,
+	MAPPING_MEMORY_LIMIT = 3,
+	MAPPING_FILE_OFFSET = 4,
+	MAPPING_FILENAME = 5,
+	MAPPING_BUILD_ID = 6
+};
+enum {
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_ADDRESS = 3,
+	LOCATION_LINE = 4,
+	LOCATION_IS_FOLDED = 5
+};
+enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2, LINE_COLUMN = 3 };
+enum {
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+	FUNCTION_FILENAME = 4,
+	FUNCTION_START_LINE = 5
+};
+
+/* A Label: key=str, or key=num when str < 0 (num written even when 0). */
+struct label {
+	int64_t key, str;
+	uint64_t num;
+};
+
+/* A ValueType message into p. */
+static void value_type_encode(struct pb *p, int64_t type, int64_t unit)
+{
+	pb_u64(p, VALUE_TYPE_TYPE, (uint64_t)type);
+	pb_u64(p, VALUE_TYPE_UNIT, (uint64_t)unit);
+}
+
+/* A Label message into p. */
+static void label_encode(struct pb *p, const struct label *l)
+{
+	pb_u64(p, LABEL_KEY, (uint64_t)l->key);
+	if (l->str >= 0) {
+		pb_u64(p, LABEL_STR, (uint64_t)l->str);
+	} else {
+		pb_key(p, LABEL_NUM, PB_VARINT);
+		pb_varint(p, l->num);
+	}
+}
+
+/* A Sample message into p: its Location ids loc[0..nloc) (leaf first),
+** values val[0..nval) and labels lb[0..nlb) (sub: scratch for them). */
+static void sample_encode(struct pb *p, struct pb *sub, const uint64_t *loc,
+			  size_t nloc, const int64_t *val, size_t nval,
+			  const struct label *lb, size_t nlb)
+{
+	pb_packed(p, SAMPLE_LOCATION_ID, loc, nloc);
+	/* int64 values as varints: a negative one as its two's complement. */
+	pb_packed(p, SAMPLE_VALUE, (const uint64_t *)val, nval);
+	for (size_t i = 0; i < nlb; i++) {
+		label_encode(sub, &lb[i]);
+		pb_msg(p, SAMPLE_LABEL, sub);
+	}
+}
+
+/* A Line message into p. */
+static void line_encode(struct pb *p, uint64_t function_id, uint64_t line)
+{
+	pb_u64(p, LINE_FUNCTION_ID, function_id);
+	pb_u64(p, LINE_LINE, line);
+}
+
+/* A Location message into p with one Line (sub: scratch for it). */
+static void location_encode(struct pb *p, struct pb *sub, uint64_t id,
+			    uint64_t function_id, uint64_t line)
+{
+	pb_u64(p, LOCATION_ID, id);
+	line_encode(sub, function_id, line);
+	pb_msg(p, LOCATION_LINE, sub);
+}
+
+/* A Function message into p (the names are string indices). */
+static void function_encode(struct pb *p, uint64_t id, int64_t name,
+			    int64_t system_name, int64_t filename,
+			    uint64_t start_line)
+{
+	pb_u64(p, FUNCTION_ID, id);
+	pb_u64(p, FUNCTION_NAME, (uint64_t)name);
+	pb_u64(p, FUNCTION_SYSTEM_NAME, (uint64_t)system_name);
+	pb_u64(p, FUNCTION_FILENAME, (uint64_t)filename);
+	pb_u64(p, FUNCTION_START_LINE, start_line);
+}
+
 /* -- Tables ------------------------------------------------------------------ */
 
 /* Sample types, in the order of each sample's values. */
@@ -167,12 +306,8 @@ static uint32_t func_add(struct px *x, const char *name, const char *file,
 	uint32_t id = ++x->nfunc;
 	struct pb *f = &x->tmp;
 	int64_t n = str_idx(x, name);
-	pb_u64(f, 1, id);
-	pb_u64(f, 2, (uint64_t)n);
-	pb_u64(f, 3, (uint64_t)n);
-	pb_u64(f, 4, (uint64_t)str_idx(x, file));
-	pb_u64(f, 5, line);
-	pb_msg(&x->out, 5, f);
+	function_encode(f, id, n, n, str_idx(x, file), line);
+	pb_msg(&x->out, PROFILE_FUNCTION, f);
 	return id;
 }
 
@@ -248,86 +383,47 @@ static uint64_t loc_of(struct px *x, uint32_t func, uint64_t line)
 		return 0;
 	}
 	if (added) {
-		struct pb *l = &x->tmp, *ln = &x->tmp2;
 		*v = ++x->nloc;
-		pb_u64(ln, 1, func);
-		pb_u64(ln, 2, line);
-		pb_u64(l, 1, *v);
-		pb_msg(l, 4, ln);
-		pb_msg(&x->out, 4, l);
+		location_encode(&x->tmp, &x->tmp2, *v, func, line);
+		pb_msg(&x->out, PROFILE_LOCATION, &x->tmp);
 	}
 	return *v;
 }
 
-/* A Sample: x->ids[0..n) (leaf first), x->vals, and its
-** labels (lk < 0: none; a string label when str, else num). */
+/* A Sample of the Location ids x->ids[0..n) (leaf first) and the values
+** x->vals (negated for a base), labelled with its VM (and the VM's process),
+** thread, state and zone (those not 0 or NULL), pprof::base when a base's,
+** and x->trace when not 0. */
 static void sample_add(struct px *x, size_t n, uint32_t vm, uint64_t thread,
 		       const char *state, const char *zone)
 {
-	struct pb *s = &x->tmp, *l = &x->tmp2;
-	pb_key(s, 1, PB_LEN);
-	size_t len = 0;
-	for (size_t i = 0; i < n; i++)
-		for (uint64_t v = x->ids[i]; len++, v >>= 7;)
-			;
-	pb_varint(s, len);
-	for (size_t i = 0; i < n; i++)
-		pb_varint(s, x->ids[i]);
-	len = 0;
+	struct label lb[7];
+	size_t nlb = 0;
 	if (x->negate)
 		for (int i = 0; i < x->nval; i++)
 			x->vals[i] = -x->vals[i];
-	for (int i = 0; i < x->nval; i++)
-		for (uint64_t v = (uint64_t)x->vals[i]; len++, v >>= 7;)
-			;
-	pb_key(s, 2, PB_LEN);
-	pb_varint(s, len);
-	for (int i = 0; i < x->nval; i++)
-		pb_varint(s, (uint64_t)x->vals[i]);
 	if (vm) {
 		/* The VM as its own log numbers it, and the process. */
 		uint32_t local;
 		size_t li = profile_id_log(x->p, vm, &local);
 		uint64_t pid = li < x->p->nlog ? x->p->logs[li].pid : x->p->pid;
-		pb_u64(l, 1, (uint64_t)x->lk_vm);
-		pb_key(l, 3, PB_VARINT);
-		pb_varint(l, local);
-		pb_msg(s, 3, l);
-		if (pid) {
-			pb_u64(l, 1, (uint64_t)x->lk_pid);
-			pb_key(l, 3, PB_VARINT);
-			pb_varint(l, pid);
-			pb_msg(s, 3, l);
-		}
+		lb[nlb++] = (struct label){x->lk_vm, -1, local};
+		if (pid)
+			lb[nlb++] = (struct label){x->lk_pid, -1, pid};
 	}
-	if (thread) {
-		pb_u64(l, 1, (uint64_t)x->lk_thread);
-		pb_key(l, 3, PB_VARINT);
-		pb_varint(l, thread);
-		pb_msg(s, 3, l);
-	}
-	if (state) {
-		pb_u64(l, 1, (uint64_t)x->lk_state);
-		pb_u64(l, 2, (uint64_t)str_idx(x, state));
-		pb_msg(s, 3, l);
-	}
-	if (zone) {
-		pb_u64(l, 1, (uint64_t)x->lk_zone);
-		pb_u64(l, 2, (uint64_t)str_idx(x, zone));
-		pb_msg(s, 3, l);
-	}
-	if (x->negate) { /* as -diff_base marks the base's samples */
-		pb_u64(l, 1, (uint64_t)x->lk_base);
-		pb_u64(l, 2, (uint64_t)str_idx(x, "true"));
-		pb_msg(s, 3, l);
-	}
-	if (x->trace) {
-		pb_u64(l, 1, (uint64_t)x->lk_trace);
-		pb_key(l, 3, PB_VARINT);
-		pb_varint(l, x->trace);
-		pb_msg(s, 3, l);
-	}
-	pb_msg(&x->out, 2, s);
+	if (thread)
+		lb[nlb++] = (struct label){x->lk_thread, -1, thread};
+	if (state)
+		lb[nlb++] = (struct label){x->lk_state, str_idx(x, state), 0};
+	if (zone)
+		lb[nlb++] = (struct label){x->lk_zone, str_idx(x, zone), 0};
+	if (x->negate) /* as -diff_base marks the base's samples */
+		lb[nlb++] = (struct label){x->lk_base, str_idx(x, "true"), 0};
+	if (x->trace)
+		lb[nlb++] = (struct label){x->lk_trace, -1, x->trace};
+	sample_encode(&x->tmp, &x->tmp2, x->ids, n, x->vals, (size_t)x->nval,
+		      lb, nlb);
+	pb_msg(&x->out, PROFILE_SAMPLE, &x->tmp);
 }
 
 /* -- Samples ------------------------------------------------------------------ */
@@ -518,13 +614,61 @@ static void callpaths(struct px *x)
 
 /* -- The profile --------------------------------------------------------------- */
 
-/* A ValueType message as field of the Profile. */
+/* A ValueType (type, unit) as field of the Profile. */
 static void value_type(struct px *x, unsigned field, const char *type,
 		       const char *unit)
 {
-	pb_u64(&x->tmp, 1, (uint64_t)str_idx(x, type));
-	pb_u64(&x->tmp, 2, (uint64_t)str_idx(x, unit));
+	int64_t t = str_idx(x, type);
+	value_type_encode(&x->tmp, t, str_idx(x, unit));
 	pb_msg(&x->out, field, &x->tmp);
+}
+
+/* The Profile's fields before its samples: the sample types, the period,
+** times, the default sample type and the comment. The samples, locations
+** and functions follow as they come, the string table last (protobuf
+** takes a message's fields in any order). */
+static void profile_head(struct px *x, int has_smp, int has_alloc,
+			 int has_calls, int wall)
+{
+	const char *tkind = wall ? "wall" : "cpu";
+	if (has_smp) {
+		value_type(x, PROFILE_SAMPLE_TYPE, "samples", "count");
+		value_type(x, PROFILE_SAMPLE_TYPE, tkind, "nanoseconds");
+	}
+	if (has_alloc) {
+		value_type(x, PROFILE_SAMPLE_TYPE, "alloc_objects", "count");
+		value_type(x, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
+		value_type(x, PROFILE_SAMPLE_TYPE, "inuse_objects", "count");
+		value_type(x, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
+	}
+	if (has_calls) {
+		value_type(x, PROFILE_SAMPLE_TYPE, "calls", "count");
+		value_type(x, PROFILE_SAMPLE_TYPE, "time", "nanoseconds");
+	}
+	if (has_smp) {
+		value_type(x, PROFILE_PERIOD_TYPE, tkind, "nanoseconds");
+		pb_u64(&x->out, PROFILE_PERIOD, x->period);
+	}
+	const struct profile *p = x->p;
+	pb_u64(&x->out, PROFILE_TIME_NANOS, p->nclk ? p->clk_first.real_ns : 0);
+	pb_u64(&x->out, PROFILE_DURATION_NANOS, p->duration_ns);
+	pb_u64(&x->out, PROFILE_DEFAULT_SAMPLE_TYPE,
+	       (uint64_t)str_idx(x, has_smp	? tkind
+				    : has_calls ? "time"
+						: "alloc_space"));
+	/* A repeated int64 of one (unpacked): written even when 0. */
+	pb_key(&x->out, PROFILE_COMMENT, PB_VARINT);
+	pb_varint(&x->out, (uint64_t)str_idx(x, "made by ljlog export"));
+}
+
+/* The Profile's string table, last. */
+static void profile_strings(struct px *x)
+{
+	for (size_t i = 0; i < intern_count(&x->strs); i++) {
+		size_t len;
+		const char *s = intern_str(&x->strs, (uint32_t)i, &len);
+		pb_bytes(&x->out, PROFILE_STRING_TABLE, s, len);
+	}
 }
 
 /* The longest call path (a node comes after its parent); 0
@@ -576,7 +720,6 @@ static int gzip_write(const uint8_t *buf, size_t len, FILE *out)
 	return rc;
 }
 
-/* The pprof export. */
 /* The run's samples, sites and call paths of x->p (those
 ** there are), then the base's, negated. */
 static void all_samples(struct px *x, const struct profile *base, int has_smp,
@@ -651,39 +794,9 @@ int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	x.lk_zone = str_idx(&x, "zone");
 	x.lk_trace = str_idx(&x, "trace");
 	x.view = o->host ? SAMPLES_VIEW_MERGED : SAMPLES_VIEW_LUA_FIRST;
-	const char *tkind = o->wall ? "wall" : "cpu";
-	if (has_smp) {
-		value_type(&x, 1, "samples", "count");
-		value_type(&x, 1, tkind, "nanoseconds");
-	}
-	if (has_alloc) {
-		value_type(&x, 1, "alloc_objects", "count");
-		value_type(&x, 1, "alloc_space", "bytes");
-		value_type(&x, 1, "inuse_objects", "count");
-		value_type(&x, 1, "inuse_space", "bytes");
-	}
-	if (has_calls) {
-		value_type(&x, 1, "calls", "count");
-		value_type(&x, 1, "time", "nanoseconds");
-	}
-	if (has_smp) {
-		value_type(&x, 11, tkind, "nanoseconds");
-		pb_u64(&x.out, 12, x.period);
-	}
-	pb_u64(&x.out, 9, p->nclk ? p->clk_first.real_ns : 0);
-	pb_u64(&x.out, 10, p->duration_ns);
-	pb_u64(&x.out, 14,
-	       (uint64_t)str_idx(&x, has_smp	 ? tkind
-				     : has_calls ? "time"
-						 : "alloc_space"));
-	pb_key(&x.out, 13, PB_VARINT);
-	pb_varint(&x.out, (uint64_t)str_idx(&x, "made by ljlog export"));
+	profile_head(&x, has_smp, has_alloc, has_calls, o->wall);
 	all_samples(&x, b, has_smp, has_alloc, has_calls);
-	for (size_t i = 0; i < intern_count(&x.strs); i++) {
-		size_t len;
-		const char *s = intern_str(&x.strs, (uint32_t)i, &len);
-		pb_bytes(&x.out, 6, s, len);
-	}
+	profile_strings(&x);
 	rc = x.err	 ? x.err
 	     : x.out.err ? x.out.err
 	     : x.tmp.err ? x.tmp.err
