@@ -28,6 +28,10 @@
 #include "proc/hsnap.h"
 #include "block/reader.h"
 #include "util/hmap.h"
+#include "util/intern.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 /* DevTools' node and edge types (their index in meta). */
 enum {
@@ -79,15 +83,6 @@ static const char *const fixed_names[] = {
 };
 #define NFIXED (sizeof fixed_names / sizeof fixed_names[0])
 
-/* An interned string: the "strings" array. */
-struct strtab {
-	char **s;
-	size_t *len;
-	uint32_t n, cap;
-	uint32_t *slot; /* open addressing: index + 1, 0 empty */
-	uint32_t nslot;
-};
-
 /* A kept object. */
 struct obj {
 	uint64_t id, size;
@@ -119,7 +114,7 @@ struct syn {
 struct hs {
 	struct hsnap h; /* the snapshot index (its own pass state) */
 	size_t want;	/* the index kept */
-	struct strtab st;
+	struct intern st;
 	struct obj *o;
 	size_t no, ocap;
 	struct edge *e;
@@ -137,8 +132,8 @@ struct hs {
 	/* Function names from MAPPING records, by the text a function
 	** object has ("app.lua:12", "C 0xADDR", "builtin #N"): the last
 	** name of each (NAME records), read in the first pass. */
-	struct strtab keys;
-	struct strtab fnames; /* the names (st holds those used) */
+	struct intern keys;
+	struct intern fnames; /* the names (st holds those used) */
 	struct {
 		const char *s;
 		size_t len;
@@ -155,86 +150,10 @@ struct hs {
 
 /* -- Strings ----------------------------------------------------------------- */
 
-/* FNV-1a of s[0..len). */
-static uint32_t hash(const char *s, size_t len)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
-/* Grow the slot table to nslot (a power of 2). */
-static int st_rehash(struct strtab *t, uint32_t nslot)
-{
-	uint32_t *ns = calloc(nslot, sizeof *ns);
-	if (!ns)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->n; i++) {
-		uint32_t k = hash(t->s[i], t->len[i]) & (nslot - 1);
-		while (ns[k])
-			k = (k + 1) & (nslot - 1);
-		ns[k] = i + 1;
-	}
-	free(t->slot);
-	t->slot = ns;
-	t->nslot = nslot;
-	return 0;
-}
-
-/* The index of s[0..len) in t, added when new; -ENOMEM. */
-static int64_t st_intern(struct strtab *t, const char *s, size_t len)
-{
-	if ((t->n + 1) * 2 > t->nslot &&
-	    st_rehash(t, t->nslot ? t->nslot * 2 : 1024) < 0)
-		return -ENOMEM;
-	uint32_t k = hash(s, len) & (t->nslot - 1);
-	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
-		uint32_t i = t->slot[k] - 1;
-		if (t->len[i] == len && !memcmp(t->s[i], s, len))
-			return i;
-	}
-	if (t->n == t->cap) {
-		uint32_t nc = t->cap ? t->cap * 2 : 1024;
-		char **ns = realloc(t->s, nc * sizeof *ns);
-		if (!ns)
-			return -ENOMEM;
-		t->s = ns;
-		size_t *nl = realloc(t->len, nc * sizeof *nl);
-		if (!nl)
-			return -ENOMEM;
-		t->len = nl;
-		t->cap = nc;
-	}
-	char *c = malloc(len + 1);
-	if (!c)
-		return -ENOMEM;
-	memcpy(c, s, len);
-	c[len] = '\0';
-	t->s[t->n] = c;
-	t->len[t->n] = len;
-	t->slot[k] = t->n + 1;
-	return t->n++;
-}
-
-/* The index of s[0..len) in t, or -1. */
-static int64_t st_find(const struct strtab *t, const char *s, size_t len)
-{
-	if (!t->nslot)
-		return -1;
-	uint32_t k = hash(s, len) & (t->nslot - 1);
-	for (; t->slot[k]; k = (k + 1) & (t->nslot - 1)) {
-		uint32_t i = t->slot[k] - 1;
-		if (t->len[i] == len && !memcmp(t->s[i], s, len))
-			return i;
-	}
-	return -1;
-}
-
-/* st_intern of a printf-formatted string (at most 255 bytes). */
-static int64_t st_printf(struct strtab *t, const char *fmt, ...)
+/* intern_put of a printf-formatted string (at most 255 bytes). */
+static int64_t st_printf(struct intern *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-static int64_t st_printf(struct strtab *t, const char *fmt, ...)
+static int64_t st_printf(struct intern *t, const char *fmt, ...)
 {
 	char buf[256];
 	va_list ap;
@@ -243,18 +162,8 @@ static int64_t st_printf(struct strtab *t, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		n = 0;
-	return st_intern(t, buf,
-			 (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
-
-/* Free t. */
-static void st_free(struct strtab *t)
-{
-	for (uint32_t i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	free(t->len);
-	free(t->slot);
+	return intern_put(t, buf,
+			  (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 /* -- Collecting the snapshot ------------------------------------------------ */
@@ -286,11 +195,11 @@ static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
 /* The name of an object's node. */
 static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
 {
-	struct strtab *t = &x->st;
+	struct intern *t = &x->st;
 	const char *tx = o->text;
 	int tl = (int)o->textlen;
 	if (o->type == FORMAT_HTYPE_FUNCTION || o->type == FORMAT_HTYPE_PROTO) {
-		int64_t k = st_find(&x->keys, tx, o->textlen);
+		int64_t k = intern_find(&x->keys, tx, o->textlen);
 		if (k >= 0 && o->type == FORMAT_HTYPE_FUNCTION)
 			return st_printf(t, "%.*s (%.*s)", (int)x->fname[k].len,
 					 x->fname[k].s, tl, tx);
@@ -307,13 +216,13 @@ static int64_t obj_name(struct hs *x, const struct decode_hobj *o)
 				break;
 			}
 		if (mt)
-			return st_intern(t, mt, (size_t)(tx + tl - mt));
+			return intern_put(t, mt, (size_t)(tx + tl - mt));
 	}
 	switch (o->type) {
-	case FORMAT_HTYPE_STRING: return st_intern(t, tx, o->textlen);
-	case FORMAT_HTYPE_TABLE: return st_intern(t, "table", 5);
-	case FORMAT_HTYPE_USERDATA: return st_intern(t, "userdata", 8);
-	case FORMAT_HTYPE_FUNCTION: return st_intern(t, tx, o->textlen);
+	case FORMAT_HTYPE_STRING: return intern_put(t, tx, o->textlen);
+	case FORMAT_HTYPE_TABLE: return intern_put(t, "table", 5);
+	case FORMAT_HTYPE_USERDATA: return intern_put(t, "userdata", 8);
+	case FORMAT_HTYPE_FUNCTION: return intern_put(t, tx, o->textlen);
 	case FORMAT_HTYPE_PROTO:
 		return st_printf(t, "(prototype %.*s)", tl, tx);
 	case FORMAT_HTYPE_TRACE: return st_printf(t, "(%.*s)", tl, tx);
@@ -357,7 +266,7 @@ static int64_t num_index(const char *s, size_t len)
 /* One reference as an edge of the current object. */
 static int add_ref(struct hs *x, const struct decode_href *r)
 {
-	struct strtab *t = &x->st;
+	struct intern *t = &x->st;
 	int nl = (int)r->namelen;
 	const char *nm = r->name;
 	unsigned type = ET_INTERNAL;
@@ -369,7 +278,7 @@ static int add_ref(struct hs *x, const struct decode_href *r)
 		break;
 	case FORMAT_HREF_FIELD_STR:
 		type = ET_PROPERTY;
-		name = st_intern(t, nm, r->namelen);
+		name = intern_put(t, nm, r->namelen);
 		break;
 	case FORMAT_HREF_FIELD_NUM:
 		name = num_index(nm, r->namelen);
@@ -388,16 +297,16 @@ static int add_ref(struct hs *x, const struct decode_href *r)
 		type = ET_PROPERTY;
 		name = st_printf(t, "[@%llu]", heapsnapshot_node_id(r->key));
 		break;
-	case FORMAT_HREF_KEY: name = st_intern(t, "(hash key)", 10); break;
+	case FORMAT_HREF_KEY: name = intern_put(t, "(hash key)", 10); break;
 	case FORMAT_HREF_UPVALUE:
 		type = ET_CONTEXT;
-		name = nl ? st_intern(t, nm, r->namelen)
+		name = nl ? intern_put(t, nm, r->namelen)
 			  : st_printf(t, "(upvalue %llu)",
 				      (unsigned long long)r->n);
 		break;
 	case FORMAT_HREF_STACK:
 		type = ET_CONTEXT;
-		name = nl ? st_intern(t, nm, r->namelen)
+		name = nl ? intern_put(t, nm, r->namelen)
 			  : st_printf(t, "(stack slot %llu)",
 				      (unsigned long long)r->n);
 		break;
@@ -473,14 +382,13 @@ static int on_record(void *ud, struct decode_obj *r)
 		return 0;
 	if (!nm->len || n <= 0 || (size_t)n >= sizeof key)
 		return 0;
-	int64_t k = st_intern(&x->keys, key, (size_t)n);
-	int64_t v = st_intern(&x->fnames, nm->s, nm->len);
+	int64_t k = intern_put(&x->keys, key, (size_t)n);
+	int64_t v = intern_put(&x->fnames, nm->s, nm->len);
 	if (k < 0 || v < 0 ||
 	    grow((void **)&x->fname, (size_t)k, &x->fncap, sizeof *x->fname) <
 		0)
 		return x->err = -ENOMEM;
-	x->fname[k].s = x->fnames.s[v];
-	x->fname[k].len = x->fnames.len[v];
+	x->fname[k].s = intern_str(&x->fnames, (uint32_t)v, &x->fname[k].len);
 	return 0;
 }
 
@@ -533,7 +441,7 @@ static int on_root(void *ud, const struct decode_hroot *r)
 		return rc;
 	int kl = (int)root_kind_len(r->name, r->namelen);
 	int64_t kind = st_printf(&x->st, "(%.*s)", kl, r->name);
-	int64_t name = st_intern(&x->st, r->name, r->namelen);
+	int64_t name = intern_put(&x->st, r->name, r->namelen);
 	if (kind < 0 || name < 0 ||
 	    grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r) < 0)
 		return x->err = -ENOMEM;
@@ -606,7 +514,8 @@ static uint64_t syn_id(const char *name)
 	for (size_t i = 0; i < NFIXED; i++)
 		if (!strcmp(name, fixed_names[i]))
 			return 2 * (i + 1);
-	return 2 * (NFIXED + 1 + (hash(name, strlen(name)) & 0x3fffffff));
+	return 2 *
+	       (NFIXED + 1 + (XXH3_64bits(name, strlen(name)) & 0x3fffffff));
 }
 
 /* A new synthetic node named name (interned). */
@@ -616,8 +525,9 @@ static struct syn *add_syn(struct hs *x, int64_t name, uint64_t size)
 	    grow((void **)&x->sn, x->nsn, &x->sncap, sizeof *x->sn) < 0)
 		return NULL;
 	struct syn *s = &x->sn[x->nsn++];
-	*s = (struct syn){(uint32_t)name, size, syn_id(x->st.s[name]), x->nse,
-			  0};
+	*s = (struct syn){(uint32_t)name, size,
+			  syn_id(intern_str(&x->st, (uint32_t)name, NULL)),
+			  x->nse, 0};
 	return s;
 }
 
@@ -637,7 +547,7 @@ static int by_kind(const void *a, const void *b)
 ** ET_* of the root, which is ET_ELEMENT to synthetics only). */
 static int build_syn(struct hs *x, size_t *nkinds)
 {
-	if (!add_syn(x, st_intern(&x->st, "", 0), 0))
+	if (!add_syn(x, intern_put(&x->st, "", 0), 0))
 		return -ENOMEM;
 	qsort(x->r, x->nr, sizeof *x->r, by_kind);
 	for (size_t i = 0; i < x->nr;) {
@@ -652,7 +562,7 @@ static int build_syn(struct hs *x, size_t *nkinds)
 		x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
 		i = j;
 	}
-	struct syn *u = add_syn(x, st_intern(&x->st, "(unreachable)", 13), 0);
+	struct syn *u = add_syn(x, intern_put(&x->st, "(unreachable)", 13), 0);
 	if (!u)
 		return -ENOMEM;
 	uint64_t k = 0;
@@ -662,7 +572,7 @@ static int build_syn(struct hs *x, size_t *nkinds)
 			      x->o[i].id) < 0)
 			return -ENOMEM;
 	x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
-	if (!add_syn(x, st_intern(&x->st, "(VM allocations)", 16), 0))
+	if (!add_syn(x, intern_put(&x->st, "(VM allocations)", 16), 0))
 		return -ENOMEM;
 	*nkinds = x->nsn; /* root, kinds, unreachable, VM allocations */
 	/* The parts and what LuaJIT counts that ljlog does not know. */
@@ -673,7 +583,7 @@ static int build_syn(struct hs *x, size_t *nkinds)
 		other += x->part_bytes[i];
 	}
 	if (x->gc_total > x->bytes + other &&
-	    !add_syn(x, st_intern(&x->st, "(rest)", 6),
+	    !add_syn(x, intern_put(&x->st, "(rest)", 6),
 		     x->gc_total - x->bytes - other))
 		return -ENOMEM;
 	return 0;
@@ -811,10 +721,12 @@ static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
 	fputs("],\n\"trace_function_infos\":[],\"trace_tree\":[],"
 	      "\"samples\":[],\"locations\":[],\n\"strings\":[",
 	      f);
-	for (uint32_t i = 0; i < x->st.n; i++) {
+	for (size_t i = 0; i < intern_count(&x->st); i++) {
+		size_t len;
+		const char *str = intern_str(&x->st, (uint32_t)i, &len);
 		if (i)
 			fputs(",\n", f);
-		json_quote(f, x->st.s[i], x->st.len[i]);
+		json_quote(f, str, len);
 	}
 	fputs("]}\n", f);
 	if (dropped)
@@ -829,9 +741,9 @@ static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
 static void hs_free(struct hs *x)
 {
 	hsnap_free(&x->h);
-	st_free(&x->st);
-	st_free(&x->keys);
-	st_free(&x->fnames);
+	intern_free(&x->st);
+	intern_free(&x->keys);
+	intern_free(&x->fnames);
 	free(x->fname);
 	free(x->o);
 	free(x->e);
