@@ -11,6 +11,8 @@
 ** go to synthetic nodes only, so DevTools sees no "user roots" and keeps
 ** every self size as written: the objects' sizes add up to the snapshot's
 ** bytes, all nodes to LuaJIT's heap total (gc_total).
+** This file makes the passes and keeps what they find;
+** heapsnapshot_write.c builds the synthetic nodes and writes the JSON.
 ** Any thread: every function works on the structs its caller passes and
 ** keeps no state of its own, so one thread per struct is enough.
 */
@@ -24,129 +26,8 @@
 #include <string.h>
 
 #include "blocks/format.h"
-#include "export/json.h"
-#include "proc/hsnap.h"
 #include "block/reader.h"
-#include "util/hmap.h"
-#include "util/intern.h"
-
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-/* DevTools' node and edge types (their index in meta). */
-enum {
-	NT_HIDDEN,
-	NT_ARRAY,
-	NT_STRING,
-	NT_OBJECT,
-	NT_CODE,
-	NT_CLOSURE,
-	NT_REGEXP,
-	NT_NUMBER,
-	NT_NATIVE,
-	NT_SYNTHETIC
-};
-enum {
-	ET_CONTEXT,
-	ET_ELEMENT,
-	ET_PROPERTY,
-	ET_INTERNAL,
-	ET_HIDDEN,
-	ET_SHORTCUT,
-	ET_WEAK
-};
-
-/* Synthetic node names with fixed (even) IDs, so that they match across
-** snapshots; others get one from a hash of the name. */
-static const char *const fixed_names[] = {
-    "", /* the root */
-    "(main thread)",
-    "(main thread env)",
-    "(registry)",
-    "(metamethod name)",
-    "(base metatable)",
-    "(io input)",
-    "(io output)",
-    "(finalizer pending)",
-    "(trace being recorded)",
-    "(unreachable)",
-    "(VM allocations)",
-    "(global state)",
-    "(string table)",
-    "(temporary buffer)",
-    "(stacks)",
-    "(string buffers)",
-    "(jit)",
-    "(ffi)",
-    "(lightuserdata segments)",
-    "(rest)",
-};
-#define NFIXED (sizeof fixed_names / sizeof fixed_names[0])
-
-/* A kept object. */
-struct obj {
-	uint64_t id, size;
-	uint32_t name; /* string index */
-	uint8_t type;  /* NT_* */
-	uint8_t unreachable;
-	size_t e0, ne; /* its edges in hs.e */
-};
-
-/* A kept edge (dst a heap ID; for synthetic nodes' edges too). A weak
-** table's reference to a string is strong (LuaJIT never clears strings
-** from weak tables): weak edges keep their strong form for that. */
-struct edge {
-	uint8_t type;  /* ET_* */
-	uint32_t name; /* string index, or the element's index */
-	uint64_t dst;
-	uint8_t stype;	/* ET_WEAK: the type when dst is a string */
-	uint32_t sname; /* ... and the name */
-};
-
-/* A synthetic node (root kind, unreachable, parts). */
-struct syn {
-	uint32_t name;
-	uint64_t size; /* parts: their bytes */
-	uint64_t nid;  /* node ID */
-	size_t e0, ne; /* edges in hs.se */
-};
-
-struct hs {
-	struct hsnap h; /* the snapshot index (its own pass state) */
-	size_t want;	/* the index kept */
-	struct intern st;
-	struct obj *o;
-	size_t no, ocap;
-	struct edge *e;
-	size_t ne, ecap;
-	/* Roots as (kind, name, target), grouped at the end. */
-	struct root {
-		uint32_t kind, name;
-		uint64_t target;
-	} * r;
-	size_t nr, rcap;
-	struct syn *sn;
-	size_t nsn, sncap;
-	struct edge *se;
-	size_t nse, secap;
-	/* Function names from MAPPING records, by the text a function
-	** object has ("app.lua:12", "C 0xADDR", "builtin #N"): the last
-	** name of each (NAME records), read in the first pass. */
-	struct intern keys;
-	struct intern fnames; /* the names (st holds those used) */
-	struct {
-		const char *s;
-		size_t len;
-	} * fname; /* by key index */
-	size_t fncap;
-	/* From the SUMMARY. */
-	int done;
-	uint64_t bytes, gc_total;
-	uint32_t nparts;
-	uint32_t part_name[DECODE_HEAP_PARTS];
-	uint64_t part_bytes[DECODE_HEAP_PARTS];
-	int err; /* -ENOMEM */
-};
+#include "export/heapsnapshot_int.h"
 
 /* -- Strings ----------------------------------------------------------------- */
 
@@ -168,8 +49,8 @@ static int64_t st_printf(struct intern *t, const char *fmt, ...)
 
 /* -- Collecting the snapshot ------------------------------------------------ */
 
-/* Make room for one more element of size sz in *v. */
-static int grow(void **v, size_t n, size_t *cap, size_t sz)
+/* See heapsnapshot_int.h. */
+int heapsnapshot_grow(void **v, size_t n, size_t *cap, size_t sz)
 {
 	if (n < *cap)
 		return 0;
@@ -182,11 +63,11 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz)
 	return 0;
 }
 
-/* Append an edge to *v. */
-static int push_edge(struct edge **v, size_t *n, size_t *cap, unsigned type,
-		     int64_t name, uint64_t dst)
+/* See heapsnapshot_int.h. */
+int heapsnapshot_push_edge(struct edge **v, size_t *n, size_t *cap,
+			   unsigned type, int64_t name, uint64_t dst)
 {
-	if (name < 0 || grow((void **)v, *n, cap, sizeof **v) < 0)
+	if (name < 0 || heapsnapshot_grow((void **)v, *n, cap, sizeof **v) < 0)
 		return -ENOMEM;
 	(*v)[(*n)++] = (struct edge){(uint8_t)type, (uint32_t)name, dst, 0, 0};
 	return 0;
@@ -323,12 +204,13 @@ static int add_ref(struct hs *x, const struct decode_href *r)
 	if (name < 0)
 		return -ENOMEM;
 	if (!r->weak)
-		return push_edge(&x->e, &x->ne, &x->ecap, type, name,
-				 r->target);
+		return heapsnapshot_push_edge(&x->e, &x->ne, &x->ecap, type,
+					      name, r->target);
 	int64_t wname = type == ET_ELEMENT /* weak edges are named */
 			    ? st_printf(t, "[%lld]", (long long)name)
 			    : name;
-	if (push_edge(&x->e, &x->ne, &x->ecap, ET_WEAK, wname, r->target) < 0)
+	if (heapsnapshot_push_edge(&x->e, &x->ne, &x->ecap, ET_WEAK, wname,
+				   r->target) < 0)
 		return -ENOMEM;
 	x->e[x->ne - 1].stype = (uint8_t)type;
 	x->e[x->ne - 1].sname = (uint32_t)name;
@@ -385,8 +267,8 @@ static int on_record(void *ud, struct decode_obj *r)
 	int64_t k = intern_put(&x->keys, key, (size_t)n);
 	int64_t v = intern_put(&x->fnames, nm->s, nm->len);
 	if (k < 0 || v < 0 ||
-	    grow((void **)&x->fname, (size_t)k, &x->fncap, sizeof *x->fname) <
-		0)
+	    heapsnapshot_grow((void **)&x->fname, (size_t)k, &x->fncap,
+			      sizeof *x->fname) < 0)
 		return x->err = -ENOMEM;
 	x->fname[k].s = intern_str(&x->fnames, (uint32_t)v, &x->fname[k].len);
 	return 0;
@@ -400,7 +282,8 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 	int rc = s.heap_obj(s.ud, o);
 	if (rc || !is_kept(x))
 		return rc;
-	if (grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o) < 0)
+	if (heapsnapshot_grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o) <
+	    0)
 		return x->err = -ENOMEM;
 	int64_t name = obj_name(x, o);
 	if (name < 0)
@@ -443,7 +326,8 @@ static int on_root(void *ud, const struct decode_hroot *r)
 	int64_t kind = st_printf(&x->st, "(%.*s)", kl, r->name);
 	int64_t name = intern_put(&x->st, r->name, r->namelen);
 	if (kind < 0 || name < 0 ||
-	    grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r) < 0)
+	    heapsnapshot_grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r) <
+		0)
 		return x->err = -ENOMEM;
 	x->r[x->nr++] =
 	    (struct root){(uint32_t)kind, (uint32_t)name, r->target};
@@ -504,237 +388,6 @@ static int pass(struct hs *x, const char *path, char *err, size_t errlen)
 		return -ENOMEM;
 	}
 	return rc;
-}
-
-/* -- Writing ------------------------------------------------------------------ */
-
-/* A synthetic node's ID: fixed for the known names. */
-static uint64_t syn_id(const char *name)
-{
-	for (size_t i = 0; i < NFIXED; i++)
-		if (!strcmp(name, fixed_names[i]))
-			return 2 * (i + 1);
-	return 2 *
-	       (NFIXED + 1 + (XXH3_64bits(name, strlen(name)) & 0x3fffffff));
-}
-
-/* A new synthetic node named name (interned). */
-static struct syn *add_syn(struct hs *x, int64_t name, uint64_t size)
-{
-	if (name < 0 ||
-	    grow((void **)&x->sn, x->nsn, &x->sncap, sizeof *x->sn) < 0)
-		return NULL;
-	struct syn *s = &x->sn[x->nsn++];
-	*s = (struct syn){(uint32_t)name, size,
-			  syn_id(intern_str(&x->st, (uint32_t)name, NULL)),
-			  x->nse, 0};
-	return s;
-}
-
-/* Order roots by kind, keeping the log's order within one. */
-static int by_kind(const void *a, const void *b)
-{
-	const struct root *x = a, *y = b;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->target < y->target ? -1 : x->target > y->target;
-}
-
-/* The synthetic nodes: root kinds, unreachable, parts. The
-** root node is sn[0]; its edges are built last (to every other synthetic
-** node but the parts). Edge targets: node ordinals + 1 for synthetic
-** nodes' edges to synthetic nodes, heap IDs for the rest (told apart by
-** ET_* of the root, which is ET_ELEMENT to synthetics only). */
-static int build_syn(struct hs *x, size_t *nkinds)
-{
-	if (!add_syn(x, intern_put(&x->st, "", 0), 0))
-		return -ENOMEM;
-	qsort(x->r, x->nr, sizeof *x->r, by_kind);
-	for (size_t i = 0; i < x->nr;) {
-		struct syn *s = add_syn(x, x->r[i].kind, 0);
-		if (!s)
-			return -ENOMEM;
-		size_t j = i;
-		for (; j < x->nr && x->r[j].kind == x->r[i].kind; j++)
-			if (push_edge(&x->se, &x->nse, &x->secap, ET_INTERNAL,
-				      x->r[j].name, x->r[j].target) < 0)
-				return -ENOMEM;
-		x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
-		i = j;
-	}
-	struct syn *u = add_syn(x, intern_put(&x->st, "(unreachable)", 13), 0);
-	if (!u)
-		return -ENOMEM;
-	uint64_t k = 0;
-	for (size_t i = 0; i < x->no; i++)
-		if (x->o[i].unreachable &&
-		    push_edge(&x->se, &x->nse, &x->secap, ET_ELEMENT, k++,
-			      x->o[i].id) < 0)
-			return -ENOMEM;
-	x->sn[x->nsn - 1].ne = x->nse - x->sn[x->nsn - 1].e0;
-	if (!add_syn(x, intern_put(&x->st, "(VM allocations)", 16), 0))
-		return -ENOMEM;
-	*nkinds = x->nsn; /* root, kinds, unreachable, VM allocations */
-	/* The parts and what LuaJIT counts that ljlog does not know. */
-	uint64_t other = 0;
-	for (uint32_t i = 0; i < x->nparts; i++) {
-		if (!add_syn(x, x->part_name[i], x->part_bytes[i]))
-			return -ENOMEM;
-		other += x->part_bytes[i];
-	}
-	if (x->gc_total > x->bytes + other &&
-	    !add_syn(x, intern_put(&x->st, "(rest)", 6),
-		     x->gc_total - x->bytes - other))
-		return -ENOMEM;
-	return 0;
-}
-
-/* Write the meta object. */
-static void put_meta(FILE *f)
-{
-	fputs("{\"snapshot\":{\"meta\":{"
-	      "\"node_fields\":[\"type\",\"name\",\"id\",\"self_size\","
-	      "\"edge_count\",\"trace_node_id\",\"detachedness\"],\n"
-	      "\"node_types\":[[\"hidden\",\"array\",\"string\",\"object\","
-	      "\"code\",\"closure\",\"regexp\",\"number\",\"native\","
-	      "\"synthetic\",\"concatenated string\",\"sliced string\","
-	      "\"symbol\",\"bigint\",\"object shape\"],\"string\",\"number\","
-	      "\"number\",\"number\",\"number\",\"number\"],\n"
-	      "\"edge_fields\":[\"type\",\"name_or_index\",\"to_node\"],\n"
-	      "\"edge_types\":[[\"context\",\"element\",\"property\","
-	      "\"internal\",\"hidden\",\"shortcut\",\"weak\"],"
-	      "\"string_or_number\",\"node\"],\n"
-	      "\"trace_function_info_fields\":[\"function_id\",\"name\","
-	      "\"script_name\",\"script_id\",\"line\",\"column\"],\n"
-	      "\"trace_node_fields\":[\"id\",\"function_info_index\","
-	      "\"count\",\"size\",\"children\"],\n"
-	      "\"sample_fields\":[\"timestamp_us\",\"last_assigned_id\"],\n"
-	      "\"location_fields\":[\"object_index\",\"script_id\",\"line\","
-	      "\"column\"]},\n",
-	      f);
-}
-
-/* Write x's snapshot to f; 0, -ENOMEM or -EOVERFLOW. */
-static int write_all(struct hs *x, FILE *f, char *err, size_t errlen)
-{
-	size_t nkinds;
-	if (build_syn(x, &nkinds) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	/* Node ordinals: synthetic nodes but the parts, objects, parts. */
-	struct hmap ord = HMAP_INIT; /* heap ID -> ordinal + 1 */
-	for (size_t i = 0; i < x->no; i++) {
-		if (heapsnapshot_node_id(x->o[i].id) > UINT32_MAX ||
-		    x->o[i].size > UINT32_MAX) {
-			snprintf(err, errlen,
-				 "object %llu: its ID or size (%llu) is beyond "
-				 "the format's 32 bits",
-				 (unsigned long long)x->o[i].id,
-				 (unsigned long long)x->o[i].size);
-			hmap_free(&ord);
-			return -EOVERFLOW;
-		}
-		if (hmap_put(&ord, x->o[i].id, nkinds + i + 1) < 0) {
-			hmap_free(&ord);
-			snprintf(err, errlen, "out of memory");
-			return -ENOMEM;
-		}
-	}
-	const unsigned NF = 7; /* node fields */
-	size_t nnodes = x->nsn + x->no, dropped = 0;
-	/* Edges to objects not in the snapshot are left out (counted). */
-	uint64_t nedges = (nkinds - 1) + (x->nsn - nkinds);
-	for (size_t i = 0; i < x->nse; i++)
-		nedges += hmap_get(&ord, x->se[i].dst) != NULL;
-	for (size_t i = 0; i < x->ne; i++)
-		nedges += hmap_get(&ord, x->e[i].dst) != NULL;
-	put_meta(f);
-	fprintf(f,
-		"\"node_count\":%zu,\"edge_count\":%llu,"
-		"\"trace_function_count\":0},\n\"nodes\":[",
-		nnodes, (unsigned long long)nedges);
-	/* Root: an element edge to each synthetic node up to the parts'. */
-	fprintf(f, "%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, x->sn[0].name,
-		(unsigned long long)x->sn[0].nid, nkinds - 1);
-	for (size_t i = 1; i < nkinds; i++) {
-		const struct syn *s = &x->sn[i];
-		size_t ne = 0;
-		for (size_t k = 0; k < s->ne; k++)
-			ne += hmap_get(&ord, x->se[s->e0 + k].dst) != NULL;
-		if (i == nkinds - 1) /* VM allocations: the parts */
-			ne = x->nsn - nkinds;
-		fprintf(f, ",\n%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, s->name,
-			(unsigned long long)s->nid, ne);
-	}
-	for (size_t i = 0; i < x->no; i++) {
-		const struct obj *o = &x->o[i];
-		size_t ne = 0;
-		for (size_t k = 0; k < o->ne; k++)
-			ne += hmap_get(&ord, x->e[o->e0 + k].dst) != NULL;
-		dropped += o->ne - ne;
-		fprintf(f, ",\n%d,%u,%llu,%llu,%zu,0,0", o->type, o->name,
-			heapsnapshot_node_id(o->id),
-			(unsigned long long)o->size, ne);
-	}
-	for (size_t i = nkinds; i < x->nsn; i++)
-		fprintf(f, ",\n%d,%u,%llu,%llu,0,0,0", NT_NATIVE, x->sn[i].name,
-			(unsigned long long)x->sn[i].nid,
-			(unsigned long long)x->sn[i].size);
-	fputs("],\n\"edges\":[", f);
-	const char *sep = "";
-	for (size_t i = 1; i < nkinds; i++, sep = ",\n")
-		fprintf(f, "%s%d,%zu,%zu", sep, ET_ELEMENT, i - 1, i * NF);
-	for (size_t i = 1; i < nkinds; i++) {
-		const struct syn *s = &x->sn[i];
-		for (size_t k = 0; k < s->ne; k++) {
-			const struct edge *e = &x->se[s->e0 + k];
-			uint64_t *t = hmap_get(&ord, e->dst);
-			if (t)
-				fprintf(f, ",\n%d,%u,%llu", e->type, e->name,
-					(unsigned long long)(*t - 1) * NF);
-		}
-		if (i == nkinds - 1)
-			for (size_t p = nkinds; p < x->nsn; p++)
-				fprintf(f, ",\n%d,%u,%llu", ET_INTERNAL,
-					x->sn[p].name,
-					(unsigned long long)(x->no + p) * NF);
-	}
-	for (size_t i = 0; i < x->no; i++) {
-		const struct obj *o = &x->o[i];
-		for (size_t k = 0; k < o->ne; k++) {
-			const struct edge *e = &x->e[o->e0 + k];
-			uint64_t *t = hmap_get(&ord, e->dst);
-			if (!t)
-				continue;
-			unsigned ty = e->type, nm = e->name;
-			if (ty == ET_WEAK &&
-			    x->o[*t - 1 - nkinds].type == NT_STRING) {
-				ty = e->stype;
-				nm = e->sname;
-			}
-			fprintf(f, ",\n%u,%u,%llu", ty, nm,
-				(unsigned long long)(*t - 1) * NF);
-		}
-	}
-	hmap_free(&ord);
-	fputs("],\n\"trace_function_infos\":[],\"trace_tree\":[],"
-	      "\"samples\":[],\"locations\":[],\n\"strings\":[",
-	      f);
-	for (size_t i = 0; i < intern_count(&x->st); i++) {
-		size_t len;
-		const char *str = intern_str(&x->st, (uint32_t)i, &len);
-		if (i)
-			fputs(",\n", f);
-		json_quote(f, str, len);
-	}
-	fputs("]}\n", f);
-	if (dropped)
-		fprintf(stderr,
-			"ljlog export: warning: %zu references to objects "
-			"not in the snapshot left out\n",
-			dropped);
-	return 0;
 }
 
 /* Free x. */
@@ -815,7 +468,7 @@ int export_heapsnapshot(const char *path, FILE *out,
 		hs_free(&x);
 		return rc == -ENOMEM ? rc : -EIO;
 	}
-	int wrc = write_all(&x, out, err, errlen);
+	int wrc = heapsnapshot_write(&x, out, err, errlen);
 	hs_free(&x);
 	if (wrc < 0)
 		return wrc;
