@@ -66,6 +66,7 @@ struct syn {
 	size_t e0, ne; /* edges in hs.se */
 };
 
+/* The export in progress: the snapshot kept, its strings, synthetic nodes. */
 struct hs {
 	struct hsnap h; /* the snapshot index (its own pass state) */
 	size_t want;	/* the index kept */
