@@ -223,6 +223,7 @@ static int is_kept(struct hs *x)
 	return x->h.n == x->want && !x->done;
 }
 
+/* The INTRO: to the snapshot index. */
 static int on_intro(void *ud, const struct decode_intro *in)
 {
 	struct hs *x = ud;
@@ -274,6 +275,8 @@ static int on_record(void *ud, struct decode_obj *r)
 	return 0;
 }
 
+/* An OBJECT: to the snapshot index; kept (with its name and type) when
+** of the snapshot kept. */
 static int on_obj(void *ud, const struct decode_hobj *o)
 {
 	struct hs *x = ud;
@@ -282,8 +285,7 @@ static int on_obj(void *ud, const struct decode_hobj *o)
 	int rc = s.heap_obj(s.ud, o);
 	if (rc || !is_kept(x))
 		return rc;
-	if (heapsnapshot_grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o) <
-	    0)
+	if (heapsnapshot_grow((void **)&x->o, x->no, &x->ocap, sizeof *x->o))
 		return x->err = -ENOMEM;
 	int64_t name = obj_name(x, o);
 	if (name < 0)
@@ -314,6 +316,8 @@ static size_t root_kind_len(const char *s, size_t len)
 	return len;
 }
 
+/* A ROOT: to the snapshot index; kept, with its kind, when of the
+** snapshot kept. */
 static int on_root(void *ud, const struct decode_hroot *r)
 {
 	struct hs *x = ud;
@@ -326,14 +330,15 @@ static int on_root(void *ud, const struct decode_hroot *r)
 	int64_t kind = st_printf(&x->st, "(%.*s)", kl, r->name);
 	int64_t name = intern_put(&x->st, r->name, r->namelen);
 	if (kind < 0 || name < 0 ||
-	    heapsnapshot_grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r) <
-		0)
+	    heapsnapshot_grow((void **)&x->r, x->nr, &x->rcap, sizeof *x->r))
 		return x->err = -ENOMEM;
 	x->r[x->nr++] =
 	    (struct root){(uint32_t)kind, (uint32_t)name, r->target};
 	return 0;
 }
 
+/* A SUMMARY: to the snapshot index; the kept snapshot's totals and
+** parts. */
 static int on_summary(void *ud, const struct decode_hsummary *sm)
 {
 	struct hs *x = ud;

@@ -749,6 +749,7 @@ static void all_samples(struct px *x, const struct profile *base, int has_smp,
 	}
 }
 
+/* See pprof.h. */
 int export_pprof(const struct profile *p, const struct pprof_opts *o, FILE *out)
 {
 	struct px x;
