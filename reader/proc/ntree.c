@@ -1,6 +1,7 @@
 /*
 ** ljlog reader processors: a tree of names aggregated by path.
-** Any thread: see ntree.h.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
 */
 #include "proc/ntree.h"
 
@@ -8,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Any thread. Room for cap nodes; -1 when out of memory (the arrays that
+/* Room for cap nodes; -1 when out of memory (the arrays that
 ** grew keep their new room). */
 static int grow(struct ntree *t, size_t cap)
 {
@@ -31,7 +32,7 @@ static int grow(struct ntree *t, size_t cap)
 	return 0;
 }
 
-/* Any thread. See ntree.h. */
+/* See ntree.h. */
 void ntree_free(struct ntree *t)
 {
 	free(t->parent);
@@ -42,7 +43,7 @@ void ntree_free(struct ntree *t)
 	memset(t, 0, sizeof *t);
 }
 
-/* Any thread. Node n: under parent, named name, weights 0. */
+/* Node n: under parent, named name, weights 0. */
 static void set_node(struct ntree *t, size_t n, uint32_t parent, uint32_t name)
 {
 	t->parent[n] = parent;
@@ -51,7 +52,7 @@ static void set_node(struct ntree *t, size_t n, uint32_t parent, uint32_t name)
 		t->w[i][n] = 0;
 }
 
-/* Any thread. See ntree.h. */
+/* See ntree.h. */
 int ntree_init(struct ntree *t, unsigned nw)
 {
 	memset(t, 0, sizeof *t);
@@ -65,7 +66,7 @@ int ntree_init(struct ntree *t, unsigned nw)
 	return 0;
 }
 
-/* Any thread. See ntree.h. */
+/* See ntree.h. */
 int64_t ntree_child(struct ntree *t, uint32_t parent, uint32_t name)
 {
 	uint64_t key = (uint64_t)parent << 32 | (name + 1u);
