@@ -368,7 +368,7 @@ const struct decode_end *decode_end(const struct decode *d);
 #define DECODE_KIND_FIRST  2u /* may (must) come before INTRO: INTRO itself */
 #define DECODE_KIND_HEADER 4u /* `dump --headers` still decodes it */
 
-struct decode_cur; /* a cursor over one payload (decode_int.h) */
+struct decode_cur; /* a cursor over one payload (decode_base.h) */
 
 struct decode_kind {
 	unsigned kind;	/* FORMAT_KIND_*; its name is format_kind_name() */

@@ -3,13 +3,25 @@
 ** Any thread: every function works on the structs its caller passes and
 ** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode/decode_int.h"
+#include "decode/decode_kinds.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Field readers over locals p, end and field, jumping to bad_int. */
+#define ULEB(v, what)                                                          \
+	DEC_ULEB(v, {                                                          \
+		field = (what);                                                \
+		goto bad_int;                                                  \
+	})
+#define SLEB(v, what)                                                          \
+	DEC_SLEB(v, {                                                          \
+		field = (what);                                                \
+		goto bad_int;                                                  \
+	})
 
 /* -- EVENTS (hot) ------------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
 ** Any thread: every function works on the structs its caller passes and
 ** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode/decode_int.h"
+#include "decode/decode_kinds.h"
 
 #include <errno.h>
 #include <stdio.h>

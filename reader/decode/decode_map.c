@@ -3,7 +3,7 @@
 ** Any thread: every function works on the structs its caller passes and
 ** keeps no state of its own, so one thread per struct is enough.
 */
-#include "decode/decode_int.h"
+#include "decode/decode_kinds.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -12,23 +12,6 @@
 #include <string.h>
 
 /* -- MAPPING ----------------------------------------------------------------- */
-
-/* Snapshot of t at ofs (see decode.h): a rightmost search. */
-const struct decode_texit *decode_trace_exit(const struct decode_obj *t,
-					     uint64_t ofs)
-{
-	uint32_t lo = 0, hi = t->u.trace.nexit;
-	if (!hi)
-		return NULL;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ofs < t->u.trace.exits[mid].mcofs)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return &t->u.trace.exits[lo ? lo - 1 : 0];
-}
 
 /* A TRACE record's snapshots (version 3) into o. */
 static int dec_trace_exits(struct decode *d, const struct reader_block *b,

@@ -1,13 +1,31 @@
 /*
-** ljlog reader library: the decoder's inside, shared by decode.c (arena, ID
-** table, INTRO, END, the kind table), decode_map.c (MAPPING),
-** decode_events.c (EVENTS) and decode_samples.c (SAMPLES). Not for users
-** of the library: they see decode.h.
+** ljlog reader library: the decoder's base, shared by every file of the
+** decoder and by none outside it (users of the library see decode.h).
 ** Any thread: every function works on the structs its caller passes and
 ** keeps no state of its own, so one thread per struct is enough.
+**
+** The decoder's files call one way, top down; no file calls one above it:
+**
+**   decode.c          public API, the kind table, decode_block, decode_run
+**     | decode_kinds.h: one decoder per block kind, nothing else
+**     v
+**   decode_intro.c    INTRO, END
+**   decode_map.c      MAPPING: one decoder per record kind (a table)
+**   decode_events.c   EVENTS (hot): one decoder per event op (a table)
+**   decode_samples.c  SAMPLES (hot): a sample's parts, one function each
+**   decode_heap.c     HEAP: OBJECT, ROOT and SUMMARY records
+**     | decode_base.h: this header
+**     v
+**   decode_base.c     the decoder's state, the arena and the ID table,
+**                     errors with their offsets, the field readers of a
+**                     cursor, trace exits
+**
+** The per-kind files never call each other nor decode.c; decode_base.c
+** calls none of them. A new block kind is a decoder in its own file, its
+** line in decode_kinds.h and its row in decode.c's kind table.
 */
-#ifndef LJLOG_READER_DECODE_INT_H
-#define LJLOG_READER_DECODE_INT_H
+#ifndef LJLOG_READER_DECODE_BASE_H
+#define LJLOG_READER_DECODE_BASE_H
 
 #include "decode/decode.h"
 #include "util/hmap.h"
@@ -69,31 +87,31 @@ struct decode_cur {
 
 /* -- Hot-path field readers -------------------------------------------- */
 
-/* Hot-path field readers over locals p, end and field, jumping to bad_int
-** on a bad integer. Read a uleb into v: one-byte fast path, else the
-** shared codec. */
-#define ULEB(v, what)                                                          \
+/* Read a uleb into v over locals p and end (the hot kinds keep their
+** cursor in registers): one-byte fast path, else the shared codec; on a
+** bad integer, p stays and fail runs (a statement that leaves: return,
+** goto). */
+#define DEC_ULEB(v, fail)                                                      \
 	do {                                                                   \
 		if (UTIL_LIKELY(p < end && *p < 0x80)) {                       \
 			(v) = *p++;                                            \
 		} else {                                                       \
 			const uint8_t *q_ = p;                                 \
-			if (blocks_uleb_get(&q_, end, &(v)) < 0) {             \
-				field = (what);                                \
-				goto bad_int;                                  \
-			}                                                      \
+			if (blocks_uleb_get(&q_, end, &(v)) < 0)               \
+				fail;                                          \
 			p = q_;                                                \
 		}                                                              \
 	} while (0)
 
-#define SLEB(v, what)                                                          \
+/* The same for a sleb. */
+#define DEC_SLEB(v, fail)                                                      \
 	do {                                                                   \
 		uint64_t u_;                                                   \
-		ULEB(u_, what);                                                \
+		DEC_ULEB(u_, fail);                                            \
 		(v) = blocks_unzigzag(u_);                                     \
 	} while (0)
 
-/* -- decode.c ------------------------------------------------------------- */
+/* -- decode_base.c -------------------------------------------------------- */
 
 void *dec_alloc(struct decode *d, size_t n);
 struct decode_obj *dec_lookup_sparse(const struct decode *d, uint64_t id);
@@ -126,19 +144,18 @@ static inline struct decode_obj *dec_lookup(const struct decode *d, uint64_t id)
 	return o;
 }
 
-/* -- One decoder per block kind (rows of the kind table in decode.c) ------- */
+/* Any ID read from the log: its object, NULL if out of range or
+** undefined (ID 0 is never defined). */
+static inline struct decode_obj *dec_find(const struct decode *d, uint64_t id)
+{
+	return id < DECODE_MAX_ID ? dec_lookup(d, id) : NULL;
+}
 
-int dec_intro(struct decode *d, const struct reader_block *b,
-	      struct decode_cur *c);
-int dec_end(struct decode *d, const struct reader_block *b,
-	    struct decode_cur *c);
-int dec_mapping(struct decode *d, const struct reader_block *b,
-		struct decode_cur *c);
-int dec_events(struct decode *d, const struct reader_block *b,
-	       struct decode_cur *c);
-int dec_samples(struct decode *d, const struct reader_block *b,
-		struct decode_cur *c);
-int dec_heap(struct decode *d, const struct reader_block *b,
-	     struct decode_cur *c);
+/* Whether o is a function: a PROTO, CFUNC or FFUNC. */
+static inline int dec_is_func(const struct decode_obj *o)
+{
+	return o->kind == FORMAT_REC_PROTO || o->kind == FORMAT_REC_CFUNC ||
+	       o->kind == FORMAT_REC_FFUNC;
+}
 
 #endif

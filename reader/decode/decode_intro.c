@@ -1,0 +1,139 @@
+/*
+** ljlog reader library: INTRO and END blocks, the first and the last of a
+** log; END's totals are checked against what the blocks before held.
+** Any thread: every function works on the structs its caller passes and
+** keeps no state of its own, so one thread per struct is enough.
+*/
+#include "decode/decode_kinds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Decode an INTRO payload. */
+int dec_intro(struct decode *d, const struct reader_block *b,
+	      struct decode_cur *c)
+{
+	struct decode_intro *in = &d->intro;
+	int rc;
+	memset(in, 0, sizeof *in);
+	if ((rc = dec_get_u(c, "version", &in->version)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	/* Each version only adds to the one before: older logs read as written
+	** (version 3 fields are read where intro.version says so). */
+	if (in->version < 1 || in->version > FORMAT_VERSION)
+		return dec_corrupt(d, b, -ENOTSUP,
+				   "format version %llu is not supported (this "
+				   "reader reads versions 1 to %d)",
+				   (unsigned long long)in->version,
+				   FORMAT_VERSION);
+	if ((rc = dec_get_u(c, "pointer_size", &in->pointer_size)) < 0 ||
+	    (rc = dec_get_u(c, "pid", &in->pid)) < 0 ||
+	    (rc = dec_get_s(d, c, "executable", &in->exe)) < 0 ||
+	    (rc = dec_get_s(d, c, "luajit_version", &in->luajit_version)) < 0 ||
+	    (rc = dec_get_s(d, c, "options", &in->options)) < 0 ||
+	    (rc = dec_get_u(c, "counter_kind", &in->counter_kind)) < 0 ||
+	    (rc = dec_get_u(c, "ts_shift", &in->ts_shift)) < 0 ||
+	    (rc = dec_get_u(c, "counter_hz", &in->counter_hz)) < 0 ||
+	    (rc = dec_get_clock(c, &in->clock)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	if ((rc = dec_check_tail(d, b, c, "INTRO")) < 0)
+		return rc;
+	if (in->pointer_size == 0 || in->pointer_size > 8)
+		return dec_corrupt(d, b, -EBADMSG, "pointer_size %llu",
+				   (unsigned long long)in->pointer_size);
+	if (in->counter_kind != FORMAT_COUNTER_TSC &&
+	    in->counter_kind != FORMAT_COUNTER_MONO_NS)
+		return dec_corrupt(d, b, -EBADMSG, "unknown counter_kind %llu",
+				   (unsigned long long)in->counter_kind);
+	if (in->ts_shift > 63)
+		return dec_corrupt(d, b, -EBADMSG, "ts_shift %llu over 63",
+				   (unsigned long long)in->ts_shift);
+	d->have_intro = 1;
+	return d->sink.intro ? d->sink.intro(d->sink.ud, in) : 0;
+}
+
+/* Decode an END payload and check its totals. */
+int dec_end(struct decode *d, const struct reader_block *b,
+	    struct decode_cur *c)
+{
+	struct decode_end *e = &d->end;
+	int rc;
+	if ((rc = dec_get_u(c, "events", &e->events)) < 0 ||
+	    (rc = dec_get_u(c, "blocks", &e->blocks)) < 0 ||
+	    (rc = dec_get_u(c, "bytes", &e->bytes)) < 0 ||
+	    (rc = dec_get_u(c, "samples_dropped", &e->samples_dropped)) < 0 ||
+	    (rc = dec_get_u(c, "vms", &e->vms)) < 0 ||
+	    (rc = dec_get_clock(c, &e->clock)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	e->stop_error = 0;
+	e->stop_reason[0] = '\0';
+	if (d->intro.version >= 5) {
+		const char *s;
+		size_t len;
+		if ((rc = dec_get_u(c, "stop_error", &e->stop_error)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (blocks_str_get(&c->p, c->end, &s, &len) < 0) {
+			c->field = "stop_reason";
+			return dec_bad_field(d, b, c, -EBADMSG);
+		}
+		if (len >= sizeof e->stop_reason)
+			len = sizeof e->stop_reason - 1;
+		memcpy(e->stop_reason, s, len);
+		e->stop_reason[len] = '\0';
+		if (e->stop_error && !len)
+			snprintf(e->stop_reason, sizeof e->stop_reason,
+				 "error %llu",
+				 (unsigned long long)e->stop_error);
+	}
+	e->flush_waits = e->flush_wait_ns = 0;
+	if (d->intro.version >= 15 &&
+	    ((rc = dec_get_u(c, "flush_waits", &e->flush_waits)) < 0 ||
+	     (rc = dec_get_u(c, "flush_wait_ns", &e->flush_wait_ns)) < 0))
+		return dec_bad_field(d, b, c, rc);
+	if ((rc = dec_check_tail(d, b, c, "END")) < 0)
+		return rc;
+	if (e->events != d->events)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "END counts %llu events, the EVENTS blocks hold "
+		    "%llu",
+		    (unsigned long long)e->events,
+		    (unsigned long long)d->events);
+	if (e->blocks != b->index)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "END counts %llu blocks, %llu come before it",
+		    (unsigned long long)e->blocks,
+		    (unsigned long long)b->index);
+	if (e->bytes != b->offset)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "END says it is at offset %llu",
+				   (unsigned long long)e->bytes);
+	/* Samples dropped after the last SAMPLES block reach only END: more
+	** is possible, fewer is not. */
+	if (e->samples_dropped < d->dropped)
+		return dec_corrupt(
+		    d, b, -EBADMSG,
+		    "END counts %llu samples dropped, the SAMPLES "
+		    "blocks count %llu",
+		    (unsigned long long)e->samples_dropped,
+		    (unsigned long long)d->dropped);
+	if (e->samples_dropped > d->dropped)
+		dec_warn(d,
+			 "block %llu (END) at offset %llu: END counts %llu "
+			 "samples dropped, the SAMPLES blocks %llu",
+			 (unsigned long long)b->index,
+			 (unsigned long long)b->offset,
+			 (unsigned long long)e->samples_dropped,
+			 (unsigned long long)d->dropped);
+	if (e->vms != d->vms)
+		dec_warn(
+		    d,
+		    "block %llu (END) at offset %llu: END counts %llu VMs, "
+		    "the log defines %llu",
+		    (unsigned long long)b->index, (unsigned long long)b->offset,
+		    (unsigned long long)e->vms, (unsigned long long)d->vms);
+	d->have_end = 1;
+	return d->sink.end ? d->sink.end(d->sink.ud, e) : 0;
+}
