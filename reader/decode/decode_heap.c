@@ -121,15 +121,56 @@ static int table_text(struct decode *d, struct decode_cur *c,
 	return 0;
 }
 
+/* The references of OBJECT o up to the 0 kind byte, into d->hrefs
+** (grown as needed); tprev the object's ID (version 16: the first target
+** is a difference from it). */
+static int obj_refs(struct decode *d, const struct reader_block *b,
+		    struct decode_cur *c, struct decode_hobj *o, uint64_t tprev)
+{
+	uint64_t aprev = 0;
+	unsigned k;
+	int rc, rel = d->intro.version >= 16;
+	o->nref = 0;
+	for (;;) {
+		if ((rc = get_u8(c, "ref kind", &k)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (k == 0)
+			break;
+		if (o->nref == d->hrefcap) {
+			size_t nc = d->hrefcap ? d->hrefcap * 2 : 256;
+			struct decode_href *nr =
+			    realloc(d->hrefs, nc * sizeof *nr);
+			if (!nr)
+				return dec_corrupt(d, b, -ENOMEM,
+						   "out of memory");
+			d->hrefs = nr;
+			d->hrefcap = nc;
+		}
+		struct decode_href *r = &d->hrefs[o->nref];
+		r->kind = k & ~FORMAT_HREF_WEAK;
+		r->weak = (k & FORMAT_HREF_WEAK) != 0;
+		if (r->kind >= FORMAT_HREF__MAX)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "heap object %llu: unknown reference kind %u at "
+			    "payload offset %zu",
+			    (unsigned long long)o->id, r->kind,
+			    (size_t)(c->p - c->start - 1));
+		if ((rc = get_ref(c, r, &tprev, &aprev, rel)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		o->nref++;
+	}
+	return 0;
+}
+
 /* An OBJECT record; *addr and *pid the block's last OBJECT's
 ** address (version 10) and ID (version 16): each is a difference from it. */
 static int dec_obj(struct decode *d, const struct reader_block *b,
 		   struct decode_cur *c, struct decode_hobj *o, uint64_t *addr,
 		   uint64_t *pid)
 {
-	unsigned k;
 	int64_t da = 0;
-	uint64_t aprev = 0, tprev;
+	uint64_t tprev;
 	int rc, rel = d->intro.version >= 16;
 	if ((rc = rel ? get_rel(c, "id", *pid, &o->id)
 		      : dec_get_u(c, "id", &o->id)) < 0)
@@ -163,36 +204,8 @@ static int dec_obj(struct decode *d, const struct reader_block *b,
 		return dec_corrupt(
 		    d, b, -EBADMSG, "heap object at payload offset %zu: %s",
 		    (size_t)(c->p - c->start), o->id ? "unknown type" : "ID 0");
-	o->nref = 0;
-	for (;;) {
-		if ((rc = get_u8(c, "ref kind", &k)) < 0)
-			return dec_bad_field(d, b, c, rc);
-		if (k == 0)
-			break;
-		if (o->nref == d->hrefcap) {
-			size_t nc = d->hrefcap ? d->hrefcap * 2 : 256;
-			struct decode_href *nr =
-			    realloc(d->hrefs, nc * sizeof *nr);
-			if (!nr)
-				return dec_corrupt(d, b, -ENOMEM,
-						   "out of memory");
-			d->hrefs = nr;
-			d->hrefcap = nc;
-		}
-		struct decode_href *r = &d->hrefs[o->nref];
-		r->kind = k & ~FORMAT_HREF_WEAK;
-		r->weak = (k & FORMAT_HREF_WEAK) != 0;
-		if (r->kind >= FORMAT_HREF__MAX)
-			return dec_corrupt(
-			    d, b, -EBADMSG,
-			    "heap object %llu: unknown reference kind %u at "
-			    "payload offset %zu",
-			    (unsigned long long)o->id, r->kind,
-			    (size_t)(c->p - c->start - 1));
-		if ((rc = get_ref(c, r, &tprev, &aprev, rel)) < 0)
-			return dec_bad_field(d, b, c, rc);
-		o->nref++;
-	}
+	if ((rc = obj_refs(d, b, c, o, tprev)) != 0)
+		return rc;
 	o->refs = d->hrefs;
 	o->block = b;
 	if (d->sink.heap_obj && (rc = d->sink.heap_obj(d->sink.ud, o)))

@@ -53,9 +53,10 @@ int dec_intro(struct decode *d, const struct reader_block *b,
 	return d->sink.intro ? d->sink.intro(d->sink.ud, in) : 0;
 }
 
-/* Decode an END payload and check its totals. */
-int dec_end(struct decode *d, const struct reader_block *b,
-	    struct decode_cur *c)
+/* END's fields into d->end (stop_error and stop_reason from version 5,
+** the flush waits from version 15). */
+static int end_fields(struct decode *d, const struct reader_block *b,
+		      struct decode_cur *c)
 {
 	struct decode_end *e = &d->end;
 	int rc;
@@ -91,8 +92,15 @@ int dec_end(struct decode *d, const struct reader_block *b,
 	    ((rc = dec_get_u(c, "flush_waits", &e->flush_waits)) < 0 ||
 	     (rc = dec_get_u(c, "flush_wait_ns", &e->flush_wait_ns)) < 0))
 		return dec_bad_field(d, b, c, rc);
-	if ((rc = dec_check_tail(d, b, c, "END")) < 0)
-		return rc;
+	return 0;
+}
+
+/* END's totals against what the blocks before it held: events, blocks
+** and bytes exactly, dropped samples at least (else a warning), VMs (a
+** warning). */
+static int end_totals(struct decode *d, const struct reader_block *b)
+{
+	const struct decode_end *e = &d->end;
 	if (e->events != d->events)
 		return dec_corrupt(
 		    d, b, -EBADMSG,
@@ -134,6 +142,18 @@ int dec_end(struct decode *d, const struct reader_block *b,
 		    "the log defines %llu",
 		    (unsigned long long)b->index, (unsigned long long)b->offset,
 		    (unsigned long long)e->vms, (unsigned long long)d->vms);
+	return 0;
+}
+
+/* Decode an END payload and check its totals. */
+int dec_end(struct decode *d, const struct reader_block *b,
+	    struct decode_cur *c)
+{
+	int rc;
+	if ((rc = end_fields(d, b, c)) != 0 ||
+	    (rc = dec_check_tail(d, b, c, "END")) < 0 ||
+	    (rc = end_totals(d, b)) != 0)
+		return rc;
 	d->have_end = 1;
-	return d->sink.end ? d->sink.end(d->sink.ud, e) : 0;
+	return d->sink.end ? d->sink.end(d->sink.ud, &d->end) : 0;
 }
