@@ -20,6 +20,7 @@
 **                     errors with their offsets, the field readers of a
 **                     cursor, trace exits
 **
+** decode.c stands on decode_base.h too (errors, the ID table, the state).
 ** The per-kind files never call each other nor decode.c; decode_base.c
 ** calls none of them. A new block kind is a decoder in its own file, its
 ** line in decode_kinds.h and its row in decode.c's kind table.
@@ -51,6 +52,8 @@ struct chunk {
 	uint8_t mem[];
 };
 
+/* A decoder: its sink, the objects of one log, what the blocks so far
+** held, and buffers the hot kinds reuse. */
 struct decode {
 	struct decode_sink sink;    /* where data goes */
 	struct decode_obj ***pages; /* ID table: pages of PAGE_SIZE entries */
@@ -79,6 +82,7 @@ struct decode {
 	size_t hrefcap;
 	char err[ERR_MAX]; /* last error */
 };
+
 /* Cursor over one payload, for the cold block kinds. */
 struct decode_cur {
 	const uint8_t *p, *start, *end;

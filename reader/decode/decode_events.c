@@ -25,6 +25,7 @@ static const char *ev_label(unsigned op, unsigned lo, char *buf, size_t len)
 	snprintf(buf, len, "VM %s", format_vm_name(lo));
 	return buf;
 }
+
 /* Copy a TRACE_ABORT message into d->msg, NUL-terminated. */
 static int dec_msg_copy(struct decode *d, const uint8_t *s, size_t len)
 {
@@ -120,8 +121,8 @@ static const uint8_t *ev_bad_id(struct evs *s, const char *why, uint64_t v)
 }
 
 /* The decoders of ENTER and EXIT, most events of a log, and of an
-** event's op byte and dt are inlined into the loop (calls cost a quarter
-** more time); the others are called through the op table. */
+** event's op byte and dt are inlined into the loop (as calls, a quarter
+** more instructions on a calls log); the others go through the op table. */
 #define EV_HOT inline __attribute__((always_inline))
 
 /* Field readers over locals s, p and end (see DEC_ULEB). */
@@ -454,7 +455,7 @@ static const uint8_t *ev_vm(struct evs *s, const uint8_t *p, unsigned lo)
 /* -- The op table and the loop ----------------------------------------------- */
 
 /* Every event op, by FORMAT_OP_* (names: format_op_name()): a row for each
-** value the op bits can hold. */
+** value the op bits can hold (ev_one calls ENTER's and EXIT's directly). */
 static ev_fn *const ops[] = {
     [FORMAT_OP_ENTER] = ev_enter,     [FORMAT_OP_EXIT] = ev_slot,
     [FORMAT_OP_ALLOC] = ev_alloc,     [FORMAT_OP_FREE] = ev_free,
