@@ -4,8 +4,8 @@
 ** records' pointers while the objects live, and makes the MAPPING block;
 ** the encode pass (the writer thread, or the VM thread without one) turns
 ** the mapped records into an EVENTS block, reserving the worst case once,
-** then emitting without checks. Neither writes: logger.c and flushq.c
-** write what they make.
+** then emitting without checks. Neither writes: logger.c writes the
+** MAPPING block, flushq.c the EVENTS block.
 */
 #include "logger/flush.h"
 

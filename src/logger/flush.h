@@ -1,6 +1,8 @@
 /*
 ** ljlog flush: map the buffer's pointers to IDs (VM thread), then encode
-** (writer thread); flushq.c and logger.c write.
+** (writer thread); neither writes: logger.c writes the MAPPING block,
+** flushq.c the EVENTS block (on the writer thread, or the VM's when
+** synchronous).
 */
 #ifndef LJLOG_LOGGER_FLUSH_H
 #define LJLOG_LOGGER_FLUSH_H

@@ -78,7 +78,7 @@ static enum logger_state vm_become(struct logger_vm *vm, enum logger_state to)
 	return was;
 }
 
-/* -- Flushing: the one place that knows mapper, encoder, sampler, writer -- */
+/* -- Flushing: map, write the MAPPING, hand the EVENTS to flushq.c --------- */
 
 static void premap_stack(struct logger_vm *vm, lua_State *L);
 

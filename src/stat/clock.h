@@ -38,7 +38,8 @@ uint64_t clock_mono_ns(void);
 /* Any context. Read a CLOCK triple now. */
 void clock_pair_now(struct writer_clock *p);
 
-/* Any thread. Counter ticks per second, measured once (about 2 ms) and cached. */
+/* Any thread. Counter ticks per second, measured once (250 us of busy
+** reads, clock.c) and cached. */
 uint64_t clock_hz(void);
 
 /* Any thread. Counter ticks in ns nanoseconds (saturating). */
