@@ -196,6 +196,9 @@ out:
 	return rc;
 }
 
+static uint64_t ref(struct mapper *m, unsigned kind, uintptr_t key,
+		    unsigned traceno, const char *pname);
+
 /* Caller holds m's lock, in a pass; child alive (its parent is). Map a
 ** child prototype with the name its parent gives it, unless mapped. */
 static int map_child(void *ud, GCproto *child, const char *name)
@@ -203,10 +206,7 @@ static int map_child(void *ud, GCproto *child, const char *name)
 	struct mapper *m = ud;
 	if (hmap_get(&m->map, (uintptr_t)child))
 		return 0;
-	m->pname = name;
-	uint64_t id = mapper_ref(m, MAPPER_PROTO, (uintptr_t)child, 0);
-	m->pname = NULL;
-	return id ? 0 : -ENOMEM;
+	return ref(m, MAPPER_PROTO, (uintptr_t)child, 0, name) ? 0 : -ENOMEM;
 }
 
 /* Caller holds m's lock. key (mapped as id) was written without its name:
@@ -218,15 +218,15 @@ static void note_unnamed(struct mapper *m, uintptr_t key, uint64_t id)
 }
 
 /* Caller holds m's lock, in a pass; pt alive. A PROTO record named as its
-** parent's bytecode said (m->pname), or as a freed parent's said before
-** (m->pending), then its children's, while pt keeps them alive: a
-** prototype has no pointer to its parent. */
-static int put_proto(struct mapper *m, uint64_t id, GCproto *pt)
+** parent's bytecode said (pname, NULL for none), or as a freed parent's
+** said before (m->pending), then its children's, while pt keeps them
+** alive: a prototype has no pointer to its parent. */
+static int put_proto(struct mapper *m, uint64_t id, GCproto *pt,
+		     const char *pname)
 {
-	const char *name = m->pname ? m->pname : "";
+	const char *name = pname ? pname : "";
 	char *found = NULL;
 	uint64_t *v;
-	m->pname = NULL;
 	if (!name[0] && (v = hmap_get(&m->pending, (uintptr_t)pt))) {
 		name = found = (char *)(uintptr_t)*v;
 		hmap_del(&m->pending, (uintptr_t)pt);
@@ -240,13 +240,14 @@ static int put_proto(struct mapper *m, uint64_t id, GCproto *pt)
 	return protoname_children(pt, map_child, m);
 }
 
-/* Caller holds m's lock. The record of a new ID for key, into m->out. */
+/* Caller holds m's lock. The record of a new ID for key, into m->out;
+** pname: a PROTO's name from its parent, or NULL. */
 static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
-		      uint64_t id, unsigned traceno)
+		      uint64_t id, unsigned traceno, const char *pname)
 {
 	struct wbuf *b = m->out;
 	switch (kind) {
-	case MAPPER_PROTO: return put_proto(m, id, (GCproto *)key);
+	case MAPPER_PROTO: return put_proto(m, id, (GCproto *)key, pname);
 	case MAPPER_CFUNC: {
 		int rc = names_put_cfunc(b, id, &m->names, key);
 		if (rc == 0)
@@ -266,9 +267,10 @@ static int put_record(struct mapper *m, unsigned kind, uintptr_t key,
 	}
 }
 
-/* Caller holds m's lock, in a pass. ID of key, made on first use. */
-uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
-		    unsigned traceno)
+/* Caller holds m's lock, in a pass. ID of key, made on first use (a
+** PROTO named pname when not NULL). */
+static uint64_t ref(struct mapper *m, unsigned kind, uintptr_t key,
+		    unsigned traceno, const char *pname)
 {
 	size_t c = cache_slot(key);
 	if (UTIL_LIKELY(m->ckey[c] == key))
@@ -278,7 +280,8 @@ uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
 		id = *v;
 	} else {
 		id = mapper_new_id();
-		if (m->bad || put_record(m, kind, key, id, traceno) < 0 ||
+		if (m->bad ||
+		    put_record(m, kind, key, id, traceno, pname) < 0 ||
 		    hmap_put(&m->map, key, id) < 0) {
 			m->bad = 1;
 			return 0;
@@ -287,6 +290,13 @@ uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
 	m->ckey[c] = key;
 	m->cid[c] = id;
 	return id;
+}
+
+/* Caller holds m's lock, in a pass. See mapper.h. */
+uint64_t mapper_ref(struct mapper *m, unsigned kind, uintptr_t key,
+		    unsigned traceno)
+{
+	return ref(m, kind, key, traceno, NULL);
 }
 
 /* Caller holds m's lock, in a pass. STRING ID of text s, made on first

@@ -48,7 +48,6 @@ struct mapper {
 	uint64_t pass_id0; /* IDs made in the pass are >= this */
 	uintptr_t ckey[MAPPER_CACHE]; /* ID cache: valid during one pass */
 	uint64_t cid[MAPPER_CACHE];
-	const char *pname; /* name for the PROTO being mapped, or NULL */
 	/* -- Names found after the record (NAME, format 14) ------------------- */
 	struct hmap unnamed;  /* key -> ID of a PROTO or CFUNC written
 			       ** without its name */
