@@ -70,21 +70,21 @@ void sample_map_locked(struct sample_vm *s)
 			uint64_t id =
 			    mapper_ref(m, e->lua[k].kind, e->lua[k].key, 0);
 			bad |= !id;
-			e->lua[k].key = (uintptr_t)id;
+			e->lua[k].id = id;
 		}
 		e->mc_lo = 0;
 		e->mc_len = 0;
+		e->trace_id = 0;
 		if (e->trace && !bad) {
 			GCtrace *T = (GCtrace *)e->trace;
 			e->mc_lo = (uintptr_t)T->mcode;
 			e->mc_len = (uint32_t)T->szmcode;
-			uint64_t id =
+			e->trace_id =
 			    mapper_ref(m, MAPPER_TRACE, e->trace, e->traceno);
-			bad |= !id;
-			e->trace = (uintptr_t)id;
+			bad |= !e->trace_id;
 		}
 		if (bad)
-			e->nlua = 0, e->trace = 0, e->mc_len = 0;
+			e->nlua = 0, e->trace_id = 0, e->mc_len = 0;
 	}
 	int rc = mapper_end(m);
 	/* A failed pass forgets the IDs it made, given to entries too. */
@@ -167,7 +167,7 @@ static uint64_t stack_id(struct sample_vm *s, struct wbuf *b,
 	if (!e->nlua && !nh)
 		return 0;
 	for (unsigned k = 0; k < e->nlua; k++) {
-		lua[2 * k] = e->lua[k].key;
+		lua[2 * k] = e->lua[k].id;
 		lua[2 * k + 1] = e->lua[k].line;
 	}
 	uint64_t id =
@@ -222,7 +222,7 @@ void sample_drain(struct sample_vm *s)
 			goto done;
 		q = blocks_uleb_put(q, dt);
 		/* State 7, or another state in a trace (version 14). */
-		int traced = e->state == FORMAT_STATE_TRACE || e->trace;
+		int traced = e->state == FORMAT_STATE_TRACE || e->trace_id;
 		uint8_t st = (uint8_t)(e->state |
 				       (e->state != FORMAT_STATE_TRACE && traced
 					    ? FORMAT_STATE_TRACED
@@ -235,7 +235,7 @@ void sample_drain(struct sample_vm *s)
 		}
 		q = blocks_uleb_put(q, sid);
 		if (traced) {
-			q = blocks_uleb_put(q, e->trace);
+			q = blocks_uleb_put(q, e->trace_id);
 			q = blocks_uleb_put(q, pcofs);
 			q = blocks_uleb_put(q, chk_ofs(e));
 		}

@@ -27,17 +27,25 @@
 #define SAMPLE_BATCH	   (SAMPLE_RING / 4) /* entries worth a drain */
 #define SAMPLE_BATCH_NS	   100000000 /* else drain at least this often */
 
-/* One Lua frame as read in the handler: a raw key, mapped later. */
+/* One Lua frame as read in the handler: a raw key, mapped later. Before
+** its entry is mapped (sample_map_locked) key holds it, after, id: its
+** ID. The two share their room (a ring holds SAMPLE_RING * SAMPLE_LUA_MAX
+** frames); each is read only on its side of s->mapped. */
 struct sample_frame {
-	uintptr_t key; /* GCproto*, lua_CFunction or ffid (| MAPPER_FF_ASM) */
+	union {
+		uintptr_t key; /* GCproto*, lua_CFunction or ffid
+				** (| MAPPER_FF_ASM); entry not mapped */
+		uint64_t id;   /* its ID (0: none); entry mapped */
+	};
 	uint32_t line; /* line being executed (PROTO), else 0 */
-	uint8_t kind;  /* mapper_key; after mapping, the ID is in key */
+	uint8_t kind;  /* mapper_key */
 };
 
 /* One ring entry; the host stack copy follows when host stacks are on. */
 struct sample_entry {
-	uint64_t ts;	 /* counter */
-	uintptr_t trace; /* GCtrace* (state TRACE), else 0; then its ID */
+	uint64_t ts;	   /* counter */
+	uintptr_t trace;   /* GCtrace* (in a trace), else 0 */
+	uint64_t trace_id; /* once mapped: trace's ID, else 0 */
 	uint16_t nlua;
 	uint8_t state;	  /* FORMAT_STATE_* */
 	uint32_t missed;  /* timer intervals merged into this signal */
