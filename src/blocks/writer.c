@@ -59,6 +59,18 @@ void writer_block_end(struct wbuf *b, size_t off, unsigned kind)
 	blocks_header_pack(hdr, kind, hdr + FORMAT_HEADER_LEN, (uint32_t)len);
 }
 
+/* Any thread. See writer.h. */
+uint8_t *writer_head_put(uint8_t *p, uint64_t vm, uint64_t count,
+			 uint64_t base_ts, const struct writer_clock *c)
+{
+	p = blocks_uleb_put(p, vm);
+	p = blocks_uleb_put(p, count);
+	p = blocks_uleb_put(p, base_ts);
+	p = blocks_uleb_put(p, c->counter);
+	p = blocks_uleb_put(p, c->mono_ns);
+	return blocks_uleb_put(p, c->real_ns);
+}
+
 /* -- The output file (global lock) ------------------------------------------- */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -46,6 +46,15 @@ struct writer_clock {
 	uint64_t real_ns; /* CLOCK_REALTIME */
 };
 
+/* Worst-case bytes of a block head (writer_head_put). */
+#define WRITER_HEAD_MAX (6 * BLOCKS_ULEB_MAX)
+
+/* Any thread. Put at p (room for WRITER_HEAD_MAX) the head an EVENTS or a
+** SAMPLES payload starts with (doc/format.txt): vm, count, base_ts and
+** the CLOCK c. Returns the end. */
+uint8_t *writer_head_put(uint8_t *p, uint64_t vm, uint64_t count,
+			 uint64_t base_ts, const struct writer_clock *c);
+
 /* What the INTRO block says. */
 struct writer_intro {
 	const char *luajit_version;

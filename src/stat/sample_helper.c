@@ -175,6 +175,12 @@ static uint64_t stack_id(struct sample_vm *s, struct wbuf *b,
 	return id ? id : (uint64_t)-1;
 }
 
+/* Worst-case bytes of one sample (dt, state, missed, stack, trace, pcofs,
+** chkofs: a byte and six ulebs) and of a SAMPLES payload's head (the
+** block head, thread, signals, dropped). */
+#define SAMPLE_MAX   (1 + 6 * BLOCKS_ULEB_MAX)
+#define SAMPLES_HEAD (WRITER_HEAD_MAX + 3 * BLOCKS_ULEB_MAX)
+
 /* Caller holds s->hostlock. Drain s's signal buffer into blocks. */
 void sample_drain(struct sample_vm *s)
 {
@@ -217,9 +223,9 @@ void sample_drain(struct sample_vm *s)
 		uint64_t dt = ts > t ? ts - t : 0;
 		t += dt;
 		uint64_t sid = stack_id(s, b, e, hid, nh);
-		if (sid == (uint64_t)-1 ||
-		    !(q = wbuf_room(sb, 7 * BLOCKS_ULEB_MAX)))
+		if (sid == (uint64_t)-1 || !(q = wbuf_room(sb, SAMPLE_MAX)))
 			goto done;
+		uint8_t *qend = q + SAMPLE_MAX;
 		q = blocks_uleb_put(q, dt);
 		/* State 7, or another state in a trace (version 14). */
 		int traced = e->state == FORMAT_STATE_TRACE || e->trace_id;
@@ -239,6 +245,7 @@ void sample_drain(struct sample_vm *s)
 			q = blocks_uleb_put(q, pcofs);
 			q = blocks_uleb_put(q, chk_ofs(e));
 		}
+		UTIL_DEBUG_ASSERT(q <= qend);
 		sb->len = (size_t)(q - sb->p);
 	}
 	s->t_prev = t;
@@ -251,8 +258,8 @@ void sample_drain(struct sample_vm *s)
 		b->len = hoff;
 	}
 	size_t soff = writer_block_begin(b);
-	q = soff == (size_t)-1 ? NULL
-			       : wbuf_room(b, 10 * BLOCKS_ULEB_MAX + sb->len);
+	size_t room = SAMPLES_HEAD + sb->len;
+	q = soff == (size_t)-1 ? NULL : wbuf_room(b, room);
 	if (!q)
 		goto done;
 	struct writer_clock c;
@@ -260,15 +267,12 @@ void sample_drain(struct sample_vm *s)
 	/* Signals taken = samples + drops, each counted by exactly one drain:
 	** entries and drops after this drain started go to the next one. */
 	uint64_t ddrop = drop - s->dropped_done, dsig = (uint64_t)n + ddrop;
-	q = blocks_uleb_put(q, s->map->vm_id);
-	q = blocks_uleb_put(q, n);
-	q = blocks_uleb_put(q, base);
-	q = blocks_uleb_put(q, c.counter);
-	q = blocks_uleb_put(q, c.mono_ns);
-	q = blocks_uleb_put(q, c.real_ns);
+	uint8_t *qend = q + room;
+	q = writer_head_put(q, s->map->vm_id, n, base, &c);
 	q = blocks_uleb_put(q, (uint64_t)s->tid);
 	q = blocks_uleb_put(q, dsig);
 	q = blocks_uleb_put(q, ddrop);
+	UTIL_DEBUG_ASSERT(q + sb->len <= qend);
 	memcpy(q, sb->p, sb->len);
 	b->len = (size_t)(q - b->p) + sb->len;
 	writer_block_end(b, soff, FORMAT_KIND_SAMPLES);
