@@ -28,12 +28,8 @@ static inline __attribute__((always_inline)) void
 put_alloc(struct logger_vm *vm, uint64_t *p, uint64_t ts, uint64_t x,
 	  uint64_t key, void *np, size_t nsize)
 {
-	p[0] = BUF_W0(BUF_ALLOC, x);
-	p[1] = ts;
-	p[2] = key;
-	p[3] = (uint64_t)(uintptr_t)np;
-	p[4] = nsize;
-	vm->bp = p + 5;
+	logger_commit(
+	    vm, buf_put_alloc(p, ts, x, key, (uint64_t)(uintptr_t)np, nsize));
 }
 
 /* VM thread only (allocator). The FREE record of ptr (osize bytes). */
@@ -41,10 +37,7 @@ static inline __attribute__((always_inline)) void
 put_free(struct logger_vm *vm, uint64_t *p, uint64_t ts, void *ptr,
 	 size_t osize)
 {
-	p[0] = BUF_W0(BUF_FREE, osize);
-	p[1] = ts;
-	p[2] = (uint64_t)(uintptr_t)ptr;
-	vm->bp = p + 3;
+	logger_commit(vm, buf_put_free(p, ts, (uint64_t)(uintptr_t)ptr, osize));
 }
 
 /* -- Sites ---------------------------------------------------------------------- */
@@ -356,10 +349,7 @@ static UTIL_NOINLINE void gc_changed(struct logger_vm *vm)
 	if (vm->events & OPTS_GC) {
 		uint64_t ts = clock_now();
 		uint64_t *p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_GC, st);
-		p[1] = ts;
-		p[2] = g->gc.total;
-		vm->bp = p + 3;
+		logger_commit(vm, buf_put_gc(p, ts, st, g->gc.total));
 	}
 	/* Sweeping frees prototypes, coroutines and traces that the buffers
 	** (events and samples) may name. */
@@ -525,14 +515,9 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 		put_alloc(vm, p, ts, x, key, np, nsize);
 	} else {
 		p = logger_reserve(vm, co, ts);
-		p[0] = BUF_W0(BUF_REALLOC, x);
-		p[1] = ts;
-		p[2] = key;
-		p[3] = (uint64_t)(uintptr_t)ptr;
-		p[4] = osize;
-		p[5] = (uint64_t)(uintptr_t)np;
-		p[6] = nsize;
-		vm->bp = p + 7;
+		logger_commit(
+		    vm, buf_put_realloc(p, ts, x, key, (uint64_t)(uintptr_t)ptr,
+					osize, (uint64_t)(uintptr_t)np, nsize));
 	}
 	return np;
 }

@@ -34,19 +34,14 @@ void hooks_call(lua_State *L, lua_Debug *ar)
 			return; /* a C function: hooks_wrap records it */
 		}
 		p = logger_reserve(vm, L, ts);
-		p[0] = BUF_W0(kind, slot);
-		p[1] = ts;
-		p[2] = what;
-		vm->bp = p + 3;
+		logger_commit(vm, buf_put_enter(p, kind, slot, ts, what));
 	} else {
 		/* A vararg function returns from the frame FUNCV moved up;
 		** its ENTER was at the frame below (frame_prevd). */
 		if (frame_isvarg(frame))
 			slot -= (uint64_t)frame_sized(frame) / sizeof(TValue);
 		p = logger_reserve(vm, L, ts);
-		p[0] = BUF_W0(BUF_EXIT, slot);
-		p[1] = ts;
-		vm->bp = p + 2;
+		logger_commit(vm, buf_put_exit(p, slot, ts));
 	}
 }
 
@@ -96,18 +91,14 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, L, ts);
 	/* Library functions in C (string.rep, print) are named by ffid. */
-	if (ffi) {
-		p[0] = BUF_W0(BUF_ENTER_C, slot);
-		p[2] = ffi;
-	} else if (fn->c.ffid > FF_C) {
-		p[0] = BUF_W0(BUF_ENTER_FF, slot);
-		p[2] = fn->c.ffid;
-	} else {
-		p[0] = BUF_W0(BUF_ENTER_C, slot);
-		p[2] = (uint64_t)(uintptr_t)f;
-	}
-	p[1] = ts;
-	vm->bp = p + 3;
+	if (ffi)
+		p = buf_put_enter(p, BUF_ENTER_C, slot, ts, ffi);
+	else if (fn->c.ffid > FF_C)
+		p = buf_put_enter(p, BUF_ENTER_FF, slot, ts, fn->c.ffid);
+	else
+		p = buf_put_enter(p, BUF_ENTER_C, slot, ts,
+				  (uint64_t)(uintptr_t)f);
+	logger_commit(vm, p);
 	/* Chain to a wrapper the program set for its own C functions. */
 	if (UTIL_UNLIKELY(vm->orig_wrapf != NULL) &&
 	    mref(fn->c.pc, const BCIns) == &g->bc_cfunc_ext)
@@ -121,9 +112,7 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 			rescan(vm, L); /* a module may be new */
 		ts = clock_now();
 		p = logger_reserve(vm, L, ts);
-		p[0] = BUF_W0(BUF_EXIT, slot);
-		p[1] = ts;
-		vm->bp = p + 2;
+		logger_commit(vm, buf_put_exit(p, slot, ts));
 	}
 	return n;
 }

@@ -90,11 +90,8 @@ static int on_trace(lua_State *L)
 	if (strcmp(what, "start") == 0) {
 		pt = where(L, 3, 4, &line);
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_TRACE_START, traceno);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)pt;
-		p[3] = line;
-		vm->bp = p + 4;
+		logger_commit(vm,
+			      buf_put_trace_start(p, ts, traceno, pt, line));
 	} else if (strcmp(what, "stop") == 0) {
 		jit_State *J = G2J(vm->g);
 		GCtrace *T =
@@ -102,26 +99,18 @@ static int on_trace(lua_State *L)
 		if (!T)
 			return 0;
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_TRACE_STOP, traceno);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)T;
-		vm->bp = p + 3;
+		logger_commit(vm, buf_put_trace_stop(p, ts, traceno, T));
 	} else if (strcmp(what, "abort") == 0) {
 		pt = where(L, 3, 4, &line);
 		int64_t info =
 		    lua_isnumber(L, 6) ? (int64_t)lua_tointeger(L, 6) : -1;
+		uint32_t reason = (uint32_t)lua_tointeger(L, 5);
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_TRACE_ABORT, traceno);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)pt;
-		p[3] = line | (uint64_t)(uint32_t)lua_tointeger(L, 5) << 32;
-		p[4] = (uint64_t)info;
-		vm->bp = p + 5;
+		logger_commit(vm, buf_put_trace_abort(p, ts, traceno, pt, line,
+						      reason, info));
 	} else if (strcmp(what, "flush") == 0) {
 		p = logger_reserve(vm, NULL, ts);
-		p[0] = BUF_W0(BUF_TRACE_FLUSH, 0);
-		p[1] = ts;
-		vm->bp = p + 2;
+		logger_commit(vm, buf_put_trace_flush(p, ts));
 	}
 	chain(L, JITEV_KEY);
 	return 0;

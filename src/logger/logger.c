@@ -298,10 +298,7 @@ static void record_vm_event(struct logger_vm *vm, unsigned kind)
 {
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, NULL, ts);
-	p[0] = BUF_W0(kind, 0);
-	p[1] = ts;
-	p[2] = vm->g->gc.total;
-	vm->bp = p + 3;
+	logger_commit(vm, buf_put_vm(p, kind, ts, vm->g->gc.total));
 }
 
 /* Caller holds the global lock. Write END and close; 0 or -errno. */

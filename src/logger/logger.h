@@ -183,14 +183,17 @@ static inline uint64_t *logger_reserve(struct logger_vm *vm, lua_State *L,
 		logger_flush_full(vm);
 	vm->ts_last = ts;
 	if (UTIL_UNLIKELY(L != vm->last_L && L)) {
-		uint64_t *p = vm->bp;
-		p[0] = BUF_W0(BUF_SWITCH, 0);
-		p[1] = ts;
-		p[2] = (uint64_t)(uintptr_t)L;
-		vm->bp = p + 3;
+		vm->bp = buf_put_switch(vm->bp, ts, L);
 		vm->last_L = L;
 	}
 	return vm->bp;
+}
+
+/* VM thread only. The records written from logger_reserve's pointer end
+** at end: make it vm->bp (debug builds: abort when past the buffer). */
+static inline void logger_commit(struct logger_vm *vm, uint64_t *end)
+{
+	vm->bp = buf_end(end, vm->buf + vm->buf_words);
 }
 
 /* Allocator calls that may share one clock read (doc/format.txt). */

@@ -20,17 +20,11 @@ static void record_text(struct logger_vm *vm, unsigned kind, const char *s,
 	size_t tw = s ? BUF_TEXT_WORDS(len) : 0;
 	/* logger_reserve keeps room for a fixed record only: make room for
 	** the text first (the buffer holds at least 512 words). */
-	if (vm->bp + 2 + tw > vm->bend)
+	if (vm->bp + BUF_ZONE_PUSH_WORDS + tw > vm->bend)
 		logger_flush_full(vm);
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, NULL, ts);
-	p[0] = BUF_W0(kind, s ? len : 0);
-	p[1] = ts;
-	if (tw) {
-		p[1 + tw] = 0; /* the last word's padding */
-		memcpy(p + 2, s, len);
-	}
-	vm->bp = p + 2 + tw;
+	logger_commit(vm, buf_put_text(p, kind, ts, s, len));
 }
 
 /* VM thread only. Push or pop a zone. */

@@ -306,9 +306,10 @@ static void rec(struct words *r, unsigned kind, uint64_t x, uint64_t a,
 		uint64_t b, uint64_t c)
 {
 	uint64_t words[] = {BUF_W0(kind, x), r->t << CLOCK_TS_SHIFT, a, b, c};
-	cr_assert_leq(buf_words[kind], 5);
-	memcpy(r->w + r->n, words, buf_words[kind] * sizeof(uint64_t));
-	r->n += buf_words[kind];
+	unsigned n = buf_rec_words(words);
+	cr_assert(n >= 2 && n <= 5, "kind %u: %u words", kind, n);
+	memcpy(r->w + r->n, words, n * sizeof(uint64_t));
+	r->n += n;
 	r->t += 16;
 }
 
@@ -316,11 +317,12 @@ static void rec(struct words *r, unsigned kind, uint64_t x, uint64_t a,
 static void rec_mark(struct words *r, const char *text)
 {
 	size_t len = strlen(text), tw = BUF_TEXT_WORDS(len);
-	r->w[r->n] = BUF_W0(BUF_MARK, len);
-	r->w[r->n + 1] = r->t << CLOCK_TS_SHIFT;
-	r->w[r->n + 1 + tw] = 0;
-	memcpy(r->w + r->n + 2, text, len);
-	r->n += 2 + tw;
+	uint64_t *p = r->w + r->n;
+	p[0] = BUF_W0(BUF_MARK, len);
+	p[1] = r->t << CLOCK_TS_SHIFT;
+	p[BUF_TEXT_AT + tw - 1] = 0;
+	memcpy(p + BUF_TEXT_AT, text, len);
+	r->n += buf_rec_words(p);
 	r->t += 16;
 }
 
@@ -474,12 +476,13 @@ static void ring_fill(struct sample_vm *s, struct vm *v)
 		e->ts = clock_now();
 		e->state = FORMAT_STATE_INTERP;
 		e->nlua = 2;
-		e->lua[0] =
-		    (struct sample_frame){(uintptr_t)v->chunk, 3, MAPPER_PROTO};
-		e->lua[1] = i == 1
-				? (struct sample_frame){(uintptr_t)lonely_cfn,
-							0, MAPPER_CFUNC}
-				: (struct sample_frame){v->ff, 0, MAPPER_FFUNC};
+		e->lua[0] = (struct sample_frame){
+		    {(uintptr_t)v->chunk}, 3, MAPPER_PROTO};
+		e->lua[1] =
+		    i == 1 ? (struct sample_frame){{(uintptr_t)lonely_cfn},
+						   0,
+						   MAPPER_CFUNC}
+			   : (struct sample_frame){{v->ff}, 0, MAPPER_FFUNC};
 		if (i == 2) {
 			e->state = FORMAT_STATE_TRACE;
 			e->trace = (uintptr_t)v->T;

@@ -121,9 +121,10 @@ static void rec(struct rig *r, unsigned kind, uint64_t x, uint64_t a,
 {
 	uint64_t words[] = {
 	    BUF_W0(kind, x), r->t << CLOCK_TS_SHIFT, a, b, c, d, e};
-	cr_assert_leq(r->n + buf_words[kind], sizeof r->w / sizeof r->w[0]);
-	memcpy(r->w + r->n, words, buf_words[kind] * sizeof(uint64_t));
-	r->n += buf_words[kind];
+	unsigned n = buf_rec_words(words);
+	cr_assert_leq(r->n + n, sizeof r->w / sizeof r->w[0]);
+	memcpy(r->w + r->n, words, n * sizeof(uint64_t));
+	r->n += n;
 	r->t += r->step;
 }
 
