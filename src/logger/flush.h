@@ -12,6 +12,16 @@
 #include "blocks/writer.h"
 #include "maps/mapper.h"
 
+/* The encoder's room, reserved once for a buffer of n words: n *
+** FLUSH_ENC_PER_WORD + FLUSH_ENC_SLACK bytes (a word becomes at most one
+** 10-byte uleb; the op byte and escapes fit in the slack), and for a trace
+** abort FLUSH_ABORT_EXTRA more (its reason and a message of at most
+** FLUSH_ABORT_MSG bytes). Debug builds check that it holds. */
+#define FLUSH_ENC_PER_WORD 11
+#define FLUSH_ENC_SLACK	   64
+#define FLUSH_ABORT_MSG	   160
+#define FLUSH_ABORT_EXTRA  (BLOCKS_ULEB_MAX * 2 + FLUSH_ABORT_MSG)
+
 /* What the encoder keeps from one flush to the next. */
 struct flush_enc {
 	uint64_t t_prev;      /* last encoded ts: time never goes back */
