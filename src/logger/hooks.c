@@ -91,13 +91,11 @@ int hooks_wrap(lua_State *L, lua_CFunction f)
 	uint64_t ts = clock_now();
 	uint64_t *p = logger_reserve(vm, L, ts);
 	/* Library functions in C (string.rep, print) are named by ffid. */
-	if (ffi)
-		p = buf_put_enter(p, BUF_ENTER_C, slot, ts, ffi);
-	else if (fn->c.ffid > FF_C)
-		p = buf_put_enter(p, BUF_ENTER_FF, slot, ts, fn->c.ffid);
-	else
-		p = buf_put_enter(p, BUF_ENTER_C, slot, ts,
-				  (uint64_t)(uintptr_t)f);
+	unsigned kind = BUF_ENTER_C;
+	uint64_t what = ffi ? ffi : (uint64_t)(uintptr_t)f;
+	if (!ffi && fn->c.ffid > FF_C)
+		kind = BUF_ENTER_FF, what = fn->c.ffid;
+	p = buf_put_enter(p, kind, slot, ts, what);
 	logger_commit(vm, p);
 	/* Chain to a wrapper the program set for its own C functions. */
 	if (UTIL_UNLIKELY(vm->orig_wrapf != NULL) &&
