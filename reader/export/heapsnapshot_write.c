@@ -16,6 +16,8 @@
 #include "export/json.h"
 #include "util/hmap.h"
 
+#define NODE_FIELDS 7 /* a node's numbers: type, name, id, ... */
+
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
@@ -155,16 +157,11 @@ static void put_meta(FILE *f)
 	      f);
 }
 
-/* See heapsnapshot_int.h. */
-int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
+/* Node ordinals in ord (heap ID -> ordinal + 1): synthetic nodes but the
+** parts, objects, parts. 0, -EOVERFLOW or -ENOMEM with a message. */
+static int ordinals(const struct hs *x, size_t nkinds, struct hmap *ord,
+		    char *err, size_t errlen)
 {
-	size_t nkinds;
-	if (build_syn(x, &nkinds) < 0) {
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	/* Node ordinals: synthetic nodes but the parts, objects, parts. */
-	struct hmap ord = HMAP_INIT; /* heap ID -> ordinal + 1 */
 	for (size_t i = 0; i < x->no; i++) {
 		if (heapsnapshot_node_id(x->o[i].id) > UINT32_MAX ||
 		    x->o[i].size > UINT32_MAX) {
@@ -173,36 +170,37 @@ int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
 				 "the format's 32 bits",
 				 (unsigned long long)x->o[i].id,
 				 (unsigned long long)x->o[i].size);
-			hmap_free(&ord);
 			return -EOVERFLOW;
 		}
-		if (hmap_put(&ord, x->o[i].id, nkinds + i + 1) < 0) {
-			hmap_free(&ord);
+		if (hmap_put(ord, x->o[i].id, nkinds + i + 1) < 0) {
 			snprintf(err, errlen, "out of memory");
 			return -ENOMEM;
 		}
 	}
-	const unsigned NF = 7; /* node fields */
-	size_t nnodes = x->nsn + x->no, dropped = 0;
-	/* Edges to objects not in the snapshot are left out (counted). */
-	uint64_t nedges = (nkinds - 1) + (x->nsn - nkinds);
-	for (size_t i = 0; i < x->nse; i++)
-		nedges += hmap_get(&ord, x->se[i].dst) != NULL;
-	for (size_t i = 0; i < x->ne; i++)
-		nedges += hmap_get(&ord, x->e[i].dst) != NULL;
-	put_meta(f);
-	fprintf(f,
-		"\"node_count\":%zu,\"edge_count\":%llu,"
-		"\"trace_function_count\":0},\n\"nodes\":[",
-		nnodes, (unsigned long long)nedges);
-	/* Root: an element edge to each synthetic node up to the parts'. */
+	return 0;
+}
+
+/* Edges of n starting at e whose target is in the snapshot. */
+static size_t edges_in(const struct hmap *ord, const struct edge *e, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		k += hmap_get(ord, e[i].dst) != NULL;
+	return k;
+}
+
+/* The nodes: the root with an element edge to each synthetic node up to
+** the parts', those nodes, the objects, the parts. Returns the objects'
+** references left out (to objects not in the snapshot). */
+static size_t put_nodes(const struct hs *x, size_t nkinds,
+			const struct hmap *ord, FILE *f)
+{
+	size_t dropped = 0;
 	fprintf(f, "%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, x->sn[0].name,
 		(unsigned long long)x->sn[0].nid, nkinds - 1);
 	for (size_t i = 1; i < nkinds; i++) {
 		const struct syn *s = &x->sn[i];
-		size_t ne = 0;
-		for (size_t k = 0; k < s->ne; k++)
-			ne += hmap_get(&ord, x->se[s->e0 + k].dst) != NULL;
+		size_t ne = edges_in(ord, x->se + s->e0, s->ne);
 		if (i == nkinds - 1) /* VM allocations: the parts */
 			ne = x->nsn - nkinds;
 		fprintf(f, ",\n%d,%u,%llu,0,%zu,0,0", NT_SYNTHETIC, s->name,
@@ -210,9 +208,7 @@ int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
 	}
 	for (size_t i = 0; i < x->no; i++) {
 		const struct obj *o = &x->o[i];
-		size_t ne = 0;
-		for (size_t k = 0; k < o->ne; k++)
-			ne += hmap_get(&ord, x->e[o->e0 + k].dst) != NULL;
+		size_t ne = edges_in(ord, x->e + o->e0, o->ne);
 		dropped += o->ne - ne;
 		fprintf(f, ",\n%d,%u,%llu,%llu,%zu,0,0", o->type, o->name,
 			heapsnapshot_node_id(o->id),
@@ -222,30 +218,41 @@ int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
 		fprintf(f, ",\n%d,%u,%llu,%llu,0,0,0", NT_NATIVE, x->sn[i].name,
 			(unsigned long long)x->sn[i].nid,
 			(unsigned long long)x->sn[i].size);
-	fputs("],\n\"edges\":[", f);
+	return dropped;
+}
+
+/* The edges, in the nodes' order: the root's, the synthetic nodes' (the
+** parts under "(VM allocations)"), the objects'. A weak edge to a string
+** is written with its strong type and name. */
+static void put_edges(const struct hs *x, size_t nkinds, const struct hmap *ord,
+		      FILE *f)
+{
 	const char *sep = "";
 	for (size_t i = 1; i < nkinds; i++, sep = ",\n")
-		fprintf(f, "%s%d,%zu,%zu", sep, ET_ELEMENT, i - 1, i * NF);
+		fprintf(f, "%s%d,%zu,%zu", sep, ET_ELEMENT, i - 1,
+			i * NODE_FIELDS);
 	for (size_t i = 1; i < nkinds; i++) {
 		const struct syn *s = &x->sn[i];
 		for (size_t k = 0; k < s->ne; k++) {
 			const struct edge *e = &x->se[s->e0 + k];
-			uint64_t *t = hmap_get(&ord, e->dst);
+			uint64_t *t = hmap_get(ord, e->dst);
 			if (t)
 				fprintf(f, ",\n%d,%u,%llu", e->type, e->name,
-					(unsigned long long)(*t - 1) * NF);
+					(unsigned long long)(*t - 1) *
+					    NODE_FIELDS);
 		}
 		if (i == nkinds - 1)
 			for (size_t p = nkinds; p < x->nsn; p++)
 				fprintf(f, ",\n%d,%u,%llu", ET_INTERNAL,
 					x->sn[p].name,
-					(unsigned long long)(x->no + p) * NF);
+					(unsigned long long)(x->no + p) *
+					    NODE_FIELDS);
 	}
 	for (size_t i = 0; i < x->no; i++) {
 		const struct obj *o = &x->o[i];
 		for (size_t k = 0; k < o->ne; k++) {
 			const struct edge *e = &x->e[o->e0 + k];
-			uint64_t *t = hmap_get(&ord, e->dst);
+			uint64_t *t = hmap_get(ord, e->dst);
 			if (!t)
 				continue;
 			unsigned ty = e->type, nm = e->name;
@@ -255,10 +262,14 @@ int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
 				nm = e->sname;
 			}
 			fprintf(f, ",\n%u,%u,%llu", ty, nm,
-				(unsigned long long)(*t - 1) * NF);
+				(unsigned long long)(*t - 1) * NODE_FIELDS);
 		}
 	}
-	hmap_free(&ord);
+}
+
+/* The empty sections and the strings, to the end of the file. */
+static void put_strings(const struct hs *x, FILE *f)
+{
 	fputs("],\n\"trace_function_infos\":[],\"trace_tree\":[],"
 	      "\"samples\":[],\"locations\":[],\n\"strings\":[",
 	      f);
@@ -270,6 +281,36 @@ int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
 		json_quote(f, str, len);
 	}
 	fputs("]}\n", f);
+}
+
+/* See heapsnapshot_int.h. */
+int heapsnapshot_write(struct hs *x, FILE *f, char *err, size_t errlen)
+{
+	size_t nkinds;
+	if (build_syn(x, &nkinds) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	struct hmap ord = HMAP_INIT; /* heap ID -> ordinal + 1 */
+	int rc = ordinals(x, nkinds, &ord, err, errlen);
+	if (rc < 0) {
+		hmap_free(&ord);
+		return rc;
+	}
+	/* Edges to objects not in the snapshot are left out (counted). */
+	uint64_t nedges = (nkinds - 1) + (x->nsn - nkinds);
+	nedges += edges_in(&ord, x->se, x->nse);
+	nedges += edges_in(&ord, x->e, x->ne);
+	put_meta(f);
+	fprintf(f,
+		"\"node_count\":%zu,\"edge_count\":%llu,"
+		"\"trace_function_count\":0},\n\"nodes\":[",
+		x->nsn + x->no, (unsigned long long)nedges);
+	size_t dropped = put_nodes(x, nkinds, &ord, f);
+	fputs("],\n\"edges\":[", f);
+	put_edges(x, nkinds, &ord, f);
+	hmap_free(&ord);
+	put_strings(x, f);
 	if (dropped)
 		fprintf(stderr,
 			"ljlog export: warning: %zu references to objects "
