@@ -90,7 +90,7 @@ void sample_map_locked(struct sample_vm *s)
 	/* A failed pass forgets the IDs it made, given to entries too. */
 	for (uint32_t i = s->mapped; rc < 0 && i != head; i++) {
 		struct sample_entry *e = sample_entry_at(s, i);
-		e->nlua = 0, e->trace = 0, e->mc_len = 0;
+		e->nlua = 0, e->trace_id = 0, e->mc_len = 0;
 	}
 	s->mapped = head;
 	if (rc > 0) {
