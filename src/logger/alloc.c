@@ -430,6 +430,15 @@ mark_stack_move(struct logger_vm *vm, void *ptr, size_t nsize)
 
 /* -- The allocator ----------------------------------------------------------------- */
 
+/* VM thread only. A snapshot trigger or a mapping pass asked for work
+** (snaptrig.h): the wrappers' fast paths go to alloc_full, which arms the
+** hook that does it. */
+static inline __attribute__((always_inline)) int
+trig_asked(struct logger_vm *vm)
+{
+	return __atomic_load_n(&vm->trig.work, __ATOMIC_RELAXED) != 0;
+}
+
 /* VM thread only. alloc=RATE: the allocator call when it records a FREE of
 ** a sampled block or samples the new one (doc/format.txt, "Sampled
 ** allocation"), or has a mapped address to forget. The prologue of
@@ -480,6 +489,8 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 	vmheap_keep(vm->heap);
 	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate))
 		gc_changed(vm);
+	if (UTIL_UNLIKELY(trig_asked(vm)))
+		snaptrig_poll(vm);
 	/* The sampler must not walk a Lua stack that is being reallocated,
 	** until LuaJIT has stored the new one (seen by the handler). */
 	if (UTIL_UNLIKELY(vm->s.on))
@@ -529,7 +540,7 @@ static UTIL_NOINLINE void *alloc_full(struct logger_vm *vm, void *ptr,
 void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	if (UTIL_UNLIKELY(vm->snap.on))
+	if (UTIL_UNLIKELY(vm->snap.on || trig_asked(vm)))
 		return alloc_full(vm, ptr, osize, nsize);
 	if (ptr) /* LuaJIT trims only when it frees */
 		vmheap_keep(vm->heap);
@@ -542,10 +553,12 @@ void *alloc_lua_bare(void *ud, void *ptr, size_t osize, size_t nsize)
 void *alloc_lua_plain(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
-	/* Nothing to record, no new GC phase, no stack mark to clear. */
+	/* Nothing to record, no new GC phase, no stack mark to clear,
+	** no work asked for. */
 	if (UTIL_LIKELY(
 		vm->g->gc.state == vm->gcstate &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED) &&
+		!trig_asked(vm))) {
 		if (!ptr) /* an allocation: LuaJIT trims only when it frees */
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
 		/* Nothing mapped at ptr, nor a Lua stack (smaller than any). */
@@ -566,7 +579,8 @@ void *alloc_lua_rate(void *ud, void *ptr, size_t osize, size_t nsize)
 	if (UTIL_LIKELY(
 		vm->alloc_left > (int64_t)nsize &&
 		vm->g->gc.state == vm->gcstate &&
-		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED))) {
+		!__atomic_load_n(&vm->s.stack_moving, __ATOMIC_RELAXED) &&
+		!trig_asked(vm))) {
 		if (!ptr) {
 			vm->alloc_left -= (int64_t)nsize;
 			return vm->orig_alloc(vm->orig_ud, ptr, osize, nsize);
@@ -619,7 +633,7 @@ void *alloc_lua_exact(void *ud, void *ptr, size_t osize, size_t nsize)
 {
 	struct logger_vm *vm = ud;
 	if (UTIL_UNLIKELY(vm->g->gc.state != vm->gcstate || vm->s.on ||
-			  vm->snap.on))
+			  vm->snap.on || trig_asked(vm)))
 		return alloc_full(vm, ptr, osize, nsize);
 	if (!ptr) {
 		if (UTIL_LIKELY(nsize != 0))

@@ -767,11 +767,14 @@ int logger_detach(lua_State *L, char *err, size_t errlen)
 	mapper_lock(&vm->map);
 	vm->map.want = NULL; /* no hook is armed for names from now on */
 	mapper_unlock(&vm->map);
-	snaptrig_stop(vm);
-	if (vm->trig.at_detach) {
+	/* A snapshot asked for and not yet taken is taken here: no trigger's
+	** work is lost (snapshot=exit takes one here anyway). */
+	unsigned pending = snaptrig_stop(vm);
+	if (vm->trig.at_detach || (pending & SNAPTRIG_SNAPSHOT)) {
 		char serr[256];
 		if (logger_snapshot(vm, L, serr, sizeof serr) < 0)
-			fprintf(stderr, "ljlog: snapshot=exit: %s\n", serr);
+			fprintf(stderr, "ljlog: snapshot%s: %s\n",
+				vm->trig.at_detach ? "=exit" : "", serr);
 	}
 	detach_hooks(vm, g, L);
 	if (vm->jit.events)

@@ -7,10 +7,9 @@
 **            writer thread (an encode, flushq.h)
 **   q        the writer thread's side of the buffers (flushq.h)
 **   s        the sampler's signal handler and helper (stat/sample.h)
-**   trig     snaptrig.c's signal handler and timer thread arm the hook
-**            (armed, work, oldf, oldmask, oldcount, ready: atomics) and
-**            the timer thread writes due; see snaptrig.h
-**   g        read by whoever arms the hook (the VM's hook fields)
+**   trig     snaptrig.c's signal handler and timer thread, and a mapping
+**            pass, ask for work (work: atomic) and the timer thread
+**            writes due; the hook is armed on the VM thread (snaptrig.h)
 **   tid, next, id  the registry, under the global lock (writer_lock):
 **            at_exit, a forked child's handler (which, single-threaded,
 **            also resets the VMs of the thread that forked)

@@ -1,11 +1,19 @@
 /*
 ** ljlog snapshot triggers.
-** The signal handler and the timer thread find the VMs in a fixed table
-** of slots (no lock: the handler may interrupt anything) and call
-** lua_sethook, which in LuaJIT only stores a few fields and updates the
-** dispatch table (what LuaJIT's own profiler does from its timer thread).
-** A detach empties its slot, then waits until no handler or timer pass is
-** inside the table.
+** A trigger (the SIGUSR1/2 handler on whatever thread the signal lands on,
+** the timer thread, a mapping pass that wants names) only sets a request
+** bit in the VM's work word: an atomic OR, nothing of LuaJIT's. The VM's
+** own thread sees the word in the allocator wrapper (snaptrig_poll) and
+** there, outside any hook, the GC, a trace exit and the recorder, saves
+** the program's hook and arms a count hook, which does the work at the
+** next instruction and puts the program's hook back. So LuaJIT's hook
+** fields, dispatch table and recorder state are written by the VM's
+** thread only, as they are when the program calls debug.sethook. (LuaJIT's
+** own profiler sets its hook bit from a signal handler instead, which can
+** lose an update to hookmask the VM is making at that moment.)
+** The handler and the timer find the VMs in a fixed table of slots (no
+** lock: the handler may interrupt anything); a detach empties its slot,
+** then waits until no handler or timer pass is inside the table.
 */
 #include "logger/snaptrig.h"
 
@@ -32,22 +40,10 @@ static int timer_started;
 #define NAMES_COST_FACTOR 50
 #define NAMES_GAP_NS	  250000000u
 
-/* Any context (a signal handler too). Arm vm's hook to do work (SNAPTRIG_*):
-** the next instruction the VM runs calls it. */
-static void arm(struct logger_vm *vm, unsigned work)
+/* Any context (a signal handler too). See snaptrig.h. */
+void snaptrig_request(struct logger_vm *vm, unsigned work)
 {
-	__atomic_fetch_or(&vm->trig.work, work, __ATOMIC_ACQ_REL);
-	if (__atomic_exchange_n(&vm->trig.armed, 1, __ATOMIC_ACQ_REL))
-		return; /* armed already: its saved hook is the program's */
-	global_State *g = vm->g;
-	int mask = g->hookmask & HOOK_EVENTMASK;
-	__atomic_store_n(&vm->trig.oldf, g->hookf, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->trig.oldmask, mask, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->trig.oldcount, (int)g->hookcstart,
-			 __ATOMIC_RELAXED);
-	/* Published before the hook can run (it runs after lua_sethook). */
-	__atomic_store_n(&vm->trig.ready, 1, __ATOMIC_RELEASE);
-	lua_sethook(mainthread(g), logger_snap_hook, mask | LUA_MASKCOUNT, 1);
+	__atomic_fetch_or(&vm->trig.work, work, __ATOMIC_RELEASE);
 }
 
 /* Any thread, the mapper lock held. See snaptrig.h. */
@@ -55,11 +51,53 @@ void snaptrig_names(void *ud)
 {
 	struct logger_vm *vm = ud;
 	if (clock_mono_ns() >= vm->trig.names_next)
-		arm(vm, SNAPTRIG_NAMES);
+		snaptrig_request(vm, SNAPTRIG_NAMES);
 }
 
-/* VM thread only (the hook armed above). Put the previous hook back, pass
-** it its event, do the work. */
+/* VM thread only. 1 when g may have its hook changed here: not inside a
+** hook, a vmevent handler or a __gc finalizer (LuaJIT's own profiler's
+** guard), not in the GC or a trace exit (their own VM states), and not
+** while the JIT records, optimizes or assembles a trace (lua_sethook
+** would abort it from inside the recorder). */
+static int hook_settable(global_State *g)
+{
+	int32_t st = g->vmstate;
+	if (g->hookmask & (HOOK_ACTIVE | HOOK_VMEVENT | HOOK_GC))
+		return 0;
+	if (st == ~LJ_VMST_GC || st == ~LJ_VMST_EXIT)
+		return 0;
+#if LJ_HASJIT
+	if (G2J(g)->state != LJ_TRACE_IDLE)
+		return 0;
+#endif
+	return 1;
+}
+
+/* VM thread only (allocator wrapper). See snaptrig.h. */
+void snaptrig_poll(struct logger_vm *vm)
+{
+	struct snaptrig_vm *t = &vm->trig;
+	global_State *g = vm->g;
+	if (t->armed) {
+		if (g->hookf == logger_snap_hook)
+			return; /* fires at the next instruction */
+		/* The program's debug.sethook replaced it: that hook stays,
+		** and is the one to save. */
+		t->armed = 0;
+	}
+	if (!hook_settable(g))
+		return;
+	t->oldf = g->hookf;
+	t->oldmask = g->hookmask & HOOK_EVENTMASK;
+	t->oldcount = (int)g->hookcstart;
+	t->oldleft = (int)g->hookcount;
+	t->armed = 1;
+	lua_sethook(mainthread(g), logger_snap_hook, t->oldmask | LUA_MASKCOUNT,
+		    1);
+}
+
+/* VM thread only (the hook snaptrig_poll armed). Put the program's hook
+** back, pass it its event, do the work asked for. */
 void logger_snap_hook(lua_State *L, lua_Debug *ar)
 {
 	struct logger_vm *vm = logger_vm_of(G(L));
@@ -67,24 +105,32 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 		lua_sethook(L, NULL, 0, 0);
 		return;
 	}
-	(void)__atomic_load_n(&vm->trig.ready, __ATOMIC_ACQUIRE);
-	lua_Hook f = __atomic_load_n(&vm->trig.oldf, __ATOMIC_RELAXED);
-	lua_sethook(L, f, __atomic_load_n(&vm->trig.oldmask, __ATOMIC_RELAXED),
-		    __atomic_load_n(&vm->trig.oldcount, __ATOMIC_RELAXED));
-	unsigned work =
-	    __atomic_exchange_n(&vm->trig.work, 0, __ATOMIC_ACQ_REL);
-	__atomic_store_n(&vm->trig.ready, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&vm->trig.armed, 0, __ATOMIC_RELEASE);
-	if (ar->event != LUA_HOOKCOUNT && f)
+	struct snaptrig_vm *t = &vm->trig;
+	global_State *g = G(L);
+	lua_Hook f = t->oldf;
+	int count_due = 0;
+	lua_sethook(L, f, t->oldmask, t->oldcount);
+	t->armed = 0;
+	if (t->oldmask & LUA_MASKCOUNT) {
+		/* The program's count hook went on counting down meanwhile:
+		** ours took one instruction (a count event) or none. */
+		int left = t->oldleft - (ar->event == LUA_HOOKCOUNT);
+		if (left <= 0)
+			count_due = 1;
+		else
+			g->hookcount = (int32_t)left;
+	}
+	if (f && (ar->event != LUA_HOOKCOUNT || count_due))
 		f(L, ar);
+	/* After the hook is back: a request from here on arms it anew. */
+	unsigned work = __atomic_exchange_n(&t->work, 0, __ATOMIC_ACQUIRE);
 	if (work & SNAPTRIG_NAMES) {
 		uint64_t t0 = clock_mono_ns();
 		logger_look_names(vm, L);
 		uint64_t t1 = clock_mono_ns(),
 			 gap = (t1 - t0) * NAMES_COST_FACTOR;
 		mapper_lock(&vm->map);
-		vm->trig.names_next =
-		    t1 + (gap > NAMES_GAP_NS ? gap : NAMES_GAP_NS);
+		t->names_next = t1 + (gap > NAMES_GAP_NS ? gap : NAMES_GAP_NS);
 		mapper_unlock(&vm->map);
 	}
 	char err[256];
@@ -93,7 +139,8 @@ void logger_snap_hook(lua_State *L, lua_Debug *ar)
 		fprintf(stderr, "ljlog: snapshot: %s\n", err);
 }
 
-/* Async-signal-safe. SIGUSR1/SIGUSR2: arm every VM that asked for it. */
+/* Async-signal-safe. SIGUSR1/SIGUSR2: a snapshot of every VM that asked
+** for one. */
 static void on_signal(int sig)
 {
 	int saved = errno;
@@ -102,13 +149,13 @@ static void on_signal(int sig)
 		struct logger_vm *vm =
 		    __atomic_load_n(&slots[i], __ATOMIC_ACQUIRE);
 		if (vm && vm->trig.signal == sig)
-			arm(vm, SNAPTRIG_SNAPSHOT);
+			snaptrig_request(vm, SNAPTRIG_SNAPSHOT);
 	}
 	__atomic_sub_fetch(&inside, 1, __ATOMIC_ACQ_REL);
 	errno = saved;
 }
 
-/* Timer thread. Arm each VM whose interval passed; sleep until the next
+/* Timer thread. Ask each VM whose interval passed for a snapshot; sleep until the next
 ** one is due (100 ms at most, to see new VMs). */
 static void *timer_main(void *arg)
 {
@@ -122,7 +169,7 @@ static void *timer_main(void *arg)
 			if (!vm || !vm->trig.ns)
 				continue;
 			if (now >= vm->trig.due) {
-				arm(vm, SNAPTRIG_SNAPSHOT);
+				snaptrig_request(vm, SNAPTRIG_SNAPSHOT);
 				vm->trig.due += vm->trig.ns;
 				if (vm->trig.due <= now)
 					vm->trig.due = now + vm->trig.ns;
@@ -228,22 +275,23 @@ out:
 }
 
 /* VM thread only. See snaptrig.h. */
-void snaptrig_stop(struct logger_vm *vm)
+unsigned snaptrig_stop(struct logger_vm *vm)
 {
-	if (vm->trig.slot >= 0 && (vm->trig.ns || vm->trig.signal)) {
+	struct snaptrig_vm *t = &vm->trig;
+	if (t->slot >= 0 && (t->ns || t->signal)) {
 		pthread_mutex_lock(&setup);
-		__atomic_store_n(&slots[vm->trig.slot], NULL, __ATOMIC_RELEASE);
+		__atomic_store_n(&slots[t->slot], NULL, __ATOMIC_RELEASE);
 		while (__atomic_load_n(&inside, __ATOMIC_ACQUIRE))
 			sched_yield();
-		if (vm->trig.signal)
-			signal_give(vm->trig.signal);
+		if (t->signal)
+			signal_give(t->signal);
 		pthread_mutex_unlock(&setup);
-		vm->trig.slot = -1;
+		t->slot = -1;
 	}
 	/* Armed but not fired: the program's hook back. */
-	__atomic_store_n(&vm->trig.work, 0, __ATOMIC_RELEASE);
-	if (__atomic_exchange_n(&vm->trig.armed, 0, __ATOMIC_ACQ_REL) &&
-	    vm->g->hookf == logger_snap_hook)
-		lua_sethook(mainthread(vm->g), vm->trig.oldf, vm->trig.oldmask,
-			    vm->trig.oldcount);
+	if (t->armed && vm->g->hookf == logger_snap_hook)
+		lua_sethook(mainthread(vm->g), t->oldf, t->oldmask,
+			    t->oldcount);
+	t->armed = 0;
+	return __atomic_exchange_n(&t->work, 0, __ATOMIC_ACQUIRE);
 }

@@ -1,8 +1,9 @@
 /*
 ** ljlog snapshot triggers: snapshot=exit, snapshot=INTERVAL and
-** snapshot=SIGNAL. A signal or the interval timer only arms a count hook;
-** the hook takes the snapshot on the VM's thread, at its next instruction
-** boundary, and puts the previous hook back.
+** snapshot=SIGNAL. A signal or the interval timer only asks (a bit in an
+** atomic word); the VM's thread arms a count hook when it next allocates,
+** and the hook takes the snapshot at the next instruction boundary and
+** puts the program's hook back.
 */
 #ifndef LJLOG_LOGGER_SNAPTRIG_H
 #define LJLOG_LOGGER_SNAPTRIG_H
@@ -20,32 +21,36 @@ struct opts;
 #define SNAPTRIG_NAMES	  2u /* look for functions' names */
 
 /* A VM's snapshot triggers (inside the logger's per-VM state, as trig).
-** The armed hook goes idle (armed 0) -> arming (armed 1: arm() saves the
-** hook it replaces, from any thread) -> ready (ready 1, published) -> its
-** run on the VM thread (ready 0, then armed 0: idle). Other threads: the
-** signal handler reads signal; the timer thread reads ns and owns due once
-** the VM is in the table; either arms the hook, as does a mapping pass
-** (snaptrig_names, any thread, the mapper lock held). */
+** Requests go idle (work 0) -> asked (work != 0: any thread or a signal
+** handler ORs a bit in) -> armed (the VM thread, in snaptrig_poll, saved
+** the program's hook and put ours in place) -> the hook's run (the
+** program's hook back, armed 0, then work taken: a request after that
+** arms anew). Only work is shared: the signal handler reads signal; the
+** timer thread reads ns and owns due once the VM is in the table; the
+** rest is the VM thread's. */
 struct snaptrig_vm {
 	int at_detach;	     /* snapshot=exit: one at detach (and at exit) */
 	uint64_t ns;	     /* snapshot=INTERVAL, 0 none */
 	uint64_t due;	     /* next one (CLOCK_MONOTONIC ns; timer thread) */
 	int signal;	     /* snapshot=SIGNAL, 0 none */
 	int slot;	     /* its slot in snaptrig.c's table, -1 none */
-	int armed;	     /* the hook is armed (atomic) */
-	unsigned work;	     /* what it does: SNAPTRIG_* (atomic) */
+	unsigned work;	     /* asked for: SNAPTRIG_* (atomic, any thread) */
+	int armed;	     /* our hook is in place (VM thread) */
 	uint64_t names_next; /* no look for names before (monotonic ns;
 			     ** mapper lock) */
-	lua_Hook oldf;	     /* the hook it replaced */
+	lua_Hook oldf;	     /* the program's hook it replaced (VM thread) */
 	int oldmask, oldcount;
-	/* The three above are written (arming thread), then published:
-	** the hook reads them after an acquire load of this (atomic). */
-	int ready;
+	int oldleft; /* the program's count hook's countdown then */
 };
 
+/* Any context (a signal handler too): lock-free, async-signal-safe. Ask
+** vm's VM thread for work (SNAPTRIG_*): its next allocator call arms the
+** hook that does it. */
+void snaptrig_request(struct logger_vm *vm, unsigned work);
+
 /* Any thread, vm's mapper lock held (its want callback: mapper.h). Some
-** functions were written without their names: arm the hook to look for
-** them, at most every so often (a look reads the whole VM). */
+** functions were written without their names: ask the VM thread to look
+** for them, at most every so often (a look reads the whole VM). */
 void snaptrig_names(void *vm);
 
 /* VM thread only (attach, after the VM is live). Start vm's triggers;
@@ -53,9 +58,16 @@ void snaptrig_names(void *vm);
 int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 		   size_t errlen);
 
+/* VM thread only (the allocator wrapper, when vm->trig.work is not 0).
+** Arm the hook that does the work asked for, where LuaJIT's hook may be
+** changed (else a later call does); put it back in place when the
+** program's debug.sethook replaced it before it fired. */
+void snaptrig_poll(struct logger_vm *vm);
+
 /* VM thread only (detach, before anything is restored). Stop vm's
 ** triggers: no signal or timer reaches vm after this returns; an armed
-** hook is taken back. */
-void snaptrig_stop(struct logger_vm *vm);
+** hook is taken back. Returns the work asked for and not done
+** (SNAPTRIG_*). */
+unsigned snaptrig_stop(struct logger_vm *vm);
 
 #endif
