@@ -18,7 +18,9 @@ static const char check_usage[] =
     "counts bounded, signals = count + dropped), the END block present and\n"
     "its totals (events, blocks, bytes) consistent. END samples_dropped\n"
     "below the sum of the SAMPLES blocks' dropped is corrupt; above it, a\n"
-    "warning (samples dropped after the last SAMPLES block).\n"
+    "warning (samples dropped after the last SAMPLES block). END's dropped\n"
+    "events (buffers ljlog lost when out of memory) must add up over their\n"
+    "families.\n"
     "\n"
     "  -q, --quiet   print nothing, only set the exit status\n"
     "  -h, --help    this help\n"
@@ -32,7 +34,10 @@ static const char check_usage[] =
     "     not a log at all (no file magic)\n"
     "  4  valid, but stopped early by a write error in the profiled program\n"
     "     (disk full, file-size limit, ...): its END names the error and\n"
-    "     the offset; everything before it is complete\n";
+    "     the offset; everything before it is complete\n"
+    "  5  complete and valid, with losses: ljlog ran out of memory and\n"
+    "     dropped buffers of events; prints how many events are missing\n"
+    "     and from which families\n";
 
 /* Check state: counts for the summary line, and the quiet flag. */
 struct check {
@@ -54,6 +59,20 @@ static int on_unknown(void *ud, const struct reader_block *b)
 	struct check *c = ud;
 	c->unknown++;
 	return 0;
+}
+
+/* Main thread. What END says is missing (version 17), if anything. */
+static void say_losses(const char *path, const struct decode_end *end)
+{
+	char m[256];
+	if (!end->events_dropped)
+		return;
+	printf("%s: %s %s missing: ljlog ran out of memory and dropped %llu "
+	       "buffer%s\n",
+	       path, cli_fmt_dropped(m, sizeof m, end),
+	       end->events_dropped == 1 ? "is" : "are",
+	       (unsigned long long)end->buffers_dropped,
+	       end->buffers_dropped == 1 ? "" : "s");
 }
 
 /* Main thread. 'ljlog check'. */
@@ -116,6 +135,8 @@ int cli_check(int argc, char **argv)
 	const struct decode_end *end = decode_end(d);
 	if (status == CLI_OK && end && end->stop_error)
 		status = CLI_STOPPED;
+	else if (status == CLI_OK && end && end->events_dropped)
+		status = CLI_LOSSES;
 	if (!c.quiet) {
 		unsigned long long blocks =
 		    (unsigned long long)reader_blocks(r);
@@ -134,11 +155,12 @@ int cli_check(int argc, char **argv)
 				 dropped);
 		switch (status) {
 		case CLI_OK:
+		case CLI_LOSSES:
 			printf(
-			    "%s: ok: complete, %llu blocks, %llu events, %llu "
+			    "%s: ok%s: complete, %llu blocks, %llu events, %llu "
 			    "VM%s%s%s\n",
-			    path, blocks, events, vms, vms == 1 ? "" : "s",
-			    sbuf,
+			    path, status == CLI_LOSSES ? " with losses" : "",
+			    blocks, events, vms, vms == 1 ? "" : "s", sbuf,
 			    c.unknown ? ", unknown block kinds skipped" : "");
 			break;
 		case CLI_STOPPED:
@@ -164,6 +186,9 @@ int cli_check(int argc, char **argv)
 		case CLI_CORRUPT: printf("%s: corrupt: %s\n", path, err); break;
 		default: cli_err("check", "%s", err); break;
 		}
+		/* Losses: in a complete log (5), and in a stopped one (4). */
+		if (status == CLI_LOSSES || status == CLI_STOPPED)
+			say_losses(path, end);
 	}
 	decode_free(d);
 	reader_close(r);

@@ -18,6 +18,7 @@ enum {
 	CLI_USAGE = 2,	   /* usage error, or the file cannot be opened */
 	CLI_CORRUPT = 3,   /* corrupt log */
 	CLI_STOPPED = 4,   /* valid, ended early by the writer's write error */
+	CLI_LOSSES = 5,	   /* complete and valid, but events were dropped */
 };
 
 /* Main thread. The commands: argv[0] is the command name. */
@@ -222,6 +223,11 @@ void cli_quote(FILE *f, const char *s, size_t len);
 ** a byte count with its binary unit (B, KiB, MiB, GiB). buf of len. */
 const char *cli_fmt_time(char *buf, size_t len, uint64_t ns);
 const char *cli_fmt_bytes(char *buf, size_t len, int64_t n);
+
+/* Any thread. END's dropped events (version 17) as text: "12 events
+** (calls 8, alloc 4)"; "" when none. buf of len. */
+struct decode_end;
+const char *cli_fmt_dropped(char *buf, size_t len, const struct decode_end *e);
 
 /* Any thread. cli_fmt_bytes with how: CLI_BYTES_TIB, one decimal and
 ** units up to TiB (the heap views); CLI_BYTES_PLUS, a "+" before a

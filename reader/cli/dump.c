@@ -138,6 +138,15 @@ static int on_end(void *ud, const struct decode_end *e)
 	if (e->flush_waits)
 		printf("  flush_waits %" PRIu64 ", flush_wait_ns %" PRIu64 "\n",
 		       e->flush_waits, e->flush_wait_ns);
+	if (e->events_dropped) {
+		printf("  events_dropped %" PRIu64 ", buffers_dropped %" PRIu64,
+		       e->events_dropped, e->buffers_dropped);
+		for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+			if (e->fam_dropped[f])
+				printf(", %s %" PRIu64, format_fam_name(f),
+				       e->fam_dropped[f]);
+		printf("\n");
+	}
 	return 0;
 }
 

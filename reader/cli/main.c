@@ -44,8 +44,9 @@ static const char usage_text[] =
     "was asked (nothing to export, no such snapshot, object or zone), 2\n"
     "usage error, a file that cannot be opened or written, 3 corrupt log or\n"
     "not a log, 4 (check) a write error in the profiled program stopped the\n"
-    "log; record passes the program's status through, 125 when no LuaJIT\n"
-    "VM was profiled and the program exited 0.\n";
+    "log, 5 (check) complete with losses (events dropped when ljlog ran out\n"
+    "of memory); record passes the program's status through, 125 when no\n"
+    "LuaJIT VM was profiled and the program exited 0.\n";
 
 /* Main thread. Print "ljlog CMD: message" to stderr. */
 void cli_err(const char *cmd, const char *fmt, ...)
@@ -220,6 +221,16 @@ int cli_load_into(const char *cmd, const char *const *paths, size_t n,
 			"it failed (%s): what came after is not in it",
 			(unsigned long long)(*p)->end.bytes,
 			(*p)->end.stop_reason);
+	if (*rc == 0 && (*p)->have_end && (*p)->end.events_dropped) {
+		char m[256];
+		cli_err(cmd,
+			"warning: %s %s missing: ljlog ran out of memory and "
+			"dropped %" PRIu64 " buffer%s; the counts are short",
+			cli_fmt_dropped(m, sizeof m, &(*p)->end),
+			(*p)->end.events_dropped == 1 ? "is" : "are",
+			(*p)->end.buffers_dropped,
+			(*p)->end.buffers_dropped == 1 ? "" : "s");
+	}
 	if (!quiet_warnings)
 		for (size_t i = 0; i < (*p)->nwarn; i++)
 			cli_err(cmd, "warning: %s", (*p)->warnings[i]);
@@ -349,6 +360,29 @@ const char *cli_fmt_bytes_as(char *buf, size_t len, int64_t n, unsigned how)
 const char *cli_fmt_bytes(char *buf, size_t len, int64_t n)
 {
 	return cli_fmt_bytes_as(buf, len, n, 0);
+}
+
+/* Any thread. See cli.h. */
+const char *cli_fmt_dropped(char *buf, size_t len, const struct decode_end *e)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	if (!e->events_dropped)
+		return buf;
+	n += (size_t)snprintf(buf, len, "%" PRIu64 " event%s (",
+			      e->events_dropped,
+			      e->events_dropped == 1 ? "" : "s");
+	const char *sep = "";
+	for (unsigned f = 1; f < FORMAT_FAM__MAX && n < len; f++)
+		if (e->fam_dropped[f]) {
+			n += (size_t)snprintf(buf + n, len - n, "%s%s %" PRIu64,
+					      sep, format_fam_name(f),
+					      e->fam_dropped[f]);
+			sep = ", ";
+		}
+	if (n < len)
+		snprintf(buf + n, len - n, ")");
+	return buf;
 }
 
 /* Main thread. Dispatch to a command. */

@@ -105,6 +105,15 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "samples_dropped", s->samples_dropped);
 	json_u64(&j, "flush_waits", p->have_end ? p->end.flush_waits : 0);
 	json_u64(&j, "flush_wait_ns", p->have_end ? p->end.flush_wait_ns : 0);
+	/* Buffers lost whole (version 17): the events missing, by family. */
+	json_u64(&j, "events_dropped", p->have_end ? p->end.events_dropped : 0);
+	json_u64(&j, "buffers_dropped",
+		 p->have_end ? p->end.buffers_dropped : 0);
+	json_obj(&j, "events_dropped_by_family");
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+		json_u64(&j, format_fam_name(f),
+			 p->have_end ? p->end.fam_dropped[f] : 0);
+	json_close(&j, '}');
 	json_u64(&j, "signals", s->signals);
 	json_u64(&j, "intervals", s->intervals);
 	{

@@ -423,6 +423,14 @@ void report_text(const struct profile *p, const char *path, int rc,
 	printf("\nTotals: %zu VMs, %" PRIu64 " coroutines, %" PRIu64
 	       " events, %" PRIu64 " calls, %" PRIu64 " samples\n",
 	       p->nvm, p->coroutines, p->events, t.calls, p->smp.samples);
+	if (p->have_end && p->end.events_dropped) {
+		char m[256];
+		printf("  missing: %s, in %" PRIu64 " buffer%s ljlog dropped "
+		       "when out of memory: the counts above are short\n",
+		       cli_fmt_dropped(m, sizeof m, &p->end),
+		       p->end.buffers_dropped,
+		       p->end.buffers_dropped == 1 ? "" : "s");
+	}
 	if (p->have_end && p->end.flush_waits)
 		printf(
 		    "  the program waited %s for ljlog's writer thread (%" PRIu64

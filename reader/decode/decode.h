@@ -67,6 +67,11 @@ struct decode_end {
 	/* (version 15) Waits of VM threads for the writer thread: how many,
 	** nanoseconds in all (0 before). */
 	uint64_t flush_waits, flush_wait_ns;
+	/* (version 17) Events of buffers dropped whole (out of memory), those
+	** buffers, and the events by family (FORMAT_FAM_*; [0] unused): 0
+	** before. */
+	uint64_t events_dropped, buffers_dropped;
+	uint64_t fam_dropped[FORMAT_FAM__MAX];
 };
 
 struct decode_texit;

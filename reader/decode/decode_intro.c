@@ -53,8 +53,54 @@ int dec_intro(struct decode *d, const struct reader_block *b,
 	return d->sink.intro ? d->sink.intro(d->sink.ud, in) : 0;
 }
 
+/* END's dropped events (version 17) into d->end: the families known,
+** each once, their events adding up to events_dropped. */
+static int end_dropped(struct decode *d, const struct reader_block *b,
+		       struct decode_cur *c)
+{
+	struct decode_end *e = &d->end;
+	uint64_t nfam, fam, n, sum = 0;
+	int rc;
+	if ((rc = dec_get_u(c, "events_dropped", &e->events_dropped)) < 0 ||
+	    (rc = dec_get_u(c, "buffers_dropped", &e->buffers_dropped)) < 0 ||
+	    (rc = dec_get_u(c, "families", &nfam)) < 0)
+		return dec_bad_field(d, b, c, rc);
+	for (uint64_t i = 0; i < nfam; i++) {
+		if ((rc = dec_get_u(c, "family", &fam)) < 0 ||
+		    (rc = dec_get_u(c, "dropped", &n)) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if (fam == 0 || fam >= FORMAT_FAM__MAX || e->fam_dropped[fam])
+			return dec_corrupt(d, b, -EBADMSG,
+					   "END: family %llu unknown or "
+					   "listed twice",
+					   (unsigned long long)fam);
+		if (n == 0 || n > e->events_dropped - sum)
+			return dec_corrupt(
+			    d, b, -EBADMSG,
+			    "END: %llu dropped events of family "
+			    "%s, %llu dropped in all",
+			    (unsigned long long)n,
+			    format_fam_name((unsigned)fam),
+			    (unsigned long long)e->events_dropped);
+		e->fam_dropped[fam] = n;
+		sum += n;
+	}
+	if (sum != e->events_dropped)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "END counts %llu dropped events, its "
+				   "families %llu",
+				   (unsigned long long)e->events_dropped,
+				   (unsigned long long)sum);
+	if (e->events_dropped && !e->buffers_dropped)
+		return dec_corrupt(d, b, -EBADMSG,
+				   "END counts %llu dropped events in no "
+				   "dropped buffer",
+				   (unsigned long long)e->events_dropped);
+	return 0;
+}
+
 /* END's fields into d->end (stop_error and stop_reason from version 5,
-** the flush waits from version 15). */
+** the flush waits from version 15, the dropped events from version 17). */
 static int end_fields(struct decode *d, const struct reader_block *b,
 		      struct decode_cur *c)
 {
@@ -69,6 +115,8 @@ static int end_fields(struct decode *d, const struct reader_block *b,
 		return dec_bad_field(d, b, c, rc);
 	e->stop_error = 0;
 	e->stop_reason[0] = '\0';
+	e->events_dropped = e->buffers_dropped = 0;
+	memset(e->fam_dropped, 0, sizeof e->fam_dropped);
 	if (d->intro.version >= 5) {
 		const char *s;
 		size_t len;
@@ -92,7 +140,7 @@ static int end_fields(struct decode *d, const struct reader_block *b,
 	    ((rc = dec_get_u(c, "flush_waits", &e->flush_waits)) < 0 ||
 	     (rc = dec_get_u(c, "flush_wait_ns", &e->flush_wait_ns)) < 0))
 		return dec_bad_field(d, b, c, rc);
-	return 0;
+	return d->intro.version >= 17 ? end_dropped(d, b, c) : 0;
 }
 
 /* END's totals against what the blocks before it held: events, blocks

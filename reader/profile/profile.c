@@ -129,6 +129,10 @@ static int on_end(void *ud, const struct decode_end *e)
 	t->vms += e->vms;
 	t->flush_waits += e->flush_waits;
 	t->flush_wait_ns += e->flush_wait_ns;
+	t->events_dropped += e->events_dropped;
+	t->buffers_dropped += e->buffers_dropped;
+	for (unsigned f = 0; f < FORMAT_FAM__MAX; f++)
+		t->fam_dropped[f] += e->fam_dropped[f];
 	if (!t->stop_error && e->stop_error) {
 		t->stop_error = e->stop_error;
 		memcpy(t->stop_reason, e->stop_reason, sizeof t->stop_reason);

@@ -75,6 +75,13 @@ static const char *const gc_phase_names[FORMAT_GC__MAX] = {
     [FORMAT_GC_SWEEP] = "sweep",   [FORMAT_GC_FINALIZE] = "finalize",
 };
 
+static const char *const fam_names[FORMAT_FAM__MAX] = {
+    [FORMAT_FAM_CALLS] = "calls", [FORMAT_FAM_ALLOC] = "alloc",
+    [FORMAT_FAM_GC] = "gc",	  [FORMAT_FAM_COROUTINES] = "coroutines",
+    [FORMAT_FAM_JIT] = "jit",	  [FORMAT_FAM_VM] = "vm",
+    [FORMAT_FAM_ZONES] = "zones", [FORMAT_FAM_SAMPLE] = "sample",
+};
+
 static const char *const htype_names[FORMAT_HTYPE__MAX] = {
     [FORMAT_HTYPE_STRING] = "string",	  [FORMAT_HTYPE_UPVALUE] = "upvalue",
     [FORMAT_HTYPE_THREAD] = "thread",	  [FORMAT_HTYPE_PROTO] = "proto",
@@ -162,4 +169,10 @@ const char *format_site_name(unsigned site)
 const char *format_gc_phase_name(unsigned phase)
 {
 	return NAME_OF(gc_phase_names, phase);
+}
+
+/* Any context. Event family name (END, version 17): "calls", ...; "?". */
+const char *format_fam_name(unsigned fam)
+{
+	return NAME_OF(fam_names, fam);
 }

@@ -34,8 +34,11 @@
 ** 15: END ends with flush_waits and flush_wait_ns (the writer thread).
 ** 16: HEAP OBJECT IDs, reference targets and array indexes as differences
 **     (sleb); a table's sizes as numbers before its text; UNREACHABLE in
-**     the type byte (FORMAT_HTYPE_UNREACHABLE), no flags byte. */
-#define FORMAT_VERSION 16
+**     the type byte (FORMAT_HTYPE_UNREACHABLE), no flags byte.
+** 17: END ends with events_dropped, buffers_dropped and the dropped
+**     events by family (FORMAT_FAM_*): buffers lost whole to an
+**     out-of-memory error. */
+#define FORMAT_VERSION 17
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -172,6 +175,19 @@ enum format_gc_phase {
 	FORMAT_GC__MAX
 };
 
+/* Event families of END's dropped events (version 17). */
+enum format_fam {
+	FORMAT_FAM_CALLS = 1,
+	FORMAT_FAM_ALLOC = 2,
+	FORMAT_FAM_GC = 3,
+	FORMAT_FAM_COROUTINES = 4,
+	FORMAT_FAM_JIT = 5,
+	FORMAT_FAM_VM = 6,
+	FORMAT_FAM_ZONES = 7,
+	FORMAT_FAM_SAMPLE = 8,
+	FORMAT_FAM__MAX
+};
+
 /* -- Heap snapshots (HEAP blocks, version 7) ------------------------------- */
 enum format_heap_rec {
 	FORMAT_HEAP_OBJECT = 1,
@@ -231,6 +247,7 @@ const char *format_vm_name(unsigned sub);
 const char *format_state_name(unsigned state);
 const char *format_site_name(unsigned site);
 const char *format_gc_phase_name(unsigned phase);
+const char *format_fam_name(unsigned fam);
 const char *format_htype_name(unsigned type);
 const char *format_href_name(unsigned kind);
 

@@ -75,7 +75,7 @@ uint8_t *writer_head_put(uint8_t *p, uint64_t vm, uint64_t count,
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 /* Room kept under a file-size limit for the END that says why the log
-** stops (an END is under 200 bytes). */
+** stops (an END is under 400 bytes). */
 #define END_ROOM 512u
 
 static struct {
@@ -95,6 +95,9 @@ static struct {
 	uint64_t events;  /* events in EVENTS blocks written */
 	uint64_t vms;	  /* VMs attached over the run */
 	uint64_t dropped; /* samples dropped */
+	/* Events of buffers dropped whole (out of memory), by family
+	** (FORMAT_FAM_*, [0] the total); those buffers. */
+	uint64_t lost[FORMAT_FAM__MAX], lost_bufs;
 	uint64_t waits;	  /* a VM thread waited for the writer thread */
 	uint64_t wait_ns; /* for so long, all told */
 	/* bytes, blocks and events before the last batch written */
@@ -230,7 +233,11 @@ static int put_end(struct wbuf *b, const struct writer_clock *c, int stop)
 	const char *why = stop ? strerror(-stop) : "";
 	size_t wl = strlen(why);
 	size_t off = writer_block_begin(b);
-	uint8_t *p = off == (size_t)-1 ? NULL : wbuf_room(b, 160 + wl);
+	uint8_t *p =
+	    off == (size_t)-1
+		? NULL
+		: wbuf_room(b, 160 + wl +
+				   (3 + 2 * FORMAT_FAM__MAX) * BLOCKS_ULEB_MAX);
 	if (!p)
 		return -ENOMEM;
 	p = blocks_uleb_put(p, out.events);
@@ -243,6 +250,17 @@ static int put_end(struct wbuf *b, const struct writer_clock *c, int stop)
 	p = blocks_str_put(p, why, wl);
 	p = blocks_uleb_put(p, out.waits);
 	p = blocks_uleb_put(p, out.wait_ns);
+	unsigned nfam = 0;
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+		nfam += out.lost[f] != 0;
+	p = blocks_uleb_put(p, out.lost[0]);
+	p = blocks_uleb_put(p, out.lost_bufs);
+	p = blocks_uleb_put(p, nfam);
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+		if (out.lost[f]) {
+			p = blocks_uleb_put(p, f);
+			p = blocks_uleb_put(p, out.lost[f]);
+		}
 	b->len = (size_t)(p - b->p);
 	writer_block_end(b, off, FORMAT_KIND_END);
 	return 0;
@@ -369,6 +387,8 @@ int writer_open(const char *path, int fd, const struct writer_intro *in,
 	if (in != &intro) /* a forked child's VMs are counted already */
 		out.vms = 0;
 	out.dropped = 0;
+	memset(out.lost, 0, sizeof out.lost);
+	out.lost_bufs = 0;
 	out.waits = out.wait_ns = 0;
 	snprintf(out.path, sizeof out.path, "%s", path);
 	wbuf_free(&b);
@@ -430,6 +450,16 @@ int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
 void writer_count_dropped(uint64_t n)
 {
 	out.dropped += n;
+}
+
+/* Caller holds the global lock. See writer.h. */
+void writer_count_lost(const uint64_t *fam, uint64_t buffers)
+{
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++) {
+		out.lost[f] += fam[f];
+		out.lost[0] += fam[f];
+	}
+	out.lost_bufs += buffers;
 }
 
 /* Caller holds the global lock. See writer.h. */

@@ -108,6 +108,11 @@ int writer_write_bytes(const uint8_t *p, size_t n, unsigned nblocks,
 /* Caller holds the global lock. Count n more dropped samples (END). */
 void writer_count_dropped(uint64_t n);
 
+/* Caller holds the global lock. Count buffers more buffers of events
+** dropped whole (out of memory), fam[f] events of family f
+** (FORMAT_FAM_*, fam[0] unused) in them (END events_dropped, version 17). */
+void writer_count_lost(const uint64_t *fam, uint64_t buffers);
+
 /* Caller holds the global lock. Count n more waits of a VM thread for the
 ** writer thread, ns nanoseconds in all (END flush_waits, flush_wait_ns). */
 void writer_count_waits(uint64_t n, uint64_t ns);

@@ -17,42 +17,47 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "blocks/format.h"
 #include "util/util.h"
 
 /* The records. Every one starts w0 = kind | x << 8 (BUF_W0), w1 = counter
 ** (clock_now); then the words listed. Columns: kind, words (text
 ** records: before the text, BUF_TEXT_WORDS), text follows, flush.c's map
-** and encode steps (map_<map>, enc_<enc>). */
+** and encode steps (map_<map>, enc_<enc>), the event family it counts
+** in when dropped (FORMAT_FAM_<fam>, END). */
 /* clang-format off */
 #define BUF_RECS(X)                                                           \
-/* kind         words text map    enc            w0 x; w2...              */ \
-X(ENTER_LUA,    3,    0,   enter, enter)       /* slot; GCproto*          */ \
-X(ENTER_C,      3,    0,   enter, enter)       /* slot; lua_CFunction     */ \
-X(ENTER_FF,     3,    0,   enter, enter)       /* slot; ffid (|FF_ASM)    */ \
-X(EXIT,         2,    0,   none,  exit)        /* slot                    */ \
-X(ALLOC,        5,    0,   site,  alloc)       /* site; key, addr, size   */ \
-X(FREE,         3,    0,   none,  free)        /* size; addr              */ \
-X(REALLOC,      7,    0,   site,  realloc)     /* site; key, old addr,    */ \
-                                               /* old size, addr, size    */ \
-X(GC,           3,    0,   none,  gc)          /* phase; heap             */ \
-X(SWITCH,       3,    0,   co,    switch)      /* -; lua_State*           */ \
-X(ATTACH,       3,    0,   none,  vm)          /* -; heap                 */ \
-X(DETACH,       3,    0,   none,  vm)          /* -; heap                 */ \
-X(TRACE_START,  4,    0,   proto, trace_start) /* traceno; GCproto*, line */ \
-X(TRACE_STOP,   3,    0,   trace, trace_stop)  /* traceno; GCtrace*       */ \
-X(TRACE_ABORT,  5,    0,   proto, trace_abort) /* traceno; GCproto*,      */ \
-                                               /* line | reason<<32, info */ \
-X(TRACE_FLUSH,  2,    0,   none,  trace_flush) /* -                       */ \
-X(ZONE_PUSH,    2,    1,   text,  text)        /* length; the name        */ \
-X(ZONE_POP,     2,    0,   none,  zone_pop)    /* -                       */ \
-X(MARK,         2,    1,   text,  text)        /* length; the text        */
+/* kind        words text map   enc          fam         w0 x; w2...      */ \
+X(ENTER_LUA,   3,    0,   enter, enter,       CALLS)      /* slot; GCproto* */ \
+X(ENTER_C,     3,    0,   enter, enter,       CALLS)      /* slot; C func.  */ \
+X(ENTER_FF,    3,    0,   enter, enter,       CALLS)      /* slot; ffid     */ \
+X(EXIT,        2,    0,   none,  exit,        CALLS)      /* slot           */ \
+X(ALLOC,       5,    0,   site,  alloc,       ALLOC)      /* site; key,     */ \
+                                                          /* addr, size     */ \
+X(FREE,        3,    0,   none,  free,        ALLOC)      /* size; addr     */ \
+X(REALLOC,     7,    0,   site,  realloc,     ALLOC)      /* site; key, old */ \
+                                          /* addr, old size, addr, size     */ \
+X(GC,          3,    0,   none,  gc,          GC)         /* phase; heap    */ \
+X(SWITCH,      3,    0,   co,    switch,      COROUTINES) /* -; lua_State*  */ \
+X(ATTACH,      3,    0,   none,  vm,          VM)         /* -; heap        */ \
+X(DETACH,      3,    0,   none,  vm,          VM)         /* -; heap        */ \
+X(TRACE_START, 4,    0,   proto, trace_start, JIT)        /* traceno;       */ \
+                                                          /* GCproto*, line */ \
+X(TRACE_STOP,  3,    0,   trace, trace_stop,  JIT)        /* traceno;       */ \
+                                                          /* GCtrace*       */ \
+X(TRACE_ABORT, 5,    0,   proto, trace_abort, JIT)        /* traceno;       */ \
+                           /* GCproto*, line | reason<<32, info             */ \
+X(TRACE_FLUSH, 2,    0,   none,  trace_flush, JIT)        /* -              */ \
+X(ZONE_PUSH,   2,    1,   text,  text,        ZONES)      /* length; name   */ \
+X(ZONE_POP,    2,    0,   none,  zone_pop,    ZONES)      /* -              */ \
+X(MARK,        2,    1,   text,  text,        ZONES)      /* length; text   */
 /* clang-format on */
 
 /* Record kinds, from 1: BUF_ENTER_LUA ... */
 /* clang-format off */
 enum buf_rec {
 	BUF_NONE,
-#define BUF_KIND_(kind, words, text, map, enc) BUF_##kind,
+#define BUF_KIND_(kind, words, text, map, enc, fam) BUF_##kind,
 	BUF_RECS(BUF_KIND_)
 #undef BUF_KIND_
 	BUF_KINDS
@@ -62,7 +67,7 @@ enum buf_rec {
 /* Words of each kind: BUF_ENTER_LUA_WORDS ... (text records: before the
 ** text). */
 enum {
-#define BUF_WORDS_(kind, words, text, map, enc) BUF_##kind##_WORDS = words,
+#define BUF_WORDS_(kind, words, text, map, enc, fam) BUF_##kind##_WORDS = words,
 	BUF_RECS(BUF_WORDS_)
 #undef BUF_WORDS_
 };
@@ -80,7 +85,7 @@ enum {
 #define BUF_REC_MAX BUF_REALLOC_WORDS
 #define BUF_SLACK   (BUF_REC_MAX + BUF_SWITCH_WORDS)
 
-#define BUF_FITS_(kind, words, text, map, enc)                                 \
+#define BUF_FITS_(kind, words, text, map, enc, fam)                            \
 	_Static_assert(words >= 2 && words <= BUF_REC_MAX,                     \
 		       #kind " does not fit BUF_SLACK");
 BUF_RECS(BUF_FITS_)
@@ -112,13 +117,26 @@ _Static_assert(BUF_ENTER_C_WORDS == BUF_ENTER_LUA_WORDS &&
 static inline unsigned buf_rec_words(const uint64_t *w)
 {
 	switch (BUF_KIND(w[0])) {
-#define BUF_CASE_(kind, words, text, map, enc)                                 \
+#define BUF_CASE_(kind, words, text, map, enc, fam)                            \
 	case BUF_##kind:                                                       \
 		return words + (text ? (unsigned)BUF_TEXT_WORDS(               \
 					   BUF_X(w[0]) & BUF_TEXT_LEN_MASK)    \
 				     : 0);
 		BUF_RECS(BUF_CASE_)
 #undef BUF_CASE_
+	}
+	return 0;
+}
+
+/* Any thread. The event family (FORMAT_FAM_*) of the record starting at
+** w; 0 for no record kind. */
+static inline unsigned buf_rec_fam(const uint64_t *w)
+{
+	switch (BUF_KIND(w[0])) {
+#define BUF_FAM_(kind, words, text, map, enc, fam)                             \
+	case BUF_##kind: return FORMAT_FAM_##fam;
+		BUF_RECS(BUF_FAM_)
+#undef BUF_FAM_
 	}
 	return 0;
 }

@@ -62,6 +62,21 @@ static inline uint64_t memo_ref(struct mapper *m, struct id_memo *im,
 	return id;
 }
 
+/* -- Lost buffers ------------------------------------------------------------ */
+
+/* Any thread, not the global lock's holder. See flush.h. A cold path:
+** the records are counted one by one, by the family of their kind. */
+void flush_lost(const uint64_t *w, const uint64_t *end)
+{
+	uint64_t fam[FORMAT_FAM__MAX] = {0};
+	unsigned n;
+	for (; w < end && (n = buf_rec_words(w)) != 0; w += n)
+		fam[buf_rec_fam(w)]++;
+	writer_lock();
+	writer_count_lost(fam, 1);
+	writer_unlock();
+}
+
 /* -- The map pass ---------------------------------------------------------------- */
 
 /* Caller holds m's lock. The ID of an ALLOC/REALLOC's site key (x: its
@@ -148,7 +163,7 @@ static inline void map_text(struct map *s, uint64_t *w, unsigned kind)
 static inline unsigned map_one(struct map *s, uint64_t *w)
 {
 	switch (BUF_KIND(w[0])) {
-#define MAP_CASE(kind, words, text, map, enc)                                  \
+#define MAP_CASE(kind, words, text, map, enc, fam)                             \
 	case BUF_##kind: {                                                     \
 		unsigned n = text ? buf_rec_words(w) : words;                  \
 		map_##map(s, w, BUF_##kind);                                   \
@@ -200,7 +215,10 @@ int flush_map(struct mapper *m, uint64_t *w, const uint64_t *end,
 	mapper_assert_held(m);
 	mapper_begin(m, out);
 	map_events(m, w, end);
-	return mapper_end(m);
+	int r = mapper_end(m);
+	if (r < 0)
+		flush_lost(w, end);
+	return r;
 }
 
 /* -- The encode pass ---------------------------------------------------------------- */
@@ -426,7 +444,7 @@ static inline uint8_t *encode_one(struct enc *e, uint8_t *p,
 {
 	const uint64_t *w = *wp;
 	switch (BUF_KIND(w[0])) {
-#define ENC_CASE(kind, words, text, map, enc)                                  \
+#define ENC_CASE(kind, words, text, map, enc, fam)                             \
 	case BUF_##kind:                                                       \
 		*wp = w + (text ? buf_rec_words(w) : words);                   \
 		return enc_##enc(e, p, w, dt, BUF_##kind);
@@ -506,11 +524,14 @@ int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 	uint8_t *p =
 	    wbuf_room(&fe->scratch, EVENTS_HEAD + words * FLUSH_ENC_PER_WORD +
 					FLUSH_ENC_SLACK);
-	if (!p)
+	if (!p) {
+		flush_lost(w, end);
 		return -ENOMEM;
+	}
 	fe->scratch.len = EVENTS_HEAD;
 	if (encode_events(fe, m, w, end, &base, p + EVENTS_HEAD, &count) < 0) {
 		fe->t_prev = t_prev;
+		flush_lost(w, end);
 		return -ENOMEM;
 	}
 

@@ -34,20 +34,29 @@ struct flush_enc {
 ** of the raw buffer records [w, end) (buf.h) of m's VM, the MAPPING block
 ** for IDs made now (mapper_begin/end) appended to out. The number of
 ** blocks appended (0 or 1), or -ENOMEM (out is then as it was, and the
-** records are to be dropped: IDs in them may be forgotten). Reads the VM
-** objects the records point to: call before the GC can free them. */
+** records are to be dropped: IDs in them may be forgotten; they are
+** counted lost, flush_lost). Reads the VM objects the records point to:
+** call before the GC can free them. Takes the global lock when it fails:
+** not its holder. */
 int flush_map(struct mapper *m, uint64_t *w, const uint64_t *end,
 	      struct wbuf *out);
 
-/* Owner of fe, not m's lock holder (taken for a trace abort's message).
+/* Owner of fe, holding neither m's lock (taken for a trace abort's
+** message) nor the global lock (taken when it fails).
 ** The encode pass: the records [w, end) that flush_map mapped, into an
 ** EVENTS block stamped with the CLOCK triple c in fe->block (fe->block_len
 ** bytes, valid until the next call), to be written after the MAPPING
 ** block of their map pass. 0 with *nevents set, or -ENOMEM (fe->block
-** NULL). Reads nothing of the VM. */
+** NULL; the records are counted lost, flush_lost). Reads nothing of the
+** VM. */
 int flush_encode(struct flush_enc *fe, struct mapper *m, const uint64_t *w,
 		 const uint64_t *end, const struct writer_clock *c,
 		 uint64_t *nevents);
+
+/* Any thread, not the global lock's holder. Count the records [w, end)
+** (mapped or not) and their buffer as dropped whole (END events_dropped,
+** buffers_dropped and the events by family, doc/format.txt). */
+void flush_lost(const uint64_t *w, const uint64_t *end);
 
 /* Owner only. Free the encoder's memory. */
 void flush_enc_free(struct flush_enc *fe);

@@ -34,7 +34,8 @@ static void write_buf(struct flushq_vm *q, struct flushq_buf *b)
 {
 	uint64_t n = 0;
 	if (flush_encode(&q->fe, q->map, b->words, b->end, &b->c, &n) < 0)
-		return; /* out of memory: the events are lost, the log sound */
+		return; /* out of memory: the events are lost (and counted:
+			** END's events_dropped), the log sound */
 	writer_lock();
 	if (writer_is_open())
 		writer_write_bytes(q->fe.block, q->fe.block_len, 1, n);

@@ -181,6 +181,19 @@ static uint64_t stack_id(struct sample_vm *s, struct wbuf *b,
 #define SAMPLE_MAX   (1 + 6 * BLOCKS_ULEB_MAX)
 #define SAMPLES_HEAD (WRITER_HEAD_MAX + 3 * BLOCKS_ULEB_MAX)
 
+/* Not the global lock's holder. A drain's n samples are lost with its
+** block: counted in END (events_dropped, family sample), not as dropped
+** samples (those the signal buffer had no room for, which the next
+** drain's block counts). */
+static void count_lost(uint32_t n)
+{
+	uint64_t fam[FORMAT_FAM__MAX] = {0};
+	fam[FORMAT_FAM_SAMPLE] = n;
+	writer_lock();
+	writer_count_lost(fam, 1);
+	writer_unlock();
+}
+
 /* Caller holds s->hostlock. Drain s's signal buffer into blocks. */
 void sample_drain(struct sample_vm *s)
 {
@@ -292,6 +305,8 @@ done:
 		stacks_reset(&s->stacks);
 		hmap_free(&s->hostmap);
 		s->vm_sym = 0;
+		if (n)
+			count_lost(n);
 	}
 	__atomic_store_n(&s->tail, head, __ATOMIC_RELEASE);
 }

@@ -150,6 +150,21 @@ void lblog_end(struct lblog *l)
 		lb_uleb(&p, l->flush_waits);
 		lb_uleb(&p, l->flush_wait_ns);
 	}
+	if ((l->version ? l->version : FORMAT_VERSION) >= 17) {
+		uint64_t sum = 0, nfam = 0;
+		for (unsigned f = 1; f < FORMAT_FAM__MAX; f++) {
+			sum += l->fam_dropped[f];
+			nfam += l->fam_dropped[f] != 0;
+		}
+		lb_uleb(&p, sum + (uint64_t)l->events_dropped_adj);
+		lb_uleb(&p, l->buffers_dropped);
+		lb_uleb(&p, nfam);
+		for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+			if (l->fam_dropped[f]) {
+				lb_uleb(&p, f);
+				lb_uleb(&p, l->fam_dropped[f]);
+			}
+	}
 	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
 	lb_free(&p);
 }

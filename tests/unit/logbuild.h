@@ -46,6 +46,12 @@ struct lblog {
 	const char *stop_reason; /* END (version 5): its text, NULL "" */
 	uint64_t flush_waits;	 /* END (version 15) */
 	uint64_t flush_wait_ns;
+	/* END (version 17): buffers dropped, and their events by family
+	** (FORMAT_FAM_*; events_dropped is their sum unless set apart by
+	** events_dropped_adj, a wrong total for hostile logs). */
+	uint64_t buffers_dropped;
+	uint64_t fam_dropped[FORMAT_FAM__MAX];
+	int64_t events_dropped_adj;
 };
 
 /* MAPPING payload under construction. */

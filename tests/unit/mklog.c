@@ -247,6 +247,9 @@ static long write_end(struct lblog *l, FILE *f)
 	lb_str(&p, ""); /* stop_reason */
 	lb_uleb(&p, 0); /* flush_waits (version 15) */
 	lb_uleb(&p, 0); /* flush_wait_ns */
+	lb_uleb(&p, 0); /* events_dropped (version 17) */
+	lb_uleb(&p, 0); /* buffers_dropped */
+	lb_uleb(&p, 0); /* families */
 	lblog_block(l, FORMAT_KIND_END, p.buf, p.len);
 	fwrite(l->file.buf, 1, l->file.len, f);
 	lb_free(&p);

@@ -294,44 +294,78 @@ Test(faults, mapper_pass_rolls_back_at_every_allocation)
 
 /* -- A flush ---------------------------------------------------------------- */
 
-/* Raw buffer records (logger/buf.h). */
+/* Raw buffer records (logger/buf.h), and the events they hold by family
+** (FORMAT_FAM_*, as doc/format.txt lists them: the test's own count). */
 struct words {
 	uint64_t w[256];
 	size_t n;
 	uint64_t t;
+	uint64_t events, fam[FORMAT_FAM__MAX];
 };
 
-/* Test thread. Append a record of kind with x and payload words. */
-static void rec(struct words *r, unsigned kind, uint64_t x, uint64_t a,
-		uint64_t b, uint64_t c)
+/* Each record kind's event family, from doc/format.txt ("Event
+** families"), not from buf.h's table. */
+static const unsigned kind_fam[BUF_KINDS] = {
+    [BUF_ENTER_LUA] = FORMAT_FAM_CALLS,	  [BUF_ENTER_C] = FORMAT_FAM_CALLS,
+    [BUF_ENTER_FF] = FORMAT_FAM_CALLS,	  [BUF_EXIT] = FORMAT_FAM_CALLS,
+    [BUF_ALLOC] = FORMAT_FAM_ALLOC,	  [BUF_FREE] = FORMAT_FAM_ALLOC,
+    [BUF_REALLOC] = FORMAT_FAM_ALLOC,	  [BUF_GC] = FORMAT_FAM_GC,
+    [BUF_SWITCH] = FORMAT_FAM_COROUTINES, [BUF_ATTACH] = FORMAT_FAM_VM,
+    [BUF_DETACH] = FORMAT_FAM_VM,	  [BUF_TRACE_START] = FORMAT_FAM_JIT,
+    [BUF_TRACE_STOP] = FORMAT_FAM_JIT,	  [BUF_TRACE_ABORT] = FORMAT_FAM_JIT,
+    [BUF_TRACE_FLUSH] = FORMAT_FAM_JIT,	  [BUF_ZONE_PUSH] = FORMAT_FAM_ZONES,
+    [BUF_ZONE_POP] = FORMAT_FAM_ZONES,	  [BUF_MARK] = FORMAT_FAM_ZONES,
+};
+
+/* Test thread. Count one event of kind in r. */
+static void count(struct words *r, unsigned kind)
 {
-	uint64_t words[] = {BUF_W0(kind, x), r->t << CLOCK_TS_SHIFT, a, b, c};
-	unsigned n = buf_rec_words(words);
-	cr_assert(n >= 2 && n <= 5, "kind %u: %u words", kind, n);
-	memcpy(r->w + r->n, words, n * sizeof(uint64_t));
-	r->n += n;
+	cr_assert(kind_fam[kind] != 0, "kind %u has no family", kind);
+	r->events++;
+	r->fam[kind_fam[kind]]++;
 	r->t += 16;
 }
 
-/* Test thread. Append a MARK record with its text. */
-static void rec_mark(struct words *r, const char *text)
+/* Test thread. Append a record of kind with x and payload words (up to
+** REALLOC's five). */
+static void rec5(struct words *r, unsigned kind, uint64_t x, uint64_t a,
+		 uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	uint64_t words[] = {
+	    BUF_W0(kind, x), r->t << CLOCK_TS_SHIFT, a, b, c, d, e};
+	unsigned n = buf_rec_words(words);
+	cr_assert(n >= 2 && n <= 7, "kind %u: %u words", kind, n);
+	memcpy(r->w + r->n, words, n * sizeof(uint64_t));
+	r->n += n;
+	count(r, kind);
+}
+
+/* Test thread. Append a record of kind with x and up to 3 payload words. */
+static void rec(struct words *r, unsigned kind, uint64_t x, uint64_t a,
+		uint64_t b, uint64_t c)
+{
+	rec5(r, kind, x, a, b, c, 0, 0);
+}
+
+/* Test thread. Append a MARK or ZONE_PUSH record (kind) with its text. */
+static void rec_text(struct words *r, unsigned kind, const char *text)
 {
 	size_t len = strlen(text), tw = BUF_TEXT_WORDS(len);
 	uint64_t *p = r->w + r->n;
-	p[0] = BUF_W0(BUF_MARK, len);
+	p[0] = BUF_W0(kind, len);
 	p[1] = r->t << CLOCK_TS_SHIFT;
 	p[BUF_TEXT_AT + tw - 1] = 0;
 	memcpy(p + BUF_TEXT_AT, text, len);
 	r->n += buf_rec_words(p);
-	r->t += 16;
+	count(r, kind);
 }
 
-/* Test thread. A buffer's records naming every kind, a trace abort (its
-** message grows the encoder's room) and a text. */
+/* Test thread. A buffer's records of every kind, a trace abort (its
+** message grows the encoder's room) and texts. */
 static void fill(struct words *r, struct vm *v)
 {
 	uint64_t site = FORMAT_SITE_LUA | MAPPER_PROTO << 4 | 7u << 8;
-	r->n = 0;
+	memset(r, 0, sizeof *r);
 	r->t = 1000;
 	rec(r, BUF_ATTACH, 0, 4096, 0, 0);
 	rec(r, BUF_ENTER_LUA, 3, (uintptr_t)v->chunk, 0, 0);
@@ -339,17 +373,96 @@ static void fill(struct words *r, struct vm *v)
 	rec(r, BUF_EXIT, 5, 0, 0, 0);
 	rec(r, BUF_ENTER_FF, 4, v->ff, 0, 0);
 	rec(r, BUF_ALLOC, site, (uintptr_t)v->chunk, 0x10000, 48);
+	rec5(r, BUF_REALLOC, site, (uintptr_t)v->chunk, 0x10000, 48, 0x20000,
+	     96);
+	rec(r, BUF_FREE, 96, 0x20000, 0, 0);
+	rec(r, BUF_GC, FORMAT_GC_PROPAGATE, 8192, 0, 0);
 	rec(r, BUF_SWITCH, 0, (uintptr_t)v->co, 0, 0);
+	rec(r, BUF_TRACE_START, 9, (uintptr_t)v->chunk, 3, 0);
 	rec(r, BUF_TRACE_STOP, v->T->traceno, (uintptr_t)v->T, 0, 0);
 	rec(r, BUF_TRACE_ABORT, 9, (uintptr_t)v->chunk, 3 | (uint64_t)7 << 32,
 	    0);
-	rec_mark(r, "a mark");
+	rec(r, BUF_TRACE_FLUSH, 0, 0, 0, 0);
+	rec_text(r, BUF_ZONE_PUSH, "a zone");
+	rec_text(r, BUF_MARK, "a mark");
+	rec(r, BUF_ZONE_POP, 0, 0, 0, 0);
 	rec(r, BUF_EXIT, 3, 0, 0, 0);
 	rec(r, BUF_DETACH, 0, 2048, 0, 0);
+	uint64_t sum = 0;
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++) {
+		cr_assert(f == FORMAT_FAM_SAMPLE || r->fam[f],
+			  "family %u: no event", f);
+		sum += r->fam[f];
+	}
+	cr_assert_eq(sum, r->events);
 }
 
 /* Events fill() records. */
-#define FILL_EVENTS 12
+#define FILL_EVENTS 19
+
+/* -- END's counts of what was dropped --------------------------------------- */
+
+static void log_open(const char *path, struct mapper *m);
+
+/* Test thread. A log file at path (made), opened by the writer with m's
+** VM record: failures count what they drop into its END. */
+static void counted_open(char *path, struct mapper *m)
+{
+	int fd = mkstemp(path);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	writer_lock();
+	log_open(path, m);
+	writer_unlock();
+}
+
+/* The END a sink saw. */
+struct end_seen {
+	int seen;
+	struct decode_end e;
+};
+
+/* Test thread (decoder sink). Keep the END. */
+static int on_end(void *ud, const struct decode_end *e)
+{
+	struct end_seen *s = ud;
+	s->seen = 1;
+	s->e = *e;
+	return 0;
+}
+
+/* Test thread. Close the log at path, read it back and check its END's
+** dropped counts, field by field, against the events the test put in the
+** dropped buffers (lost: NULL when none was), then remove it. */
+static void counted_check(const char *path, const struct words *lost,
+			  uint64_t buffers, const char *what, long at)
+{
+	struct writer_clock c;
+	struct end_seen es = {0};
+	struct decode_sink sink = {0};
+	char err[512];
+	clock_pair_now(&c);
+	writer_lock();
+	cr_assert_eq(writer_close(&c), 0);
+	writer_unlock();
+	sink.ud = &es;
+	sink.end = on_end;
+	int rc = rl_decode_file(path, &sink, err, sizeof err);
+	cr_assert_eq(rc, 0, "%s, allocation %ld: %s", what, at, err);
+	cr_assert(es.seen, "%s, allocation %ld: no END", what, at);
+	cr_assert_eq(es.e.events_dropped, lost ? lost->events : 0,
+		     "%s, allocation %ld: events_dropped %llu", what, at,
+		     (unsigned long long)es.e.events_dropped);
+	cr_assert_eq(es.e.buffers_dropped, lost ? buffers : 0,
+		     "%s, allocation %ld: buffers_dropped %llu", what, at,
+		     (unsigned long long)es.e.buffers_dropped);
+	for (unsigned f = 1; f < FORMAT_FAM__MAX; f++)
+		cr_assert_eq(es.e.fam_dropped[f], lost ? lost->fam[f] : 0,
+			     "%s, allocation %ld: %s dropped %llu", what, at,
+			     format_fam_name(f),
+			     (unsigned long long)es.e.fam_dropped[f]);
+	unlink(path);
+}
 
 /* Test thread. A flush with allocation n failing: a failed map pass leaves
 ** out as it was (the records are dropped); a failed encode leaves no
@@ -365,9 +478,12 @@ static int flush_with_fault(struct vm *v, long n, int every_one)
 	struct words r;
 	struct writer_clock c = {1 << 20, 5000, 6000};
 	uint64_t nev = 0;
+	char path[] = "/tmp/ljlog-faults-XXXXXX";
 	long live0 = live;
 	mapper_up(&m, v, &log);
+	counted_open(path, &m);
 	fill(&r, v);
+	struct words lost = r; /* the records before the map pass */
 	mapper_lock(&m);
 	fault_arm(n, every_one);
 	int nb = flush_map(&m, r.w, r.w + r.n, &out), re = -1;
@@ -375,6 +491,7 @@ static int flush_with_fault(struct vm *v, long n, int every_one)
 	if (nb >= 0)
 		re = flush_encode(&fe, &m, r.w, r.w + r.n, &c, &nev);
 	int hit = fault_disarm();
+	int dropped = nb < 0 || re < 0;
 	if (nb < 0) {
 		cr_assert_eq(nb, -ENOMEM, "allocation %ld: %d", n, nb);
 		cr_assert_eq(out.len, 0, "allocation %ld: out cut back", n);
@@ -398,6 +515,9 @@ static int flush_with_fault(struct vm *v, long n, int every_one)
 	rl_add(&log, &out, 0);
 	rl_add_bytes(&log, fe.block, fe.block_len, nev);
 	log_check(&log, NULL, NULL, 0, "flush", n);
+	/* A failed map pass or encode dropped the first buffer: END counts
+	** its events, by family; else nothing. */
+	counted_check(path, dropped ? &lost : NULL, 1, "flush", n);
 	lblog_free(&log);
 	wbuf_free(&out);
 	flush_enc_free(&fe);
@@ -552,7 +672,7 @@ static int drain_with_fault(struct vm *v, long n, int every_one)
 {
 	struct mapper m;
 	struct sample_vm s;
-	char path[] = "/tmp/ljlog-faults-XXXXXX", err[512];
+	char path[] = "/tmp/ljlog-faults-XXXXXX";
 	int fd = mkstemp(path);
 	long live0 = live;
 	cr_assert_geq(fd, 0);
@@ -570,20 +690,16 @@ static int drain_with_fault(struct vm *v, long n, int every_one)
 	cr_assert_eq(s.tail, s.head, "allocation %ld: the ring emptied", n);
 	uint64_t first = s.signals_done;
 	cr_assert(first == 0 || first == NSAMPLES);
+	/* A failed drain lost its NSAMPLES samples, one buffer (ring_fill's
+	** count). */
+	struct words lost = {.events = NSAMPLES};
+	lost.fam[FORMAT_FAM_SAMPLE] = NSAMPLES;
 	ring_fill(&s, v);
 	sample_drain(&s);
 	cr_assert_eq(s.signals_done, first + NSAMPLES, "allocation %ld", n);
 	cr_assert_neq(s.vm_sym, 0, "the interpreter's HOSTSYM was made");
 
-	struct writer_clock c;
-	clock_pair_now(&c);
-	writer_lock();
-	cr_assert_eq(writer_close(&c), 0);
-	writer_unlock();
-	struct decode_sink sink = {0};
-	int rc = rl_decode_file(path, &sink, err, sizeof err);
-	cr_assert_eq(rc, 0, "drain, allocation %ld failing: %s", n, err);
-	unlink(path);
+	counted_check(path, first == 0 ? &lost : NULL, 1, "drain", n);
 	sampler_down(&s);
 	mapper_free(&m);
 	cr_assert_eq(live, live0, "allocation %ld: %ld blocks leaked", n,

@@ -571,3 +571,50 @@ Test(format, chunk_guess_follows_the_document)
 	}
 	free(doc);
 }
+
+/* Version 17: the families of END's dropped events, and END's fields in
+** the order the writer puts them and the reader takes them. */
+Test(format, end_fields_and_families)
+{
+	char *doc = slurp("doc/format.txt");
+	char *h = slurp("src/blocks/format.h");
+	char *sec = section(doc, "\nEvent families (END", "\nA log whose END");
+	struct table d, hd;
+	collect(sec, "^  ([0-9]+) +([a-z]+) ", 2, 1, 1, &d);
+	header_enum(h, "FORMAT_FAM_", &hd);
+	same("event family", &d, &hd);
+	cr_assert_eq(d.n, FORMAT_FAM__MAX - 1);
+	cr_assert_eq(value_of(&hd, "CALLS"), FORMAT_FAM_CALLS);
+	cr_assert_eq(value_of(&hd, "SAMPLE"), FORMAT_FAM_SAMPLE);
+	walk("event family", &d, format_fam_name);
+	free(sec);
+	sec = section(doc, "\nEND payload\n", "\nWrite errors");
+	static const char *const fields[] = {
+	    "uleb   events ",
+	    "uleb   blocks ",
+	    "uleb   bytes ",
+	    "uleb   samples_dropped ",
+	    "uleb   vms ",
+	    "CLOCK  clock",
+	    "uleb   stop_error ",
+	    "str    stop_reason ",
+	    "uleb   flush_waits ",
+	    "uleb   flush_wait_ns ",
+	    "uleb   events_dropped ",
+	    "uleb   buffers_dropped ",
+	    "uleb   families ",
+	    "uleb   family ",
+	    "uleb   dropped ",
+	};
+	const char *at = sec;
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		const char *f = strstr(at, fields[i]);
+		cr_assert_not_null(f, "END field '%s' missing or out of order",
+				   fields[i]);
+		at = f + strlen(fields[i]);
+	}
+	cr_assert_not_null(strstr(sec, "(version 17) events that ljlog"));
+	free(sec);
+	free(h);
+	free(doc);
+}

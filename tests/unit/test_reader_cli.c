@@ -85,6 +85,45 @@ static const char *small_log_stop(int with_end, int corrupt, int stop)
 	return path;
 }
 
+/* Test thread. A small complete log (small_log_stop's events) whose END
+** counts dropped events (version 17) of format version: 2 buffers, calls
+** 8, alloc 3, zones 1; with stop, a write error stopped it; events_dropped
+** off by adj (corrupt when not 0). path is static. */
+static const char *lost_log(uint64_t version, int stop, int adj)
+{
+	struct lblog l;
+	struct lbmap m;
+	struct lbev e;
+	lblog_init(&l);
+	l.version = version;
+	lblog_intro(&l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 77, 1000, 0);
+	map_proto(&m, 2, "@app.lua", 3, 4);
+	map_co(&m, 3, FORMAT_CO_MAIN);
+	lblog_mapping(&l, &m);
+	ev_begin(&e);
+	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
+	ev_switch(&e, 3, 0);
+	ev_enter(&e, 1, 2, 5);
+	ev_exit(&e, 1, 1000000);
+	lblog_events(&l, 1, 0, &e);
+	l.buffers_dropped = 2;
+	l.fam_dropped[FORMAT_FAM_CALLS] = 8;
+	l.fam_dropped[FORMAT_FAM_ALLOC] = 3;
+	l.fam_dropped[FORMAT_FAM_ZONES] = 1;
+	l.events_dropped_adj = adj;
+	if (stop) {
+		l.stop_error = 28;
+		l.stop_reason = "No space left on device";
+	}
+	lblog_end(&l);
+	static char path[64];
+	snprintf(path, sizeof path, "%s", lblog_write(&l));
+	lblog_free(&l);
+	return path;
+}
+
 /* Test thread. small_log_stop without a write error. */
 static const char *small_log(int with_end, int corrupt)
 {
@@ -866,4 +905,100 @@ Test(cli, top_shows_a_name_that_comes_later)
 	unlink(log);
 	unlink(out);
 	unlink(st);
+}
+
+/* Version 17: a log whose END counts dropped events is complete with
+** losses (check: status 5, what is missing); report says it in text and
+** JSON, dump shows the fields; a version 16 END has none. */
+Test(cli, check_and_report_losses)
+{
+	const char *p = lost_log(0, 0, 0);
+	const char *o = "/tmp/ljlog-cli-losses-out",
+		   *e = "/tmp/ljlog-cli-losses-err";
+	cr_assert_eq(sh(LJLOG " check %s >%s", p, o), 5);
+	char *out = slurp(o);
+	cr_assert_not_null(
+	    strstr(out, ": ok with losses: complete, 4 blocks, 4 events, 1 VM"),
+	    "%s", out);
+	cr_assert_not_null(strstr(out, ": 12 events (calls 8, alloc 3, zones "
+				       "1) are missing: ljlog ran out of "
+				       "memory and dropped 2 buffers\n"),
+			   "%s", out);
+	free(out);
+	cr_assert_eq(sh(LJLOG " check -q %s >%s", p, o), 5);
+	out = slurp(o);
+	cr_assert_str_eq(out, "");
+	free(out);
+
+	cr_assert_eq(sh(LJLOG " report %s >%s 2>%s", p, o, e), 0);
+	out = slurp(o);
+	cr_assert_not_null(strstr(out,
+				  "  missing: 12 events (calls 8, alloc 3, "
+				  "zones 1), in 2 buffers ljlog dropped "
+				  "when out of memory"),
+			   "%s", out);
+	free(out);
+	out = slurp(e);
+	cr_assert_not_null(strstr(out, "warning: 12 events (calls 8, alloc 3, "
+				       "zones 1) are missing"),
+			   "%s", out);
+	free(out);
+	cr_assert_eq(sh(LJLOG " report --json %s >%s 2>/dev/null", p, o), 0);
+	out = slurp(o);
+	const char *want[] = {
+	    "\"events_dropped\": 12",
+	    "\"buffers_dropped\": 2",
+	    "\"events_dropped_by_family\": {",
+	    "\"calls\": 8",
+	    "\"alloc\": 3",
+	    "\"zones\": 1",
+	    "\"gc\": 0",
+	    "\"sample\": 0",
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+		cr_assert_not_null(strstr(out, want[i]), "no %s in\n%s",
+				   want[i], out);
+	free(out);
+	cr_assert_eq(sh(LJLOG " dump %s | grep -q 'events_dropped 12, "
+			      "buffers_dropped 2, calls 8, alloc 3, zones 1'",
+			p),
+		     0);
+	unlink(p);
+
+	/* Stopped by a write error, with losses: 4, and the losses said. */
+	p = lost_log(0, 1, 0);
+	cr_assert_eq(sh(LJLOG " check %s >%s", p, o), 4);
+	out = slurp(o);
+	cr_assert_not_null(strstr(out, "stopped: writing the log failed"), "%s",
+			   out);
+	cr_assert_not_null(strstr(out, "12 events (calls 8, alloc 3, zones "
+				       "1) are missing"),
+			   "%s", out);
+	free(out);
+	unlink(p);
+
+	/* Families that do not add up to events_dropped: corrupt. */
+	p = lost_log(0, 0, 1);
+	cr_assert_eq(sh(LJLOG " check %s >%s", p, o), 3);
+	out = slurp(o);
+	cr_assert_not_null(strstr(out, "corrupt: "), "%s", out);
+	cr_assert_not_null(strstr(out, "END counts 13 dropped events, its "
+				       "families 12"),
+			   "%s", out);
+	free(out);
+	unlink(p);
+
+	/* Version 16: no such fields, nothing dropped, status 0. */
+	p = lost_log(16, 0, 0);
+	cr_assert_eq(sh(LJLOG " check %s >%s", p, o), 0);
+	out = slurp(o);
+	cr_assert_not_null(strstr(out, ": ok: complete"), "%s", out);
+	free(out);
+	cr_assert_eq(sh(LJLOG " report --json %s 2>/dev/null | grep -q "
+			      "'\"events_dropped\": 0'",
+			p),
+		     0);
+	unlink(p);
+	unlink(o);
+	unlink(e);
 }

@@ -19,14 +19,14 @@
 
 /* Words of each kind, by kind, from the table. */
 static const unsigned table_words[BUF_KINDS] = {
-#define WORDS(kind, words, text, map, enc) [BUF_##kind] = words,
+#define WORDS(kind, words, text, map, enc, fam) [BUF_##kind] = words,
     BUF_RECS(WORDS)
 #undef WORDS
 };
 
 /* 1 for the kinds whose text follows, from the table. */
 static const unsigned table_text[BUF_KINDS] = {
-#define TEXT(kind, words, text, map, enc) [BUF_##kind] = text,
+#define TEXT(kind, words, text, map, enc, fam) [BUF_##kind] = text,
     BUF_RECS(TEXT)
 #undef TEXT
 };
