@@ -243,9 +243,11 @@ void flushq_fork_parent(void)
 /* Child side of fork(), single-threaded. See flushq.h. Nothing was queued
 ** (the prepare handler waited), the thread is gone; the queue's lock,
 ** which this thread took in the prepare handler, is let go (the
-** conditions' waiters are gone: made anew). */
-void flushq_fork_child(void)
+** conditions' waiters are gone: made anew). Only the kept VMs are set up
+** now: the writer thread ends when they are freed. */
+void flushq_fork_child(unsigned kept)
 {
+	nvms = kept;
 	pthread_cond_init(&work, NULL);
 	pthread_cond_init(&done, NULL);
 	head = NULL;

@@ -83,9 +83,11 @@ void flushq_free(struct flushq_vm *q);
 /* fork() handlers. Prepare (the forking thread): wait until the writer
 ** thread is idle and hold it (and every VM's hand-over) so. Parent: let
 ** go. Child (single-threaded): no writer thread; a VM's next hand-over
-** starts one. */
+** starts one. kept: the VMs set up that live on in the child (the
+** forking thread's; the other threads' are gone): the count the thread
+** waits on to end. */
 void flushq_fork_prepare(void);
 void flushq_fork_parent(void);
-void flushq_fork_child(void);
+void flushq_fork_child(unsigned kept);
 
 #endif

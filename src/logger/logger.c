@@ -367,19 +367,43 @@ static void at_fork_parent(void)
 	flushq_fork_parent();
 }
 
+/* Child side of fork(), single-threaded. Take the VMs of the threads that
+** did not fork out of the registry; the count of VMs left. Their threads
+** are not in the child: nothing can detach them, and their lua_States are
+** never run or read again. Their states are leaked, not freed:
+** snaptrig.c's slots may still point at them, and a thread stopped midway
+** by the fork may have left their buffers and maps half-changed. */
+static unsigned drop_others(void)
+{
+	unsigned kept = 0;
+	for (struct logger_vm **pp = &vms; *pp;) {
+		struct logger_vm *vm = *pp;
+		if (vm->tid != fork_tid) {
+			*pp = vm->next;
+			vm->next = NULL;
+			continue;
+		}
+		kept++;
+		pp = &vm->next;
+	}
+	return kept;
+}
+
 /* Child side of fork(), single-threaded: the child profiles on into a log
 ** of its own (file=PATH with %p: the child's pid; without: PATH.PID;
 ** |COMMAND with %p: a command of its own; without, or fd=N: no log). The
 ** VMs of the thread that forked go on: their buffers hold the parent's
 ** events (the parent writes them), every ID is made again, the VM record
 ** and then the events go to the child's log at its first flush, and
-** sampling starts again. The other threads' VMs are gone with them. */
+** sampling starts again. The other threads' VMs are gone with them:
+** they leave the registry and the writer queue's count (drop_others), so
+** the child's log closes at its last detach and its writer thread ends. */
 static void at_fork_child(void)
 {
 	static struct wbuf pre; /* the child's VM records */
 	char path[OPTS_FILE_MAX + 32], *pp = path;
 	pid_t me = util_tid(), pid = getpid();
-	unsigned nvms = 0;
+	unsigned nvms = 0, kept = drop_others();
 	if (!log_pattern[0])
 		pp = NULL;
 	else if (strstr(log_pattern, "%p"))
@@ -389,13 +413,11 @@ static void at_fork_child(void)
 	else if (opts_expand_file(log_pattern, pid, path, sizeof path - 24) ==
 		 0)
 		snprintf(path + strlen(path), 24, ".%ld", (long)pid);
-	flushq_fork_child();
+	flushq_fork_child(kept);
 	sample_fork_child();
 	pre.len = 0;
 	for (struct logger_vm *vm = vms; vm; vm = vm->next) {
 		mapper_fork_child(&vm->map);
-		if (vm->tid != fork_tid)
-			continue;
 		vm->tid = me;
 		vm->bp = vm->buf;
 		vm_become(vm, LOGGER_FORKED);
