@@ -70,6 +70,15 @@ static void run(lua_State *L, long *c, long *k)
 	*k = counts;
 }
 
+/* Test thread. The program's hook's calls and counts over code, run
+** unprofiled with the hook's events and count. */
+static void unprofiled(int events, int count, long *c, long *k)
+{
+	lua_State *P = vm_new(events, count);
+	run(P, c, k);
+	lua_close(P);
+}
+
 /* Test thread. The log path of this test process. */
 static const char *log_path(void)
 {
@@ -105,9 +114,7 @@ static void detach(lua_State *L)
 Test(snaptrig, request_arms_at_the_next_allocation)
 {
 	long c0, k0, c, k;
-	lua_State *P = vm_new(LUA_MASKCALL, 0);
-	run(P, &c0, &k0);
-	lua_close(P);
+	unprofiled(LUA_MASKCALL, 0, &c0, &k0);
 
 	lua_State *L = vm_new(LUA_MASKCALL, 0);
 	struct logger_vm *vm = attach(L);
@@ -138,9 +145,7 @@ Test(snaptrig, request_arms_at_the_next_allocation)
 Test(snaptrig, requests_at_every_point_are_taken)
 {
 	long c0, k0, c, k;
-	lua_State *P = vm_new(LUA_MASKCALL, 0);
-	run(P, &c0, &k0);
-	lua_close(P);
+	unprofiled(LUA_MASKCALL, 0, &c0, &k0);
 
 	lua_State *L = vm_new(LUA_MASKCALL, 0);
 	struct logger_vm *vm = attach(L);
@@ -170,9 +175,7 @@ Test(snaptrig, requests_at_every_point_are_taken)
 Test(snaptrig, program_count_hook_keeps_its_countdown)
 {
 	long c0, k0, c, k;
-	lua_State *P = vm_new(LUA_MASKCALL | LUA_MASKCOUNT, 97);
-	run(P, &c0, &k0);
-	lua_close(P);
+	unprofiled(LUA_MASKCALL | LUA_MASKCOUNT, 97, &c0, &k0);
 	cr_assert_gt(k0, 10);
 
 	lua_State *L = vm_new(LUA_MASKCALL | LUA_MASKCOUNT, 97);
