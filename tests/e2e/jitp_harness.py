@@ -118,7 +118,7 @@ class Runner:
             self.run(cmd, env, "%s [jit %s] under jit.profile" % (prog["name"], mode))
             for ln in open(out):
                 n, k = ln.rstrip("\n").split("\t", 1)
-                if k not in ("C", "?"):
+                if k not in ("C", "J", "?"):
                     counts[k] = counts.get(k, 0) + int(n)
         return counts
 

@@ -126,6 +126,8 @@ if nt < 200 or nz < 0.9 * nt:
 jp = {}
 for ln in open("%s/jp.txt" % T):
     n, k = ln.rstrip("\n").split("\t", 1)
+    if k == "J":
+        continue  # the JIT compiler's (ljlog's "(jit compiler)")
     k = fname(k) or k
     jp[k] = jp.get(k, 0) + int(n)
 jt = sum(jp.values())

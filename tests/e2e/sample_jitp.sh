@@ -44,6 +44,8 @@ jp_path, jpath, fpath, jit = sys.argv[1:]
 jp = {}
 for ln in open(jp_path):
     n, k = ln.rstrip("\n").split("\t", 1)
+    if k == "J":
+        continue  # the JIT compiler's (ljlog's "(jit compiler)")
     jp[k] = jp.get(k, 0) + int(n)
 d = json.load(open(jpath))
 # Lua functions by chunk:line, as jit.profile's; named ones read
