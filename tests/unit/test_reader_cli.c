@@ -49,20 +49,29 @@ static char *slurp(const char *path)
 	return buf;
 }
 
+/* Test thread. Start l (format version, 0: the writer's) with INTRO and
+** a MAPPING of VM 1, the prototype 2 of chunk at lines 3-4 and the main
+** coroutine 3. */
+static void one_vm_log(struct lblog *l, uint64_t version, const char *chunk)
+{
+	struct lbmap m;
+	lblog_init(l);
+	l->version = version;
+	lblog_intro(l, 1);
+	map_begin(&m, 1);
+	map_vm(&m, 1, 77, 1000, 0);
+	map_proto(&m, 2, chunk, 3, 4);
+	map_co(&m, 3, FORMAT_CO_MAIN);
+	lblog_mapping(l, &m);
+}
+
 /* Test thread. A small complete log in a temp file; path is static. With
 ** stop, its END says a write error (ENOSPC) stopped it. */
 static const char *small_log_stop(int with_end, int corrupt, int stop)
 {
 	struct lblog l;
-	struct lbmap m;
 	struct lbev e;
-	lblog_init(&l);
-	lblog_intro(&l, 1);
-	map_begin(&m, 1);
-	map_vm(&m, 1, 77, 1000, 0);
-	map_proto(&m, 2, "@app \"x\".lua", 3, 4);
-	map_co(&m, 3, FORMAT_CO_MAIN);
-	lblog_mapping(&l, &m);
+	one_vm_log(&l, 0, "@app \"x\".lua");
 	ev_begin(&e);
 	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
 	ev_switch(&e, 3, 0);
@@ -92,16 +101,8 @@ static const char *small_log_stop(int with_end, int corrupt, int stop)
 static const char *lost_log(uint64_t version, int stop, int adj)
 {
 	struct lblog l;
-	struct lbmap m;
 	struct lbev e;
-	lblog_init(&l);
-	l.version = version;
-	lblog_intro(&l, 1);
-	map_begin(&m, 1);
-	map_vm(&m, 1, 77, 1000, 0);
-	map_proto(&m, 2, "@app.lua", 3, 4);
-	map_co(&m, 3, FORMAT_CO_MAIN);
-	lblog_mapping(&l, &m);
+	one_vm_log(&l, version, "@app.lua");
 	ev_begin(&e);
 	ev_vm(&e, FORMAT_VM_ATTACH, 1000, 0);
 	ev_switch(&e, 3, 0);
