@@ -362,6 +362,11 @@ uint32_t decode_max_id(const struct decode *d);
 /* The INTRO block, NULL before it. */
 const struct decode_intro *decode_intro(const struct decode *d);
 
+/* The CLOCK pair of an END, EVENTS or SAMPLES block b whose payload was
+** read, without decoding the log before it: 0, -ENOENT for a block of
+** another kind, or -EBADMSG when the fields are cut. */
+int decode_block_clock(const struct reader_block *b, struct decode_clock *out);
+
 /* The END block, NULL before it. */
 const struct decode_end *decode_end(const struct decode *d);
 

@@ -143,6 +143,27 @@ static int end_fields(struct decode *d, const struct reader_block *b,
 	return d->intro.version >= 17 ? end_dropped(d, b, c) : 0;
 }
 
+/* See decode.h. The pair follows five fields in END (every version),
+** three in EVENTS and SAMPLES (vm, count, base_ts). */
+int decode_block_clock(const struct reader_block *b, struct decode_clock *out)
+{
+	struct decode_cur c = {.p = b->payload, .start = b->payload};
+	uint64_t skip;
+	int before = b->h.kind == FORMAT_KIND_END	? 5
+		     : b->h.kind == FORMAT_KIND_EVENTS	? 3
+		     : b->h.kind == FORMAT_KIND_SAMPLES ? 3
+							: 0;
+	if (!before)
+		return -ENOENT;
+	if (!b->payload)
+		return -EINVAL;
+	c.end = b->payload + b->h.length;
+	while (before--)
+		if (dec_get_u(&c, "", &skip) < 0)
+			return -EBADMSG;
+	return dec_get_clock(&c, out) < 0 ? -EBADMSG : 0;
+}
+
 /* END's totals against what the blocks before it held: events, blocks
 ** and bytes exactly, dropped samples at least (else a warning), VMs (a
 ** warning). */

@@ -4,7 +4,7 @@
 ** decoded one after another into one profile: each log's IDs get a base
 ** of their own (its VMs, coroutines and traces stay apart), functions
 ** merge by identity (fnid), and with more than one log every time goes to
-** CLOCK_MONOTONIC nanoseconds by the log's INTRO, so that durations of
+** CLOCK_MONOTONIC nanoseconds by the log's own CLOCK pairs, so that durations of
 ** logs written with different counters add up. One decoding pass at a
 ** time; the state lives in the pass's locals.
 ** Any thread: every function works on the structs its caller passes and
@@ -29,8 +29,44 @@ struct logs_one {
 	unsigned shift;	     /* INTRO ts_shift */
 	uint64_t counter0;   /* INTRO clock counter */
 	uint64_t mono0;	     /* INTRO clock CLOCK_MONOTONIC ns */
-	double ns_per_count; /* 1e9 / counter_hz (1: a ns counter) */
+	double ns_per_count; /* ns per counter tick */
+	unsigned npair;	     /* CLOCK pairs in first and last */
+	struct decode_clock first, last;
 };
+
+/* Keep the earliest and the latest CLOCK pair of a log, as profile.c's
+** clock_seen does for a log decoded on its own. */
+static void pair_seen(struct logs_one *o, const struct decode_clock *c)
+{
+	if (!o->npair++ || c->mono_ns < o->first.mono_ns)
+		o->first = *c;
+	if (c->mono_ns >= o->last.mono_ns)
+		o->last = *c;
+}
+
+/* The CLOCK pairs of path's EVENTS, SAMPLES and END blocks into o: a pass
+** that reads their payloads' heads only. A log decoded on its own
+** converts its ticks by its first and last pairs (profile.c, timebase);
+** its times in a merge then convert by the same rate, not by the
+** INTRO's counter_hz, a 250 us calibration that a loaded machine can put
+** 0.2% off. */
+static void log_pairs(struct logs_one *o, const char *path)
+{
+	struct reader *r;
+	struct reader_block b;
+	struct decode_clock c;
+	char err[READER_ERR_MAX];
+	if (reader_open(&r, path, 0, err, sizeof err) < 0)
+		return;
+	while (reader_next(r, &b) == 1)
+		if ((b.h.kind == FORMAT_KIND_END ||
+		     b.h.kind == FORMAT_KIND_EVENTS ||
+		     b.h.kind == FORMAT_KIND_SAMPLES) &&
+		    reader_payload(r, &b) == 0 &&
+		    decode_block_clock(&b, &c) == 0)
+			pair_seen(o, &c);
+	reader_close(r);
+}
 
 /* ts (the log's units) as CLOCK_MONOTONIC ns. */
 static uint64_t conv(const struct logs_one *o, uint64_t ts)
@@ -41,13 +77,15 @@ static uint64_t conv(const struct logs_one *o, uint64_t ts)
 	return ns <= 0 ? 0 : ns >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(ns);
 }
 
-/* A CLOCK pair in the profile's units: the counter converted
-** as a ts is. */
-static struct decode_clock conv_clock(const struct logs_one *o,
-				      const struct decode_clock *c)
+/* A CLOCK pair in the profile's units, which are CLOCK_MONOTONIC ns: its
+** counter is its monotonic time. (Its counter converted as a ts is, where
+** a log's rate is counter_hz, would make the merged pairs disagree by that
+** rate's error, and the profile's time base, which the pairs set, scale
+** every log's times by it.) */
+static struct decode_clock conv_clock(const struct decode_clock *c)
 {
 	struct decode_clock r = *c;
-	r.counter = conv(o, c->counter >> o->shift);
+	r.counter = c->mono_ns;
 	return r;
 }
 
@@ -73,9 +111,14 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	o->shift = (unsigned)in->ts_shift;
 	o->counter0 = in->clock.counter;
 	o->mono0 = in->clock.mono_ns;
+	pair_seen(o, &in->clock);
 	if (in->counter_kind == FORMAT_COUNTER_MONO_NS) {
 		o->ns_per_count = 1.0;
 		o->counter0 = o->mono0; /* the counter is the clock */
+	} else if (o->npair >= 2 && o->last.counter > o->first.counter &&
+		   o->last.mono_ns > o->first.mono_ns) {
+		o->ns_per_count = (double)(o->last.mono_ns - o->first.mono_ns) /
+				  (double)(o->last.counter - o->first.counter);
 	} else if (in->counter_hz) {
 		o->ns_per_count = 1e9 / (double)in->counter_hz;
 	} else {
@@ -93,7 +136,7 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	if (!o->next.intro)
 		return 0;
 	struct decode_intro x = *in;
-	x.clock = conv_clock(o, &in->clock);
+	x.clock = conv_clock(&in->clock);
 	x.counter_kind = FORMAT_COUNTER_MONO_NS;
 	x.ts_shift = 0;
 	x.counter_hz = 1000000000u;
@@ -106,7 +149,7 @@ static int on_end(void *ud, const struct decode_end *e)
 	struct logs_one *o = ud;
 	struct decode_end x = *e;
 	seen(o->log, &e->clock);
-	x.clock = conv_clock(o, &e->clock);
+	x.clock = conv_clock(&e->clock);
 	return o->next.end ? o->next.end(o->next.ud, &x) : 0;
 }
 
@@ -162,7 +205,7 @@ static int events_hdr(struct logs_one *o, const struct decode_events *h,
 		return 0;
 	struct decode_events x = *h;
 	x.base_ts = conv(o, h->base_ts);
-	x.clock = conv_clock(o, &h->clock);
+	x.clock = conv_clock(&h->clock);
 	return fn(o->next.ud, &x);
 }
 
@@ -185,7 +228,7 @@ static int samples_hdr(struct logs_one *o, const struct decode_samples *h,
 		return 0;
 	struct decode_samples x = *h;
 	x.base_ts = conv(o, h->base_ts);
-	x.clock = conv_clock(o, &h->clock);
+	x.clock = conv_clock(&h->clock);
 	return fn(o->next.ud, &x);
 }
 
@@ -225,7 +268,7 @@ static int on_heap_summary(void *ud, const struct decode_hsummary *s)
 		return 0;
 	struct decode_hsummary x = *s;
 	seen(o->log, &s->clock);
-	x.clock = conv_clock(o, &s->clock);
+	x.clock = conv_clock(&s->clock);
 	return o->next.heap_summary(o->next.ud, &x);
 }
 
@@ -279,8 +322,10 @@ static int decode_one(struct logs_one *o, struct reader *r, uint32_t base,
 	struct decode *d;
 	struct profile_log *l = o->log;
 	int rc;
-	if (rebase)
+	if (rebase) {
+		log_pairs(o, l->file);
 		one_sink(o, &s);
+	}
 	if ((rc = decode_new(&d, &s)) < 0) {
 		snprintf(l->err, sizeof l->err, "out of memory");
 		return rc;
