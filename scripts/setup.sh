@@ -9,12 +9,13 @@ deps="$top/third_party"
 . "$top/scripts/aptsrc.sh"
 . "$top/scripts/buildlib.sh"
 # lua-check, lua-ldoc, lua-penlight: the real programs of tests/e2e/realprogs.sh;
+# lua-markdown: the real program of tests/e2e/ranking.sh;
 # clang, libclang-rt-dev (libFuzzer, sanitizers): the reader's fuzzer, tests/fuzz.
 # strace: tests/e2e/vmheap.sh counts the VM allocator's heap trims.
 pkgs="luajit libluajit-5.1-dev libunwind-dev libxxhash-dev zlib1g-dev libcriterion-dev
 autoconf automake libtool pkg-config make gcc dpkg-dev xz-utils python3
 clang libclang-rt-dev strace
-lua-check lua-ldoc lua-penlight"
+lua-check lua-ldoc lua-penlight lua-markdown"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }

@@ -71,10 +71,17 @@ GET(fn_file)
 {
 	c->s = FN->file;
 }
-/* Main thread. A function's self samples, as a report_share. */
+/* Main thread. A function's self samples (the report's: samples_self), as
+** a share of all samples. */
 GET(fn_samples_pct)
 {
-	c->pct = report_pct(FN->samples, p->smp.samples);
+	c->pct = report_pct(FN->samples_self, p->smp.samples);
+}
+/* Main thread. The builtin a function's samples_lua were most in ("" when
+** none). */
+GET(fn_via)
+{
+	c->s = FN->via_samples ? p->fns[FN->via].name : "";
 }
 /* Main thread. A function's self time, as a share of all functions'. */
 GET(fn_self_pct)
@@ -97,14 +104,21 @@ GET(fn_total_pct)
 	c->pct = report_pct(FN->samples_total, p->smp.samples);
 }
 
-/* Main thread. The function as text shows it: its name, and its object or [builtin]. */
+/* Main thread. The function as text shows it: its name, and its object or
+** [builtin]; a Lua function whose self samples hold a builtin's, the
+** builtin and its share of them ("f (app.lua:3), 90% in string.gsub"). */
 GET(fn_label)
 {
 	const struct profile_fn *f = FN;
+	uint64_t in = f->samples_self == f->samples_lua ? f->via_samples : 0;
 	if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
 		cell_printf(c, "%s [%s]", f->name, f->file);
 	else if (f->kind == FNID_FAST)
 		cell_printf(c, "%s [builtin]", f->name);
+	else if (in && f->samples_self)
+		cell_printf(c, "%s, %.0f%% in %s", f->name,
+			    report_pct(in, f->samples_self),
+			    p->fns[f->via].name);
 	else
 		c->s = f->name;
 	if (!c->s)
@@ -235,7 +249,7 @@ uint32_t *report_rows_fns(const struct profile *p, size_t *n)
 /* Main thread. Rows: functions with samples. */
 static uint32_t *rows_fns_samples(const struct profile *p, size_t *n)
 {
-	return samples_sorted_fns(&p->smp, n);
+	return profile_sorted_fns_samples(p, n);
 }
 
 /* Main thread. Rows: allocation sites. */
@@ -338,17 +352,23 @@ static const struct column fn_cols[] = {
      OPTS_ALLOC},
     /* Sample columns: in this table only without calls (with calls, the
     ** samples part has its own table by function). */
-    {"self", 10, 5, "samples", COL_U64, FIELD(struct profile_fn, samples),
+    {"self", 10, 5, NULL, COL_U64, FIELD(struct profile_fn, samples_self),
      FAM_SAMPLES_ONLY},
+    {NULL, 0, 0, "samples", COL_U64, FIELD(struct profile_fn, samples), 0},
     {"self%", 6, 6, NULL, COL_PCT, fn_samples_pct, 0, FAM_SAMPLES_ONLY},
     {"total", 10, 7, "samples_total", COL_U64,
      FIELD(struct profile_fn, samples_total), FAM_SAMPLES_ONLY},
     {"total%", 6, 8, NULL, COL_PCT, fn_total_pct, 0, FAM_SAMPLES_ONLY},
+    {NULL, 0, 0, "samples_lua", COL_U64, FIELD(struct profile_fn, samples_lua),
+     0},
+    {NULL, 0, 0, "via", COL_STR, fn_via, 0, 0},
+    {NULL, 0, 0, "via_samples", COL_U64, FIELD(struct profile_fn, via_samples),
+     0},
     {"function", 0, 12, NULL, COL_STR, fn_label, 0, 0},
 };
 
 static const struct column fn_sample_cols[] = {
-    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples), 0},
+    {"self", 10, 1, NULL, COL_U64, FIELD(struct profile_fn, samples_self), 0},
     {"self%", 6, 2, NULL, COL_PCT, fn_samples_pct, 0, 0},
     {"total", 10, 3, NULL, COL_U64, FIELD(struct profile_fn, samples_total), 0},
     {"total%", 6, 4, NULL, COL_PCT, fn_total_pct, 0, 0},
@@ -440,13 +460,13 @@ const struct section report_sec_fns_alloc =
 	    row_fn, fn_cols);
 const struct section report_sec_fns_samples =
     SECTION("functions",
-	    "\nFunctions: %zu, by %s (self: innermost Lua frame, total: "
-	    "anywhere in the stack)\n",
+	    "\nFunctions: %zu, by %s (self: %s; total: anywhere in the "
+	    "stack)\n",
 	    1, report_rows_fns, row_fn, fn_cols);
 const struct section report_sec_fn_samples =
     SECTION(NULL,
-	    "  by function: %zu (self: innermost Lua frame; total: anywhere "
-	    "in the stack)\n",
+	    "  by function: %zu%.0s (self: %s; total: anywhere in the "
+	    "stack)\n",
 	    1, rows_fns_samples, row_fn, fn_sample_cols);
 const struct section report_sec_lines =
     SECTION("samples_by_line",

@@ -54,7 +54,7 @@ static void fn_figs(const struct profile *p, uint32_t i, uint64_t *f)
 	f[M_SELF] = profile_ns(p, x->self);
 	f[M_TOTAL] = profile_ns(p, x->total);
 	f[M_CALLS] = x->calls;
-	f[M_SAMPLES] = x->samples;
+	f[M_SAMPLES] = x->samples_self; /* as the report counts them */
 	f[M_ALLOC_BYTES] = x->alloc_bytes;
 	f[M_ALLOC_COUNT] = x->alloc_count;
 }

@@ -14,8 +14,9 @@
 #include "profile/profile.h"
 
 static const char report_usage[] =
-    "usage: ljlog report [--json] [-n N] [--sort KEY] [-v] [--leaks]\n"
-    "                    [--heap-interval T] [--zone NAME] [--base BASE]...\n"
+    "usage: ljlog report [--json] [-n N] [--sort KEY] [--builtins] [-v]\n"
+    "                    [--leaks] [--heap-interval T] [--zone NAME]\n"
+    "                    [--base BASE]...\n"
     "                    [--focus RE] [--ignore RE] [--from T] [--to T]\n"
     "                    [--from-mark NAME] [--callers F | --callees F]\n"
     "                    LOG...\n"
@@ -35,9 +36,12 @@ static const char report_usage[] =
     "Logs of different programs are merged with a warning.\n"
     "\n"
     "With timer samples: samples per function (self: the function is the\n"
-    "innermost Lua frame, or for a sample without Lua frames the innermost\n"
-    "host frame; total: anywhere in the merged stack), per line (the\n"
-    "innermost Lua function and the line it executes), per state; samples,\n"
+    "innermost Lua function, and a builtin's samples (string.gsub,\n"
+    "table.sort, a C function) count for the Lua function that called it,\n"
+    "which the table names with its share, as jit.profile counts them;\n"
+    "for a sample without Lua frames the innermost host frame; total:\n"
+    "anywhere in the merged stack), per line (the innermost Lua function\n"
+    "and the line it executes), per state; samples,\n"
     "dropped, signals. With trace events: compiled traces (number, start,\n"
     "root trace, samples running it), aborts grouped by reason, flushes.\n"
     "\n"
@@ -81,6 +85,9 @@ static const char report_usage[] =
     "      --by-log    JSON: each function also has \"by_log\": its figures\n"
     "                  in each LOG alone ({\"log\": index in \"logs\", calls,\n"
     "                  time, samples, allocations})\n"
+    "      --builtins  text: a builtin's samples are its own, a row of its\n"
+    "                  own, not its Lua caller's (JSON has both: \"samples\",\n"
+    "                  and \"samples_lua\" with \"via\", \"via_samples\")\n"
     "      --callers F only the tree of who called the functions whose names\n"
     "                  match F (a regular expression): calls, time and\n"
     "                  samples by caller path, callers indented below\n"
@@ -180,8 +187,8 @@ static int report_base(struct profile *p, int rc, const char *err,
 	struct profile_diff d;
 	char berr[512], blabel[600];
 	int brc;
-	int st =
-	    cli_load_bases("report", bases, 0, nw, &q, &brc, berr, sizeof berr);
+	int st = cli_load_bases("report", bases, p->flags & PROFILE_BUILTINS,
+				nw, &q, &brc, berr, sizeof berr);
 	if (st >= 0) {
 		profile_free(p);
 		return st;
@@ -208,7 +215,7 @@ static int report_base(struct profile *p, int rc, const char *err,
 }
 
 /* Long options without a short form. */
-enum { O_CALLERS = 0x2000, O_CALLEES, O_BYLOG };
+enum { O_CALLERS = 0x2000, O_CALLEES, O_BYLOG, O_BUILTINS };
 
 /* Main thread. --by-log: the JSON report of p (the logs merged) with each
 ** function's figures in each log alone; frees p. The exit status. */
@@ -252,7 +259,7 @@ static int report_by_log(struct profile *p, int rc, const char *err,
 
 /* What the command line asks for. */
 struct report_args {
-	int as_json, leaks, limit_given, by_log;
+	int as_json, leaks, limit_given, by_log, builtins;
 	uint64_t iv_ns; /* --heap-interval, 0 none */
 	struct report_opts ro;
 	const char *zone;
@@ -300,6 +307,7 @@ static int take_opt(struct report_args *a, int o, char **argv)
 	char *e;
 	switch (o) {
 	case O_BYLOG: a->by_log = 1; break;
+	case O_BUILTINS: a->builtins = 1; break;
 	case O_CALLERS:
 	case O_CALLEES:
 		if (a->tree_f) {
@@ -358,6 +366,7 @@ static int parse_opts(int argc, char **argv, struct report_args *a)
 	    {"callers", required_argument, NULL, O_CALLERS},
 	    {"callees", required_argument, NULL, O_CALLEES},
 	    {"by-log", no_argument, NULL, O_BYLOG},
+	    {"builtins", no_argument, NULL, O_BUILTINS},
 	    CLI_NARROW_OPTIONS,
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -493,8 +502,9 @@ int cli_report(int argc, char **argv)
 	if ((st = check_opts(&a)) >= 0)
 		return st;
 	st = cli_load_narrow("report", a.paths, a.npath,
-			     a.tree_f ? PROFILE_CALLTREE : 0, &a.nw, &p, &rc,
-			     err, sizeof err, 0);
+			     (a.tree_f ? PROFILE_CALLTREE : 0) |
+				 (a.builtins ? PROFILE_BUILTINS : 0),
+			     &a.nw, &p, &rc, err, sizeof err, 0);
 	if (st >= 0)
 		return st;
 	if (a.tree_f) {

@@ -106,10 +106,10 @@ static int row_zero(const struct profile *p, const struct section *sec,
 static uint64_t fn_key(const struct profile_fn *f, int sort, int calls)
 {
 	switch (sort) {
-	case REPORT_SORT_SELF: return calls ? f->self : f->samples;
+	case REPORT_SORT_SELF: return calls ? f->self : f->samples_self;
 	case REPORT_SORT_TOTAL: return calls ? f->total : f->samples_total;
 	case REPORT_SORT_CALLS: return f->calls;
-	case REPORT_SORT_SAMPLES: return f->samples;
+	case REPORT_SORT_SAMPLES: return f->samples_self;
 	default: return f->alloc_bytes;
 	}
 }
@@ -191,8 +191,12 @@ static void text_table(const struct profile *p, const struct section *sec,
 		if (zero == nrow)
 			goto out;
 	}
-	if (sec->title)
-		printf(sec->title, nrow, sort_name(v));
+	if (sec->title) /* a title takes the count, the order, what self is */
+		printf(sec->title, nrow, sort_name(v),
+		       p->flags & PROFILE_BUILTINS
+			   ? "innermost Lua frame, a builtin its own"
+			   : "innermost Lua function, with the builtins it "
+			     "calls");
 	for (size_t k = 0; k < nc; k++)
 		printf("%s%*s", k ? "  " : "", cols[k]->width, cols[k]->head);
 	putchar('\n');

@@ -26,7 +26,8 @@ static const char top_usage[] =
     "A live view of a log that a running program writes, refreshed every\n"
     "interval: header (file, VMs, elapsed log time, samples, dropped\n"
     "samples, GC share of the samples and of the time) and the top\n"
-    "functions with their samples (innermost Lua frame), self time,\n"
+    "functions with their samples (innermost Lua function, with the\n"
+    "builtins it calls, as 'ljlog report' counts them), self time,\n"
     "allocated bytes and calls over the last interval and in total. Ends\n"
     "with a final frame at the END block; works on a finished log too.\n"
     "On a terminal the screen is redrawn; otherwise each frame is printed\n"
@@ -43,9 +44,8 @@ static const char top_usage[] =
     "  -h, --help           this help\n"
     "\n"
     "Columns of families the log did not record are left out; times are\n"
-    "in ms or s, bytes in B, KiB, MiB or GiB. Live figures count a sample\n"
-    "for its innermost Lua frame; the final frame shows what 'ljlog\n"
-    "report' shows.\n"
+    "in ms or s, bytes in B, KiB, MiB or GiB. The final frame shows what\n"
+    "'ljlog report' shows.\n"
     "\n"
     "Exit status: 0 the END block was read, 1 the log stops without one\n"
     "(--once, or the writer is gone), 2 usage error or file cannot be\n"
@@ -73,7 +73,7 @@ struct top {
 	uint64_t frames;
 	uint64_t pid; /* writer (INTRO) */
 	int writer_gone;
-	/* Live samples by function index (innermost Lua frame). */
+	/* Live samples by function index (innermost Lua function). */
 	uint64_t *smp;
 	size_t nsmp;
 	uint64_t smp_other; /* no Lua frame: attributed at the end */
@@ -92,7 +92,9 @@ static int on_intro(void *ud, const struct decode_intro *in)
 	return 0;
 }
 
-/* Main thread. A sample: count it for its innermost Lua frame. */
+/* Main thread. A sample: count it for its innermost Lua function (a
+** builtin's for the Lua function that called it, as the report counts
+** it), else for its innermost frame. */
 static int on_sample(void *ud, const struct decode_sample *s)
 {
 	struct top *t = ud;
@@ -101,6 +103,13 @@ static int on_sample(void *ud, const struct decode_sample *s)
 		return 0;
 	}
 	uint32_t fn = fnid_of(s->lua[0].func);
+	for (size_t i = 0; i < s->nlua && s->lua[i].func->user_idx; i++) {
+		uint32_t f = fnid_of(s->lua[i].func);
+		if (f < t->p->fnid.n && t->p->fnid.fns[f].kind == FNID_LUA) {
+			fn = f;
+			break;
+		}
+	}
 	if (fn >= t->nsmp) {
 		size_t n = t->nsmp ? t->nsmp : 64;
 		while (n <= fn)
@@ -126,7 +135,7 @@ static int snapshot(struct top *t)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		if (t->finished) {
-			r[i].samples = p->fns[i].samples;
+			r[i].samples = p->fns[i].samples_self;
 			r[i].self = p->fns[i].self;
 			r[i].alloc = p->fns[i].alloc_bytes;
 			r[i].calls = p->fns[i].calls;

@@ -459,6 +459,43 @@ static struct samples_line *line_get(struct samples *s, uint32_t fn,
 	return l;
 }
 
+/* Samples of builtins under each Lua function: pairs (Lua function,
+** builtin) interned, their counts. */
+struct vias {
+	struct intern keys;
+	uint64_t *n;
+	size_t cap, nset; /* room in n, counts set */
+};
+
+/* c samples of builtin b under Lua function lfn; -ENOMEM. */
+static int via_add(struct vias *v, uint32_t lfn, uint32_t b, uint64_t c)
+{
+	uint32_t key[2] = {lfn, b};
+	int64_t i = intern_put(&v->keys, key, sizeof key);
+	if (i < 0 || grow(&v->n, &v->cap, (size_t)i + 1, sizeof *v->n))
+		return -ENOMEM;
+	if ((size_t)i == v->nset) /* new */
+		v->n[v->nset++] = 0;
+	v->n[i] += c;
+	return 0;
+}
+
+/* Each Lua function's builtin with the most samples into s->fns (ties:
+** the builtin seen first). */
+static void via_pick(struct samples *s, const struct vias *v)
+{
+	for (size_t i = 0; i < v->keys.n; i++) {
+		uint32_t key[2];
+		memcpy(key, intern_str(&v->keys, (uint32_t)i, NULL),
+		       sizeof key);
+		struct samples_fn *f = &s->fns[key[0]];
+		if (v->n[i] > f->via_samples) {
+			f->via = key[1];
+			f->via_samples = v->n[i];
+		}
+	}
+}
+
 /* Count the sample tree per function and line (see samples.h). */
 static int count(struct samples *s)
 {
@@ -467,6 +504,7 @@ static int count(struct samples *s)
 	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	uint32_t *stamp = calloc(nfn ? nfn : 1, sizeof *stamp);
 	struct samples_fn *sf = calloc(nfn ? nfn : 1, sizeof *sf);
+	struct vias vias = {INTERN_INIT, NULL, 0, 0};
 	int rc = -ENOMEM;
 	if (!fr || !stamp || !sf)
 		goto out;
@@ -516,6 +554,10 @@ static int count(struct samples *s)
 				stamp[self] = n;
 				s->fns[self].samples_total += c;
 			}
+			s->fns[lfn >= 0 ? lfn : self].samples_lua += c;
+			if (lfn >= 0 && self != lfn &&
+			    via_add(&vias, (uint32_t)lfn, (uint32_t)self, c))
+				goto out;
 		}
 		if (lfn >= 0) {
 			struct samples_line *l =
@@ -525,8 +567,11 @@ static int count(struct samples *s)
 			l->samples += c;
 		}
 	}
+	via_pick(s, &vias);
 	rc = 0;
 out:
+	intern_free(&vias.keys);
+	free(vias.n);
 	free(fr);
 	free(stamp);
 	free(sf);
@@ -545,32 +590,6 @@ int samples_finish(struct samples *s)
 }
 
 /* -- Sorting ------------------------------------------------------------------ */
-
-/* Whether function i has samples. */
-static int has_samples(uint32_t i, const void *ctx)
-{
-	const struct samples_fn *f = samples_fn_get(ctx, i);
-	return f->samples_total || f->samples;
-}
-
-/* Sort order of functions: samples desc, total desc, name. */
-static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
-{
-	const struct samples *s = ctx;
-	const struct samples_fn *x = samples_fn_get(s, a);
-	const struct samples_fn *y = samples_fn_get(s, b);
-	int c;
-	if ((c = sort_desc_u64(x->samples, y->samples)) ||
-	    (c = sort_desc_u64(x->samples_total, y->samples_total)))
-		return c;
-	return strcmp(s->fnid->fns[a].name, s->fnid->fns[b].name);
-}
-
-/* Functions with samples, sorted by samples; caller frees. */
-uint32_t *samples_sorted_fns(const struct samples *s, size_t *n)
-{
-	return sort_index_where(s->fnid->n, has_samples, cmp_fn, s, n);
-}
 
 /* Sort order of lines: samples desc, function name, line. */
 static int cmp_line(uint32_t a, uint32_t b, const void *ctx)

@@ -57,6 +57,15 @@ struct samples_node {
 struct samples_fn {
 	uint64_t samples;	/* self */
 	uint64_t samples_total; /* anywhere in the stack */
+	/* Self with builtins' samples counted for the Lua function that
+	** called them, as jit.profile counts them: a Lua function's own
+	** and its builtins', a builtin's only where no Lua function called it
+	** (a host calling it from C). */
+	uint64_t samples_lua;
+	/* Of a Lua function's samples_lua, the builtin (function index) that
+	** held the most and how many (via_samples 0: none). */
+	uint32_t via;
+	uint64_t via_samples;
 };
 
 /* Samples at one line: the innermost PROTO frame and its line. */
@@ -177,11 +186,6 @@ int samples_each_leaf_vm(const struct samples *s,
 			 int (*fn)(void *ud, uint32_t node, uint32_t vm,
 				   uint64_t samples),
 			 void *ud);
-
-/* Function indices with samples (samples_total > 0), sorted by
-** samples, then samples_total, then name; *n gets their number. Caller
-** frees; NULL when out of memory. */
-uint32_t *samples_sorted_fns(const struct samples *s, size_t *n);
 
 /* Line indices sorted by samples, then function name, then
 ** line; caller frees. */

@@ -383,6 +383,11 @@ static int join(struct profile *p)
 		f->free_bytes = h->free_bytes;
 		f->samples = s->samples;
 		f->samples_total = s->samples_total;
+		f->samples_lua = s->samples_lua;
+		f->via = s->via;
+		f->via_samples = s->via_samples;
+		f->samples_self =
+		    p->flags & PROFILE_BUILTINS ? s->samples : s->samples_lua;
 	}
 	free(p->fns);
 	p->fns = fns;
@@ -451,7 +456,8 @@ static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 	const struct profile_fn *x = &p->fns[a], *y = &p->fns[b];
 	int c;
 	if ((c = sort_desc_u64(x->self, y->self)) ||
-	    (c = sort_desc_u64(x->samples, y->samples)) ||
+	    (c = sort_desc_u64(x->samples_self, y->samples_self)) ||
+	    (c = sort_desc_u64(x->samples_total, y->samples_total)) ||
 	    (c = sort_desc_u64(x->alloc_bytes, y->alloc_bytes)))
 		return c;
 	return strcmp(x->name, y->name);
@@ -461,6 +467,33 @@ static int cmp_fn(uint32_t a, uint32_t b, const void *ctx)
 uint32_t *profile_sorted_fns(const struct profile *p)
 {
 	return sort_index(p->nfn, cmp_fn, p);
+}
+
+/* Whether function i has samples. */
+static int has_samples(uint32_t i, const void *ctx)
+{
+	const struct profile *p = ctx;
+	return p->fns[i].samples_total || p->fns[i].samples_self;
+}
+
+/* Sort order of functions by samples: self (samples_self) desc, total
+** desc, name. */
+static int cmp_fn_samples(uint32_t a, uint32_t b, const void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct profile_fn *x = &p->fns[a], *y = &p->fns[b];
+	int c;
+	if ((c = sort_desc_u64(x->samples_self, y->samples_self)) ||
+	    (c = sort_desc_u64(x->samples_total, y->samples_total)))
+		return c;
+	return strcmp(x->name, y->name);
+}
+
+/* Functions with samples, sorted by samples; *n their number; caller
+** frees. */
+uint32_t *profile_sorted_fns_samples(const struct profile *p, size_t *n)
+{
+	return sort_index_where(p->nfn, has_samples, cmp_fn_samples, p, n);
 }
 
 /* -- One-call driver ---------------------------------------------------------- */

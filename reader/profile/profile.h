@@ -32,6 +32,10 @@
 
 /* profile_new flags. */
 #define PROFILE_CALLTREE 0x1u /* build the call tree (calls.nodes) too */
+/* A builtin's (fast or C function's) self samples stay its own; without it
+** they count for the Lua function that called it, as jit.profile counts
+** them (profile_fn.samples_self). */
+#define PROFILE_BUILTINS 0x2u
 
 /* Time base chosen by profile_finish. */
 enum profile_timebase {
@@ -55,6 +59,15 @@ struct profile_fn {
 	uint64_t free_count, free_bytes;
 	uint64_t samples;	/* self: see proc/samples.h */
 	uint64_t samples_total; /* anywhere in the stack */
+	/* Self with builtins' samples counted for their Lua caller, and the
+	** builtin (function index) with the most of them, how many (0: none;
+	** proc/samples.h). */
+	uint64_t samples_lua;
+	uint32_t via;
+	uint64_t via_samples;
+	/* The self samples the report ranks by: samples with
+	** PROFILE_BUILTINS, else samples_lua. */
+	uint64_t samples_self;
 };
 
 /* One VM: from its records and blocks, then (profile_finish) heap and
@@ -206,6 +219,9 @@ uint64_t profile_ns(const struct profile *p, uint64_t ticks);
 /* Function indices sorted by self time, then samples, then
 ** alloc bytes, then name; caller frees. NULL when out of memory. */
 uint32_t *profile_sorted_fns(const struct profile *p);
+/* Functions with samples, sorted by samples_self, then samples_total;
+** *n their number; caller frees; NULL when out of memory. */
+uint32_t *profile_sorted_fns_samples(const struct profile *p, size_t *n);
 
 /* Open path and decode it into p (new, from profile_new, perhaps
 ** with a processor set up: heap_interval), then finish it. Returns what

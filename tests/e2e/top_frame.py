@@ -95,7 +95,9 @@ for name, r in last["rows"].items():
     f = fns.get(name)
     if f is None:
         sys.exit("top shows %r, which the report does not have" % name)
-    for col, k, fmt in (("calls", "calls", str), ("smp.total", "samples", str),
+    # Samples as the report's table counts them: a builtin's for its Lua
+    # caller (samples_lua).
+    for col, k, fmt in (("calls", "calls", str), ("smp.total", "samples_lua", str),
                         ("alloc.total", "alloc_bytes", fmt_bytes)):
         if col in r and r[col] != fmt(f.get(k, 0)):
             sys.exit("%s of %r: top %s, report %s" % (k, name, r[col],
@@ -103,7 +105,7 @@ for name, r in last["rows"].items():
     if "self.total" in r and not re.match(r"^[\d.]+ (ms|s)$", r["self.total"]):
         sys.exit("self.total of %r without a unit: %r" % (name, r["self.total"]))
 m = re.search(r"sorted by ([a-z ]+);", head)
-field = {"samples": "samples", "self time": "self_ns",
+field = {"samples": "samples_lua", "self time": "self_ns",
          "alloc bytes": "alloc_bytes", "calls": "calls"}.get(m and m.group(1))
 if not field:
     sys.exit("no sort key in the header:\n" + head)

@@ -496,7 +496,9 @@ Test(cli, samples_report)
 	    "\"ljlog_intervals\": 0,",
 	    "\"trace_flushes\": 1,",
 	    "\"name\": \"app.lua:10\",\n      \"kind\": \"lua\",",
-	    "\"samples\": 4,\n      \"samples_total\": 5\n",
+	    "\"samples\": 4,\n      \"samples_total\": 5,\n      "
+	    "\"samples_lua\": 5,\n      \"via\": \"io.write\",\n      "
+	    "\"via_samples\": 1\n",
 	    "\"name\": \"memcpy\",\n      \"kind\": \"host\",\n      \"file\": "
 	    "\"/lib/libc.so.6\"",
 	    "\"name\": \"[libfoo.so]\",\n      \"kind\": \"host\"",
@@ -524,8 +526,10 @@ Test(cli, samples_report)
 	const char *text[] = {
 	    "Samples: 6 (2 dropped, 8 signals)",
 	    "    interp            2   33.3%",
-	    "\n         4   66.7%           5   83.3%  app.lua:10\n",
-	    "\n         1   16.7%           1   16.7%  io.write "
+	    /* io.write's sample counts for app.lua:10, which called it. */
+	    "\n         5   83.3%           5   83.3%  app.lua:10, 20% in "
+	    "io.write\n",
+	    "\n         0    0.0%           1   16.7%  io.write "
 	    "[/usr/lib/lua.so]\n",
 	    "\n         0    0.0%           1   16.7%  memcpy "
 	    "[/lib/libc.so.6]\n",
@@ -549,6 +553,19 @@ Test(cli, samples_report)
 	free(out);
 	out = out_of(LJLOG " report -v %s", p);
 	cr_assert_not_null(strstr(out, "\n  time base: "), "%s", out);
+	free(out);
+	/* --builtins: io.write's sample is its own again. */
+	out = out_of(LJLOG " report --builtins %s", p);
+	const char *own[] = {
+	    "(self: innermost Lua frame, a builtin its own; total: anywhere "
+	    "in the stack)",
+	    "\n         4   66.7%           5   83.3%  app.lua:10\n",
+	    "\n         1   16.7%           1   16.7%  io.write "
+	    "[/usr/lib/lua.so]\n",
+	};
+	for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+		cr_assert_not_null(strstr(out, own[i]), "no '%s' in\n%s",
+				   own[i], out);
 	free(out);
 	unlink(p);
 }

@@ -919,8 +919,31 @@ Test(samples, counts_by_function_line_and_state)
 	cr_assert_eq(p->smp.lines[ix[0]].line, 12);
 	free(ix);
 
+	/* samples_lua, the report's self (profile_new without
+	** PROFILE_BUILTINS): the samples in string.rep and io.write, both
+	** called from F, count for F, as jit.profile counts them; F's via is
+	** the first of the two builtins seen. Builtins keep none. */
+	const struct profile_fn *f = fn(p, "app.lua:10");
+	cr_assert_eq(f->samples_lua, 7);
+	cr_assert_eq(f->samples_self, 7);
+	cr_assert_eq(f->via_samples, 1);
+	cr_assert(!strcmp(p->fns[f->via].name, "string.rep") ||
+		  !strcmp(p->fns[f->via].name, "io.write"));
+	cr_assert_eq(fn(p, "string.rep")->samples_lua, 0);
+	cr_assert_eq(fn(p, "io.write")->samples_self, 0);
+	cr_assert_eq(fn(p, "lib.lua:5")->samples_lua, 1);
+	cr_assert_eq(fn(p, "lib.lua:5")->via_samples, 0);
+	cr_assert_eq(fn(p, "(gc)")->samples_lua, 1);
+	uint64_t own = 0, lua = 0;
+	for (size_t i = 0; i < p->nfn; i++) {
+		own += p->fns[i].samples;
+		lua += p->fns[i].samples_lua;
+	}
+	cr_assert_eq(lua, own, "every sample once: %llu, %llu",
+		     (unsigned long long)lua, (unsigned long long)own);
+
 	size_t n;
-	ix = samples_sorted_fns(&p->smp, &n);
+	ix = profile_sorted_fns_samples(p, &n);
 	cr_assert_eq(n, 8); /* not main and lua_pcall */
 	cr_assert_str_eq(p->fns[ix[0]].name, "app.lua:10");
 	free(ix);
