@@ -30,6 +30,13 @@ more_than() {
 	[ "$(snapshots "$1")" -gt "$2" ]
 }
 
+# catches_usr1 PID: PID has a handler for SIGUSR1 (its SigCgt mask in
+# /proc has bit 10 - 1 set).
+catches_usr1() {
+	local m
+	m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null) || return 1
+	[ -n "$m" ] && [ $((0x$m & 0x200)) -ne 0 ]
+}
 # burst PID: SIGUSR1 to PID 20 times, as fast as kill goes.
 burst() {
 	local i
@@ -49,9 +56,10 @@ stress() {
 		>"$T/out" 2>"$T/err"
 	case $opts in
 	*SIGUSR1*)
-		# The handler is in place once the VM is attached: the log's
-		# INTRO is there by then.
-		wait_for 60 test -s "$log" || fail "$what: no log"
+		# Not before ljlog's handler is in place: the log's INTRO
+		# can be written before it (a signal then killed the
+		# program in a loaded run, with the default families).
+		wait_for 60 catches_usr1 "$BG_PID" || fail "$what: no SIGUSR1 handler"
 		while [ ! -e "$T/ready" ] && kill -0 "$BG_PID" 2>/dev/null; do
 			burst "$BG_PID"
 		done
