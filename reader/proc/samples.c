@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "proc/sort.h"
+#include "util/hmap.h"
 #include "util/util.h"
 
 /* Frame of the sample tree. */
@@ -459,39 +460,25 @@ static struct samples_line *line_get(struct samples *s, uint32_t fn,
 	return l;
 }
 
-/* Samples of builtins under each Lua function: pairs (Lua function,
-** builtin) interned, their counts. */
-struct vias {
-	struct intern keys;
-	uint64_t *n;
-	size_t cap, nset; /* room in n, counts set */
-};
-
-/* c samples of builtin b under Lua function lfn; -ENOMEM. */
-static int via_add(struct vias *v, uint32_t lfn, uint32_t b, uint64_t c)
+/* c samples of builtin b under Lua function lfn, in v: (lfn << 32 | b)
+** -> samples (not 0: b is not lfn); -ENOMEM. */
+static int via_add(struct hmap *v, uint32_t lfn, uint32_t b, uint64_t c)
 {
-	uint32_t key[2] = {lfn, b};
-	int64_t i = intern_put(&v->keys, key, sizeof key);
-	if (i < 0 || grow(&v->n, &v->cap, (size_t)i + 1, sizeof *v->n))
+	uint64_t *n = hmap_ref(v, (uint64_t)lfn << 32 | b, NULL);
+	if (!n)
 		return -ENOMEM;
-	if ((size_t)i == v->nset) /* new */
-		v->n[v->nset++] = 0;
-	v->n[i] += c;
+	*n += c;
 	return 0;
 }
 
-/* Each Lua function's builtin with the most samples into s->fns (ties:
-** the builtin seen first). */
-static void via_pick(struct samples *s, const struct vias *v)
+/* Each Lua function's builtin with the most samples into s->fns. */
+static void via_pick(struct samples *s, const struct hmap *v)
 {
-	for (size_t i = 0; i < v->keys.n; i++) {
-		uint32_t key[2];
-		memcpy(key, intern_str(&v->keys, (uint32_t)i, NULL),
-		       sizeof key);
-		struct samples_fn *f = &s->fns[key[0]];
-		if (v->n[i] > f->via_samples) {
-			f->via = key[1];
-			f->via_samples = v->n[i];
+	for (size_t i = 0; i < hmap_capacity(v); i++) {
+		struct samples_fn *f = &s->fns[v->keys[i] >> 32];
+		if (v->keys[i] && v->vals[i] > f->via_samples) {
+			f->via = (uint32_t)v->keys[i];
+			f->via_samples = v->vals[i];
 		}
 	}
 }
@@ -504,7 +491,7 @@ static int count(struct samples *s)
 	struct samples_frame *fr = malloc(SAMPLES_STACK_MAX * sizeof *fr);
 	uint32_t *stamp = calloc(nfn ? nfn : 1, sizeof *stamp);
 	struct samples_fn *sf = calloc(nfn ? nfn : 1, sizeof *sf);
-	struct vias vias = {INTERN_INIT, NULL, 0, 0};
+	struct hmap vias = HMAP_INIT;
 	int rc = -ENOMEM;
 	if (!fr || !stamp || !sf)
 		goto out;
@@ -570,8 +557,7 @@ static int count(struct samples *s)
 	via_pick(s, &vias);
 	rc = 0;
 out:
-	intern_free(&vias.keys);
-	free(vias.n);
+	hmap_free(&vias);
 	free(fr);
 	free(stamp);
 	free(sf);
