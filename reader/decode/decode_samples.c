@@ -24,8 +24,9 @@
 ** one at or before the sampled offset (the rightmost one starting there,
 ** as LuaJIT's unwinder does). They
 ** replace the innermost frame read from memory, the function the trace
-** started in, whose line is unknown there (0). Callers below stay; at
-** DECODE_MAX_FRAMES the outermost go. */
+** started in, whose line is unknown there (0), and the frames down to the
+** snapshot's outermost function where the trace returned below its start.
+** Callers below stay; at DECODE_MAX_FRAMES the outermost go. */
 static void inline_frames(struct decode_sample *sm,
 			  struct decode_lua_frame *lua)
 {
@@ -40,6 +41,18 @@ static void inline_frames(struct decode_sample *sm,
 	if (sm->nlua && lua[0].func->kind == FORMAT_REC_PROTO &&
 	    (lua[0].func == sn->f[0].func || lua[0].line == 0))
 		from = 1;
+	/* A trace that returned below the function it started in (a side
+	** trace of energy() going on in the main chunk that called it): its
+	** snapshot's outermost frame is a caller of the frame in memory,
+	** which the trace has left, with the frames between. Those go too;
+	** the first caller that is the snapshot's outermost function is
+	** where the trace runs. (Without: main;main;advance.) */
+	if (from == 1 && lua[0].func != sn->f[0].func)
+		for (uint32_t k = 1; k < sm->nlua; k++)
+			if (lua[k].func == sn->f[0].func) {
+				from = k + 1;
+				break;
+			}
 	uint32_t rest = sm->nlua - from;
 	if (m + rest > DECODE_MAX_FRAMES)
 		rest = DECODE_MAX_FRAMES - m;

@@ -1644,6 +1644,45 @@ Test(samples, trace_snapshots_give_inlined_frames)
 	lblog_free(&l);
 }
 
+/* Bug: a side trace that returns from the function it started in (F)
+** into its caller (the main chunk) has snapshots whose outermost frame is
+** the caller; the sample read F (line 0) then the main chunk from memory,
+** and only F was replaced: main;main. The frames down to the snapshot's
+** outermost function go. */
+Test(samples, trace_returned_below_its_start)
+{
+	static const uint64_t snaps[] = {0, 1, F, 11, 40, 1, MAINCHUNK, 35};
+	static const uint64_t mem[] = {F, 0, MAINCHUNK, 30};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	lblog_init(&l);
+	lblog_intro(&l, 7);
+	map_begin(&m, VM);
+	map_vm(&m, VM, 100, 1000, 0);
+	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
+	map_proto(&m, F, "@app.lua", 10, 8);
+	map_trace_snaps(&m, T1, 1, F, 11, 0, 2, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 45, 2, mem, 0, NULL);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 5, 2, mem, 0, NULL);
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, 2);
+	cr_assert_eq(s.s[0].nlua, 1, "%u frames", s.s[0].nlua);
+	cr_assert_eq(s.s[0].lua[0], MAINCHUNK);
+	cr_assert_eq(s.s[0].line[0], 35);
+	cr_assert_eq(s.s[1].nlua, 2); /* in F: F:11 replaces F */
+	cr_assert_eq(s.s[1].lua[0], F);
+	cr_assert_eq(s.s[1].line[0], 11);
+	cr_assert_eq(s.s[1].lua[1], MAINCHUNK);
+	lblog_free(&l);
+}
+
 /* Version 14: a sample in a trace says which profile check its code
 ** stops at next (chkofs), and takes its frames from the snapshot holding
 ** that check, as LuaJIT's profiler charges it; without one (0), from the
