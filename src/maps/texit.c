@@ -19,10 +19,35 @@ static int in_proto(GCproto *pt, const BCIns *pc)
 	return pc >= bc && pc < bc + pt->sizebc;
 }
 
-/* Caller keeps T alive. The prototype whose bytecode holds pc, among the
-** one the trace starts in and the functions and prototypes it holds as
-** constants (every Lua function a trace inlines is one: lj_record.c,
-** rec_call_specialize); NULL when none does. */
+/* Caller keeps the prototype holding pc alive. That prototype, found from
+** pc alone: a prototype's bytecode follows its GCproto header (lj_obj.h,
+** proto_bc) and opens with its function header (FUNCF to JFUNCV), an
+** opcode that no other instruction has, so it is the first one found
+** walking back from pc. NULL when what is found there is not a prototype
+** holding pc. */
+static GCproto *proto_by_header(const BCIns *pc)
+{
+	const BCIns *p = pc;
+	for (uint32_t n = 0; n < LJ_MAX_BCINS; n++, p--) {
+		BCOp op = bc_op(*p);
+		if (op < BC_FUNCF || op > BC_JFUNCV)
+			continue;
+		GCproto *pt = (GCproto *)(void *)((char *)p - sizeof(GCproto));
+		return pt->gct == ~LJ_TPROTO && proto_bc(pt) == p &&
+			       in_proto(pt, pc)
+			   ? pt
+			   : NULL;
+	}
+	return NULL;
+}
+
+/* Caller keeps T alive. The prototype whose bytecode holds pc: the one the
+** trace starts in, or a function or prototype it holds as a constant (every
+** Lua function a trace inlines is one: lj_record.c, rec_call_specialize);
+** else found from pc (proto_by_header). A side trace's outer frames are
+** functions that its root or another trace of the root inlined, not it:
+** without the last, such a frame was dropped and the stack lost it.
+** Those traces keep them alive while the side trace lives. */
 static GCproto *proto_of_pc(GCtrace *T, const BCIns *pc)
 {
 	GCobj *s = gcref(T->startpt);
@@ -43,7 +68,7 @@ static GCproto *proto_of_pc(GCtrace *T, const BCIns *pc)
 		if (irt_is64(ir->t) && ir->o != IR_KNULL)
 			ref++; /* a 64-bit constant takes two slots */
 	}
-	return NULL;
+	return proto_by_header(pc);
 }
 
 /* Caller keeps T alive. Frames of snapshot i (see texit.h). In GC64 mode a

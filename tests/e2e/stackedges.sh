@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ljlog e2e: every sampled stack is a path of the exact call graph (issue
+# 38, point 1, its "stack edges" oracle). For stackedges.lua (a method
+# called only from one loop, inlined with its callees, a side trace in
+# one of them, a tail call) and every program of the jit.profile corpus
+# (tests/e2e/jitp/, scale 1): a run with calls (the JIT off) gives the
+# exact call graph (`ljlog folded --calls --count`), a run with
+# sample=1ms and the JIT on its sampled stacks (`ljlog folded --lua`).
+# Every caller -> callee pair of Lua and builtin frames in a sampled stack
+# must be an edge of the exact graph, and its outermost frame a root of it
+# (stackedges.py): a stack is whole from the thread's root. A tail call
+# drops the caller's frame in both views alike. Before the fix a side
+# trace's outer frames were dropped (texit.c): main;Item:total;discount.
+#
+# Known gaps, allowed by rule, counted and printed (stackedges.py; issue
+# 38 stays open for them):
+# - pcall compiled into a trace keeps no frame of pcall's own (the trace's
+#   snapshot has a pcall frame link, not a function), so the sampled stack
+#   reads run_batch;recover where the exact one reads
+#   run_batch;pcall;recover (pcall_error);
+# - a sample in the interpreter's FFI call names the call ("ffi_call"),
+#   the exact graph the C function called (memset; ffi_inlined);
+# - about 1 sample in 200 of coroutine_loop reads "coroutine.resume" as
+#   its outermost frame: the sampler's walk of the main thread stopped
+#   short of its root mid-way through a resume and kept the frames it had
+#   read (a walk that stops short should give no frames, as a wrong top
+#   frame does).
+. "$(dirname "$0")/lib.sh"
+
+case $LJLOG_TEST_PRELOAD in
+*tsan*) echo "SKIP: $test_name: the samples' places cannot be relied on under ThreadSanitizer"; exit 77 ;;
+esac
+
+# edges NAME SCRIPT ARGS...: the two runs and the check.
+edges() {
+	local name=$1
+	shift
+	profile "file=$T/$name-c.ljlog,calls" "$@" >"$T/$name-c.out" 2>"$T/$name-c.err" ||
+		{ show "$T/$name-c.err"; fail "[$name] the run with calls failed"; }
+	profile "file=$T/$name-s.ljlog,sample=1ms" "$@" >"$T/$name-s.out" 2>"$T/$name-s.err" ||
+		{ show "$T/$name-s.err"; fail "[$name] the sampled run failed"; }
+	cmp -s "$T/$name-c.out" "$T/$name-s.out" ||
+		fail "[$name] the two runs printed different results"
+	ljlog folded --calls --count "$T/$name-c.ljlog" >"$T/$name-c.txt" 2>"$T/$name-c.ferr" ||
+		{ show "$T/$name-c.ferr"; fail "[$name] folded --calls failed"; }
+	ljlog folded --lua --no-traces "$T/$name-s.ljlog" >"$T/$name-s.txt" 2>"$T/$name-s.ferr" ||
+		{ show "$T/$name-s.ferr"; fail "[$name] folded --lua failed"; }
+	python3 "$E2E/stackedges.py" "$T/$name-c.txt" "$T/$name-s.txt" \
+		>"$T/$name.res" 2>"$T/$name.bad" ||
+		{ show "$T/$name-s.txt"; show "$T/$name.bad"; fail "[$name] sampled stacks that are no path of the exact call graph"; }
+	ok "[$name] $(cat "$T/$name.res")"
+}
+
+edges stackedges "$E2E/stackedges.lua"
+# grand_total's frame under the three it inlines, every time.
+awk '/Item:total|discount|taxed/ && !/grand_total/ { bad += $NF } END { exit bad > 0 }' "$T/stackedges-s.txt" ||
+	{ show "$T/stackedges-s.txt"; fail "a sample of the inlined methods without grand_total"; }
+for p in "$E2E"/jitp/*.lua; do
+	edges "$(basename "$p" .lua)" "$p" 1
+done
