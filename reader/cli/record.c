@@ -206,10 +206,24 @@ static int has_intro(const char *path)
 	return ok;
 }
 
+/* Main thread. 1 when the file st describes is the one before describes
+** (before->st_nlink 0: there was none), as it was: the run did not touch
+** it. */
+static int untouched(const struct stat *st, const struct stat *before)
+{
+	return before->st_nlink && st->st_dev == before->st_dev &&
+	       st->st_ino == before->st_ino && st->st_size == before->st_size &&
+	       st->st_mtim.tv_sec == before->st_mtim.tv_sec &&
+	       st->st_mtim.tv_nsec == before->st_mtim.tv_nsec;
+}
+
 /* Main thread. Say where the logs of a run that started at t0 are; the
 ** number with an INTRO block. pattern's %p is pid, or (a wrapper script
-** that runs luajit as its child) any pid whose log is newer than t0. */
-static int logs_written(const char *pattern, pid_t pid, time_t t0)
+** that runs luajit as its child) any pid whose log is newer than t0.
+** before: the log's file before the run, for a pattern without %p (a log
+** of an earlier run that this one left as it was is not this run's). */
+static int logs_written(const char *pattern, pid_t pid, time_t t0,
+			const struct stat *before)
 {
 	char path[OPTS_FILE_MAX + 32], gl[2 * OPTS_FILE_MAX + 8];
 	struct stat st;
@@ -218,8 +232,10 @@ static int logs_written(const char *pattern, pid_t pid, time_t t0)
 		return 1; /* a command: cannot tell */
 	if (opts_expand_file(pattern, pid, path, sizeof path) == 0 &&
 	    stat(path, &st) == 0) {
+		if (untouched(&st, before) || !has_intro(path))
+			return 0;
 		cli_err("record", "log written to %s", path);
-		return has_intro(path);
+		return 1;
 	}
 	if (!strstr(pattern, "%p"))
 		return 0;
@@ -321,6 +337,14 @@ int cli_record(int argc, char **argv)
 	}
 	free(profile);
 
+	/* The log as it is before the run (no %p: the run writes that one
+	** name). */
+	struct stat before = {0};
+	char bpath[OPTS_FILE_MAX + 32];
+	if (opts.file[0] != '|' && !strstr(opts.file, "%p") &&
+	    (opts_expand_file(opts.file, 0, bpath, sizeof bpath) != 0 ||
+	     stat(bpath, &before) != 0))
+		before.st_nlink = 0;
 	fflush(NULL);
 	time_t t0 = time(NULL);
 	pid_t pid = fork();
@@ -353,7 +377,7 @@ int cli_record(int argc, char **argv)
 	}
 
 	/* No VM: 125, unless the program failed (its status says more). */
-	if (logs_written(opts.file, pid, t0) == 0) {
+	if (logs_written(opts.file, pid, t0, &before) == 0) {
 		cli_err("record",
 			"no LuaJIT VM was profiled (is PROGRAM a LuaJIT "
 			"program?)");

@@ -98,6 +98,20 @@ ljlog record -o "$T/novm.ljlog" -- "$T/touch.sh" "$T/novm.ljlog" >"$T/out" 2>"$T
 expect_eq "ljlog record of a program that leaves an empty log: exit status" 125 "$rc"
 grep -q "no LuaJIT VM was profiled" "$T/err" || { show "$T/err"; fail "empty log: no message"; }
 ok "ljlog record: an empty log (no INTRO block) is no VM profiled, exit 125"
+# A complete log of an earlier run, under the name of a run that profiles
+# nothing: that run's log is not it (it said "log written to" the old
+# file, issue 38).
+ljlog record -o "$T/old.ljlog" -- "${run[@]}" -e 'print(1)' >"$T/out" 2>"$T/err" ||
+	{ show "$T/err"; fail "ljlog record -- luajit -e: failed"; }
+check_complete "$T/old.ljlog"
+cp "$T/old.ljlog" "$T/old.copy"
+rc=0
+ljlog record -o "$T/old.ljlog" -- true >"$T/out" 2>"$T/err" || rc=$?
+expect_eq "ljlog record -o EXISTING -- true: exit status" 125 "$rc"
+expect_eq "ljlog record -o EXISTING -- true: stderr" \
+	"ljlog record: no LuaJIT VM was profiled (is PROGRAM a LuaJIT program?)" "$(cat "$T/err")"
+cmp -s "$T/old.ljlog" "$T/old.copy" || fail "ljlog record -o EXISTING -- true changed the old log"
+ok "ljlog record -o EXISTING -- true: no VM profiled, exit 125, not 'log written' of the old log"
 
 # A log that cannot be written: refused before the program runs.
 for out in /nonexistent/dir/x.ljlog "$T"; do
