@@ -47,9 +47,7 @@ for line in open(sys.argv[2]):
     if not fs:
         continue
     samples += n
-    if fs[0] in ("coroutine.resume", "coroutine.wrap") and fs[0] not in roots:
-        allowed["walk stopped in a resume"] += n
-    elif fs[0] not in roots:
+    if fs[0] not in roots:
         badroot[fs[0]] += n
     for e in zip(fs, fs[1:]):
         checked += n

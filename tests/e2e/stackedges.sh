@@ -19,12 +19,10 @@
 #   reads run_batch;recover where the exact one reads
 #   run_batch;pcall;recover (pcall_error);
 # - a sample in the interpreter's FFI call names the call ("ffi_call"),
-#   the exact graph the C function called (memset; ffi_inlined);
-# - about 1 sample in 200 of coroutine_loop reads "coroutine.resume" as
-#   its outermost frame: the sampler's walk of the main thread stopped
-#   short of its root mid-way through a resume and kept the frames it had
-#   read (a walk that stops short should give no frames, as a wrong top
-#   frame does).
+#   the exact graph the C function called (memset; ffi_inlined).
+# A walk of the Lua stack that stopped short of the thread's root gave
+# the frames it had read ("select" or "coroutine.resume" alone, about 1
+# sample in 4000); it now gives none (sample_signal.c, walk).
 . "$(dirname "$0")/lib.sh"
 
 case $LJLOG_TEST_PRELOAD in
