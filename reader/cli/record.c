@@ -217,6 +217,19 @@ static int untouched(const struct stat *st, const struct stat *before)
 	       st->st_mtim.tv_nsec == before->st_mtim.tv_nsec;
 }
 
+/* Main thread. The log named by pattern as it is before the run into
+** *before (st_nlink 0: none, or a pattern with %p or a command, whose
+** names the run makes). */
+static void log_before(const char *pattern, struct stat *before)
+{
+	char path[OPTS_FILE_MAX + 32];
+	memset(before, 0, sizeof *before);
+	if (pattern[0] == '|' || strstr(pattern, "%p") ||
+	    opts_expand_file(pattern, 0, path, sizeof path) != 0 ||
+	    stat(path, before) != 0)
+		before->st_nlink = 0;
+}
+
 /* Main thread. Say where the logs of a run that started at t0 are; the
 ** number with an INTRO block. pattern's %p is pid, or (a wrapper script
 ** that runs luajit as its child) any pid whose log is newer than t0.
@@ -337,14 +350,8 @@ int cli_record(int argc, char **argv)
 	}
 	free(profile);
 
-	/* The log as it is before the run (no %p: the run writes that one
-	** name). */
-	struct stat before = {0};
-	char bpath[OPTS_FILE_MAX + 32];
-	if (opts.file[0] != '|' && !strstr(opts.file, "%p") &&
-	    (opts_expand_file(opts.file, 0, bpath, sizeof bpath) != 0 ||
-	     stat(bpath, &before) != 0))
-		before.st_nlink = 0;
+	struct stat before;
+	log_before(opts.file, &before);
 	fflush(NULL);
 	time_t t0 = time(NULL);
 	pid_t pid = fork();
