@@ -1595,6 +1595,18 @@ Test(samples, mutated_sample_logs_never_crash)
 	lblog_free(&l);
 }
 
+/* Test thread. A log's INTRO and the start of its MAPPING: VM, the main
+** chunk and F (the trace tests add their trace and what it inlines). */
+static void trace_head(struct lblog *l, struct lbmap *m)
+{
+	lblog_init(l);
+	lblog_intro(l, 7);
+	map_begin(m, VM);
+	map_vm(m, VM, 100, 1000, 0);
+	map_proto(m, MAINCHUNK, "@app.lua", 0, 40);
+	map_proto(m, F, "@app.lua", 10, 8);
+}
+
 /* A sample in a trace takes its innermost frames from the trace's snapshot
 ** at or before its offset (pcofs - 1), in place of the line-0 frame read
 ** from memory; without an offset the frames stay as read. */
@@ -1607,12 +1619,7 @@ Test(samples, trace_snapshots_give_inlined_frames)
 	struct lbsam sm;
 	struct sseen s;
 	char err[256];
-	lblog_init(&l);
-	lblog_intro(&l, 7);
-	map_begin(&m, VM);
-	map_vm(&m, VM, 100, 1000, 0);
-	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
-	map_proto(&m, F, "@app.lua", 10, 8);
+	trace_head(&l, &m);
 	map_proto(&m, G, "@lib.lua", 5, 4);
 	map_trace_snaps(&m, T1, 1, F, 11, 0, 2, snaps);
 	lblog_mapping(&l, &m);
@@ -1658,12 +1665,7 @@ Test(samples, trace_returned_below_its_start)
 	struct lbsam sm;
 	struct sseen s;
 	char err[256];
-	lblog_init(&l);
-	lblog_intro(&l, 7);
-	map_begin(&m, VM);
-	map_vm(&m, VM, 100, 1000, 0);
-	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
-	map_proto(&m, F, "@app.lua", 10, 8);
+	trace_head(&l, &m);
 	map_trace_snaps(&m, T1, 1, F, 11, 0, 2, snaps);
 	lblog_mapping(&l, &m);
 	sam_begin(&sm);
@@ -1712,12 +1714,7 @@ Test(samples, trace_samples_go_to_the_next_check)
 	struct lbsam sm;
 	struct sseen s;
 	char err[256];
-	lblog_init(&l);
-	lblog_intro(&l, 7);
-	map_begin(&m, VM);
-	map_vm(&m, VM, 100, 1000, 0);
-	map_proto(&m, MAINCHUNK, "@app.lua", 0, 40);
-	map_proto(&m, F, "@app.lua", 10, 8);
+	trace_head(&l, &m);
 	map_proto(&m, G, "@lib.lua", 5, 4);
 	map_trace_snaps(&m, T1, 1, F, 11, 0, 3, snaps);
 	lblog_mapping(&l, &m);
