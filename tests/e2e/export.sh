@@ -275,6 +275,12 @@ ok "a calls log of $lsize bytes: every export under 10x its size, no temporary f
 # (SIGINT is handled as SIGTERM is, but a background job ignores it.)
 mkfifo "$T/in.fifo"
 for sig in KILL TERM HUP; do
+	# Started with SIGHUP ignored (nohup), the export keeps ignoring it
+	# and would wait on its FIFO for ever.
+	if [ "$sig" = HUP ] && [ -n "$(trap -p HUP)" ]; then
+		echo "skip: SIGHUP is ignored by whoever started the tests (nohup)"
+		continue
+	fi
 	rm -f "$T/k.json" "$T"/k.json.tmp.*
 	"$LJLOG" export -f chrome -o "$T/k.json" "$T/in.fifo" 2>"$T/k.err" &
 	kpid=$!
