@@ -19,20 +19,29 @@ static int in_proto(GCproto *pt, const BCIns *pc)
 	return pc >= bc && pc < bc + pt->sizebc;
 }
 
-/* Caller keeps the prototype holding pc alive. That prototype, found from
-** pc alone: a prototype's bytecode follows its GCproto header (lj_obj.h,
-** proto_bc) and opens with its function header (FUNCF to JFUNCV), an
-** opcode that no other instruction has, so it is the first one found
-** walking back from pc. NULL when what is found there is not a prototype
-** holding pc. */
+/* Caller keeps the prototype holding pc alive, if pc is in one. That
+** prototype, found from pc alone: a prototype's bytecode follows its
+** GCproto header (lj_obj.h, proto_bc) and opens with its function header
+** (FUNCF to JFUNCV), an opcode that no other instruction has, so it is the
+** first one found walking back from pc. A frame of a C or fast function (a
+** trace that stitches around one resumes there) is at a pseudo-instruction
+** in LuaJIT's global state instead, with an opcode above those (FUNCC,
+** FUNCCW, the fast functions': lj_dispatch.c): walking back from it would
+** leave the mapping, so it is refused first. NULL when pc is not in a
+** prototype. */
 static GCproto *proto_by_header(const BCIns *pc)
 {
+	if (bc_op(*pc) > BC_JFUNCV)
+		return NULL;
 	const BCIns *p = pc;
 	for (uint32_t n = 0; n < LJ_MAX_BCINS; n++, p--) {
 		BCOp op = bc_op(*p);
 		if (op < BC_FUNCF || op > BC_JFUNCV)
 			continue;
-		GCproto *pt = (GCproto *)(void *)((char *)p - sizeof(GCproto));
+		uintptr_t at = (uintptr_t)p - sizeof(GCproto);
+		if (at % _Alignof(GCproto))
+			return NULL; /* a header follows a GCproto, aligned */
+		GCproto *pt = (GCproto *)at;
 		return pt->gct == ~LJ_TPROTO && proto_bc(pt) == p &&
 			       in_proto(pt, pc)
 			   ? pt

@@ -7,9 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lualib.h"
 #include "maps/mapper.h"
+#include "maps/texit.h"
 #include "reallog.h"
 
 #define MAXREC 64
@@ -421,5 +424,53 @@ Test(mapper, trace_prototypes_are_written_before_the_trace)
 	cr_assert_geq(t, 1, "after a PROTO at least");
 	for (int i = 0; i < t; i++)
 		cr_assert_eq(s.kind[i], FORMAT_REC_PROTO);
+	rig_free(&r);
+}
+
+/* Test thread. Set snapshot i of T to resume at pc (GC64: the PC above
+** the low byte, lj_jit.h, snap_pc); the value it had. */
+static uint64_t set_resume_pc(GCtrace *T, SnapNo i, const BCIns *pc)
+{
+	SnapShot *snap = &T->snap[i];
+	SnapEntry *at = &T->snapmap[snap->mapofs + snap->nent];
+	uint64_t was, v;
+	memcpy(&was, at, sizeof was);
+	v = ((uint64_t)(uintptr_t)pc << 8) | (was & 0xff);
+	memcpy(at, &v, sizeof v);
+	return was;
+}
+
+/* A trace that stitches around a C or fast function has snapshots that
+** resume in that function's frame, at a pseudo-instruction in LuaJIT's
+** global state (lj_dispatch.c, bcff), in no prototype. The frames' search
+** walked back from it for a function header and left the mapping (a
+** crash under ASan in sample_stop.sh). Here the pseudo-instruction opens a
+** page after an inaccessible one: the frame is left out, nothing read. */
+Test(mapper, exit_resuming_in_a_fast_function_is_not_walked_back)
+{
+	struct rig r;
+	rig_init(&r);
+	GCtrace *T = run_compiled(r.L, "local function f(x) return x + 1 end\n"
+				       "local s = 0\n"
+				       "for i = 1, 2000 do s = f(s) end\n"
+				       "return s\n");
+	struct texit_frame fr[TEXIT_MAX_FRAMES];
+	int before = texit_frames(T, 0, fr, TEXIT_MAX_FRAMES);
+	cr_assert_geq(before, 1, "snapshot 0 resumes in the loop's chunk");
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(m, MAP_FAILED);
+	cr_assert_eq(mprotect(m, pg, PROT_NONE), 0);
+	BCIns *ff = (BCIns *)(void *)(m + pg);
+	ff[0] = BCINS_AD(BC__MAX + 1, 0, 0); /* a fast function's, as bcff */
+	uint64_t was = set_resume_pc(T, 0, ff);
+	int n = texit_frames(T, 0, fr, TEXIT_MAX_FRAMES);
+	memcpy(&T->snapmap[T->snap[0].mapofs + T->snap[0].nent], &was,
+	       sizeof was); /* as it was, for the VM's own exits */
+	cr_assert_eq(n, before - 1, "the C frame left out, the rest kept");
+	for (int k = 0; k < n; k++)
+		cr_assert_not_null(fr[k].pt);
+	munmap(m, 2 * pg);
 	rig_free(&r);
 }
