@@ -375,9 +375,12 @@ lua = sorted((f for f in fs if f["kind"] == "lua"), key=lambda f: -f["samples"])
 if len(lua) < 3 or not all(mine(f) and f["samples"] for f in lua):
     bad.append("the 3 Lua functions with the most samples are not all the program's: %s"
                % ", ".join("%s %d" % (f["name"], f["samples"]) for f in lua))
-elif lua[0]["samples"] * 50 < running:
-    bad.append("the program's busiest Lua function %s has %d samples, less than 2%% of the %d in states interp, c, trace"
-               % (lua[0]["name"], lua[0]["samples"], running))
+# Its share of the samples taken in Lua code (states interp and trace): a
+# share of all running samples would move with the speed of the C side,
+# which a preloaded sanitizer runtime slows (file:read, the loaders).
+elif lua[0]["samples"] * 50 < st.get("interp", 0) + st.get("trace", 0):
+    bad.append("the program's busiest Lua function %s has %d samples, less than 2%% of the %d in states interp, trace"
+               % (lua[0]["name"], lua[0]["samples"], st.get("interp", 0) + st.get("trace", 0)))
 guest = sorted((f for f in fs if f["kind"] in ("lua", "c", "fast")), key=lambda f: -f["samples"])
 if bad:
     print("\n".join("%s [%s]: %s" % (prog, label, b) for b in bad), file=sys.stderr)
