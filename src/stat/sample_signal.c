@@ -156,11 +156,15 @@ static uintptr_t lua_caller(uintptr_t fa, uintptr_t pc, uintptr_t lo)
 **  - a top Lua frame whose PC is not in its prototype gives no frames at
 **    all (never guess);
 **  - so does a walk that stops short of the stack's bottom frame (at lo)
-**    before its links lead below the bottom (a frame that is no
-**    function's, a caller its CALL does not find, no progress), short of
-**    SAMPLE_LUA_MAX frames: a stack is whole from the thread's root or not
-**    given. (Samples read while a caller could not be found came out as
-**    "select" or "coroutine.resume" alone, stacks from no root.)
+**    and of SAMPLE_LUA_MAX frames (a frame that is no function's, a
+**    caller its CALL does not find, no progress, a link that leads below
+**    the bottom): a stack is whole from the thread's root or not given.
+**    (Samples read while a caller could not be found came out as "select"
+**    or "coroutine.resume" alone, stacks from no root. So did one read
+**    while coroutine.resume returned: its frame's link slot held a
+**    result, true, which reads as a vararg frame as large as the address
+**    space, and was taken for the bottom. Every real stack's walk ends
+**    at lo.)
 ** What it cannot check: that a function-tagged slot below the frame base
 ** names a live object. It does so while the stack is not being moved (the
 ** caller checks stack_moving): the GC marks every slot below L->top, and
@@ -182,7 +186,6 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 	if (!in_stack(base, lo + sizeof(TValue), hi + sizeof(TValue)))
 		return 0;
 	uintptr_t fa = base - sizeof(TValue);
-	int bottom = 0; /* the links led below the stack's bottom */
 	while (n < SAMPLE_LUA_MAX && in_stack(fa, lo, hi)) {
 		TValue *frame = (TValue *)fa;
 		GCfunc *fn = ljwin_frame_func(frame);
@@ -217,16 +220,12 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 		uintptr_t pa = fa;
 		if (frame_isvarg(frame)) {
 			uintptr_t d = (uintptr_t)frame_sized(frame);
-			if (d > pa - lo) {
-				bottom = 1;
+			if (d > pa - lo)
 				break;
-			}
 			pa -= d;
 		}
-		if (!in_stack(pa, lo, hi)) {
-			bottom = pa < lo;
+		if (!in_stack(pa, lo, hi))
 			break;
-		}
 		TValue *prev = (TValue *)pa;
 		if (frame_islua(prev)) {
 			pc = (uintptr_t)frame_ftsz(prev);
@@ -243,17 +242,15 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 			if (frame_iscont(prev) &&
 			    pa - stack >= (1 + LJ_FR2) * sizeof(TValue))
 				pc = (uintptr_t)frame_pc(prev - 1 - LJ_FR2);
-			if (d > pa - lo) {
-				bottom = 1;
+			if (d > pa - lo)
 				break;
-			}
 			pa -= d;
 		}
 		if (pa >= fa)
 			break; /* no progress: not a frame chain */
 		fa = pa;
 	}
-	return n == SAMPLE_LUA_MAX || bottom || fa == lo ? n : 0;
+	return n == SAMPLE_LUA_MAX || fa == lo ? n : 0;
 }
 
 /* -- Compiled code ----------------------------------------------------------- */

@@ -109,11 +109,13 @@ static GCfunc *compile(const char *src)
 	return (GCfunc *)(uintptr_t)lua_topointer(R.L, -1);
 }
 
-/* Test thread. The frame link of a C frame as big as the whole stack: the
-** walk stops below it. */
+/* Test thread. The frame link of a C frame that leads to the stack's
+** bottom (its first slot after the GC64 dummy, where the walk ends: the
+** thread's root), from the frame at link. */
 static void link_bottom(TValue *link)
 {
-	link->u64 = (uint64_t)FRAME_C + ((uint64_t)R.L->stacksize << 3);
+	uintptr_t lo = (uintptr_t)(tvref(R.L->stack) + LJ_FR2);
+	link->u64 = (uint64_t)FRAME_C + ((uintptr_t)link - lo);
 }
 
 /* Test thread. Store function fn in slot o (GC64: a tagged value). */
@@ -262,6 +264,29 @@ Test(sample, caller_found_past_hostile_candidates)
 	cr_expect_eq(capture(base, pc), 0);
 	cbase[ra + 1].u64 = (uint64_t)(uintptr_t)(proto_bc(pt) + 1);
 	cr_expect_eq(capture(base, pc), 0);
+}
+
+/* A frame whose link leads below the stack's bottom is no frame of a
+** whole stack: while coroutine.resume returned, its link slot held a
+** result, true (a vararg frame as large as the address space, by its
+** type bits), and the sample came out as "coroutine.resume" alone, from
+** no root (tests/e2e/stackedges.sh). A C frame as large as the stack
+** is the same. No frames. */
+Test(sample, link_that_leads_below_the_bottom_gives_no_stack)
+{
+	GCfunc *fn = compile(chunk3);
+	GCproto *pt = funcproto(fn);
+	TValue *o = scratch();
+	uintptr_t pc = (uintptr_t)(proto_bc(pt) + 3);
+	set_fn(&o[0], fn);
+	link_bottom(&o[1]);
+	cr_assert_eq(capture((uintptr_t)&o[2], pc), 1, "the rig's stack");
+	setboolV(&o[1], 1);
+	cr_expect_eq(capture((uintptr_t)&o[2], pc), 0, "link: true");
+	o[1].u64 = (uint64_t)FRAME_C + ((uint64_t)R.L->stacksize << 3);
+	cr_expect_eq(capture((uintptr_t)&o[2], pc), 0,
+		     "link: a C frame "
+		     "as large as the stack");
 }
 
 /* The helper's wake-up: SAMPLE_BATCH signals at the rate seen, within
