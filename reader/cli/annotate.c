@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "decode/decode.h"
+#include "logger/opts.h"
 #include "profile/profile.h"
 #include "block/reader.h"
 #include "util/intern.h"
@@ -284,17 +285,51 @@ struct aline {
 	uint64_t samples, allocs, bytes;
 };
 
-/* Main thread. Print function fn of p with its source. */
+/* Main thread. ROUTINE's figures line: of the families fams
+** (report_recorded) says were recorded, "not recorded" for the others. */
+static void print_totals(const struct profile *p, const struct profile_fn *f,
+			 unsigned fams)
+{
+	char t1[32], t2[32];
+	printf("  samples: ");
+	if (fams & OPTS_SAMPLE && f->samples_lua > f->samples)
+		printf("%" PRIu64 " (%" PRIu64 " in builtins it called; with "
+		       "callees %" PRIu64 ")",
+		       f->samples_lua, f->samples_lua - f->samples,
+		       f->samples_total);
+	else if (fams & OPTS_SAMPLE)
+		printf("%" PRIu64 " (with callees %" PRIu64 ")", f->samples_lua,
+		       f->samples_total);
+	else
+		printf("not recorded");
+	printf(", calls: ");
+	if (fams & OPTS_CALLS)
+		printf("%" PRIu64 ", self %s, total %s", f->calls,
+		       cli_fmt_time(t1, sizeof t1, profile_ns(p, f->self)),
+		       cli_fmt_time(t2, sizeof t2, profile_ns(p, f->total)));
+	else
+		printf("not recorded");
+	printf(", allocated: ");
+	if (fams & OPTS_ALLOC)
+		printf("%" PRIu64 " (%" PRIu64 " bytes)\n", f->alloc_count,
+		       f->alloc_bytes);
+	else
+		printf("not recorded\n");
+}
+
+/* Main thread. Print function fn of p with its source; fams: the
+** families recorded (report_recorded). */
 static void print_fn(const struct profile *p, uint32_t fn,
-		     const struct aprotos *a, const char *dir)
+		     const struct aprotos *a, const char *dir, unsigned fams)
 {
 	const struct profile_fn *f = &p->fns[fn];
-	char key[4200], note[8400], t1[32], t2[32];
+	char key[4200], note[8400];
 	int64_t k = intern_find(&a->keys, key,
 				proto_key(f->file, f->line, key, sizeof key));
 	const struct aproto *pr = k >= 0 ? &a->v[k] : NULL;
 	uint64_t first = f->line ? f->line : 1;
 	uint64_t last = pr ? f->line + pr->numline : first;
+	uint64_t noline = 0; /* samples at no line known (line 0) */
 	struct asrc s;
 	find_source(pr, dir, &s, note, sizeof note);
 	if (!pr && s.n)
@@ -307,7 +342,9 @@ static void print_fn(const struct profile *p, uint32_t fn,
 	}
 	for (size_t i = 0; i < p->smp.nline; i++) {
 		const struct samples_line *l = &p->smp.lines[i];
-		if (l->fn == fn && l->line >= first && l->line <= last)
+		if (l->fn == fn && l->line == 0)
+			noline += l->samples;
+		else if (l->fn == fn && l->line >= first && l->line <= last)
 			ln[l->line - first].samples += l->samples;
 	}
 	for (size_t i = 0; i < p->heap.nsite; i++) {
@@ -318,13 +355,7 @@ static void print_fn(const struct profile *p, uint32_t fn,
 		}
 	}
 	printf("\nROUTINE %s\n  %s\n", f->name, note);
-	printf("  samples: %" PRIu64 " (with callees %" PRIu64
-	       "), calls: %" PRIu64 ", self %s, total %s, allocated: %" PRIu64
-	       " (%" PRIu64 " bytes)\n",
-	       f->samples, f->samples_total, f->calls,
-	       cli_fmt_time(t1, sizeof t1, profile_ns(p, f->self)),
-	       cli_fmt_time(t2, sizeof t2, profile_ns(p, f->total)),
-	       f->alloc_count, f->alloc_bytes);
+	print_totals(p, f, fams);
 	printf("%9s %9s %11s %8s %10s %6s  %s\n", "samples", "calls", "self",
 	       "allocs", "bytes", "line", "source");
 	for (uint64_t l = first; l <= last; l++) {
@@ -347,20 +378,26 @@ static void print_fn(const struct profile *p, uint32_t fn,
 			fwrite(s.line[l - 1], 1, s.len[l - 1], stdout);
 		putchar('\n');
 	}
+	if (noline)
+		printf("%9" PRIu64
+		       " %9s %11s %8s %10s %6s  (samples at no line "
+		       "known)\n",
+		       noline, "", "", "", "", "?");
 	free(ln);
 	free(s.text);
 	free(s.line);
 	free(s.len);
 }
 
-/* Main thread. qsort order: samples, then self time, then bytes. */
+/* Main thread. qsort order: samples (with the builtins each calls, as
+** its rows count them), then self time, then bytes. */
 static const struct profile *sort_p;
 static int cmp_hot(const void *x, const void *y)
 {
 	const struct profile_fn *a = &sort_p->fns[*(const uint32_t *)x];
 	const struct profile_fn *b = &sort_p->fns[*(const uint32_t *)y];
-	if (a->samples != b->samples)
-		return a->samples > b->samples ? -1 : 1;
+	if (a->samples_lua != b->samples_lua)
+		return a->samples_lua > b->samples_lua ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
 	if (a->alloc_bytes != b->alloc_bytes)
@@ -392,7 +429,7 @@ static uint32_t *pick(const struct profile *p, const char *fre, size_t limit,
 		if (f->kind != FNID_LUA)
 			continue;
 		if (fre ? regexec(&re, f->name, 0, NULL, 0) == 0
-			: (f->samples || f->self || f->alloc_bytes))
+			: (f->samples_lua || f->self || f->alloc_bytes))
 			ix[(*n)++] = i;
 	}
 	if (fre)
@@ -481,8 +518,9 @@ int cli_annotate(int argc, char **argv)
 	if (ix && load_protos(paths, npath, &a) < 0)
 		st = CLI_USAGE;
 	else if (ix) {
+		unsigned fams = report_recorded_all(p);
 		for (size_t i = 0; i < n; i++)
-			print_fn(p, ix[i], &a, dir);
+			print_fn(p, ix[i], &a, dir, fams);
 		st = rc == 0 || rc == -ENODATA ? CLI_OK : CLI_CORRUPT;
 	}
 	protos_free(&a);

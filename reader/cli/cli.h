@@ -342,6 +342,9 @@ extern const size_t report_nfamily;
 unsigned report_recorded(const struct profile *p, uint64_t calls,
 			 uint64_t allocs);
 
+/* Main thread. report_recorded with the log's totals. */
+unsigned report_recorded_all(const struct profile *p);
+
 /* -- Zones and marks of 'ljlog report' (report_zones.c) --------------------- */
 
 /* Main thread. The zones table and the marks (text: at most limit rows of

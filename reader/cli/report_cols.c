@@ -172,12 +172,16 @@ GET(line_pct)
 	c->pct = report_pct(LINE->samples, p->smp.samples);
 }
 
-/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)". */
+/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)";
+** line 0, a sample at no line known: "app.lua:? (function ...)". */
 GET(line_label)
 {
 	const struct profile_fn *f = &p->fns[LINE->fn];
-	if (!cell_printf(c, "%s:%" PRIu64 " (function %s)", f->file, LINE->line,
-			 f->name))
+	const char *ok =
+	    LINE->line ? cell_printf(c, "%s:%" PRIu64 " (function %s)", f->file,
+				     LINE->line, f->name)
+		       : cell_printf(c, "%s:? (function %s)", f->file, f->name);
+	if (!ok)
 		c->s = f->file;
 }
 
@@ -470,8 +474,9 @@ const struct section report_sec_fn_samples =
 	    1, rows_fns_samples, row_fn, fn_sample_cols);
 const struct section report_sec_lines =
     SECTION("samples_by_line",
-	    "  by line: %zu (innermost Lua function, line executing)\n", 1,
-	    rows_lines, row_line, line_cols);
+	    "  by line: %zu (innermost Lua function, line executing; ?: not "
+	    "known)\n",
+	    1, rows_lines, row_line, line_cols);
 const struct section report_sec_traces =
     SECTION("traces", NULL, 1, rows_traces, row_trace, trace_cols);
 const struct section report_sec_aborts =

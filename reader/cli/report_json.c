@@ -7,21 +7,32 @@
 #include <errno.h>
 #include <stdlib.h>
 
-/* Main thread. A section as a JSON array of objects, every row. */
+/* Main thread. A section as a JSON array of objects, every row; a column
+** of a family that fams (report_recorded) says was not recorded is null
+** in every row, not a count of 0. */
 static void json_table(struct json *j, const struct profile *p,
-		       const struct section *sec, const struct report_extra *x)
+		       const struct section *sec, const struct report_extra *x,
+		       unsigned fams)
 {
 	const struct profile_diff *d = x ? x->diff : NULL;
 	struct cell c = {0};
 	size_t nrow;
 	uint32_t *ix = sec->rows(p, &nrow);
+	unsigned real = 0; /* the family bits, not the text's FAM_ ones */
+	for (size_t f = 0; f < report_nfamily; f++)
+		real |= report_families[f].bit;
 	json_arr(j, sec->key);
 	for (size_t i = 0; ix && i < nrow; i++) {
 		json_obj(j, NULL);
 		for (size_t k = 0; k < sec->ncol; k++) {
 			const struct column *col = &sec->cols[k];
+			unsigned need = col->fam & real;
 			if (!col->key)
 				continue;
+			if (need && !(need & fams)) {
+				json_null(j, col->key);
+				continue;
+			}
 			report_cell_get(p, sec, col, ix[i], &c);
 			switch (col->type) {
 			case COL_I64:
@@ -157,12 +168,12 @@ void report_json(const struct profile *p, int rc, const char *err,
 	json_u64(&j, "events", gc->events);
 	json_close(&j, '}');
 
-	json_table(&j, p, &report_sec_fns, x);
-	json_table(&j, p, &report_sec_lines, NULL);
-	json_table(&j, p, &report_sec_traces, NULL);
-	json_table(&j, p, &report_sec_aborts, NULL);
-	json_table(&j, p, &report_sec_sites, x);
-	json_table(&j, p, &report_sec_vms, NULL);
+	json_table(&j, p, &report_sec_fns, x, fams);
+	json_table(&j, p, &report_sec_lines, NULL, fams);
+	json_table(&j, p, &report_sec_traces, NULL, fams);
+	json_table(&j, p, &report_sec_aborts, NULL, fams);
+	json_table(&j, p, &report_sec_sites, x, fams);
+	json_table(&j, p, &report_sec_vms, NULL, fams);
 	report_zones_json(&j, p);
 	leaks_json_sampled(&j, p);
 	leaks_json(&j, p);

@@ -3,7 +3,7 @@
 ** families of events a log recorded (from its options string); report_text.c
 ** and report_json.c render the text and JSON forms.
 */
-#include "cli.h"
+#include "report_int.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -121,6 +121,14 @@ unsigned report_recorded(const struct profile *p, uint64_t calls,
 	if (p->smp.trace_starts || p->smp.trace_aborts || p->smp.trace_flushes)
 		f |= OPTS_JIT;
 	return f;
+}
+
+/* Main thread. See cli.h. */
+unsigned report_recorded_all(const struct profile *p)
+{
+	struct totals t;
+	report_sum(p, &t);
+	return report_recorded(p, t.calls, t.alloc_count + t.free_count);
 }
 
 /* The families a report knows, by option name, and why to record each. */

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "logger/opts.h"
 #include "proc/ntree.h"
 #include "proc/samples.h"
 #include "profile/profile.h"
@@ -23,6 +25,7 @@
 struct rtree {
 	struct ntree nt;
 	struct intern names; /* frame names */
+	unsigned fams;	     /* families recorded (report_recorded) */
 	int err;
 };
 enum { W_CALLS, W_TIME, W_SAMPLES };
@@ -172,10 +175,14 @@ static int cmp_kids(const void *x, const void *y)
 static void print_node(const struct rtree *t, uint32_t n, const char *label,
 		       int depth, size_t limit, uint32_t **kids, size_t *nkid)
 {
-	char tm[32];
-	printf("%10" PRIu64 " %12s %9" PRIu64 "  %*s%s\n", CALLS(t)[n],
-	       cli_fmt_time(tm, sizeof tm, TIME(t)[n]), SAMPLES(t)[n],
-	       2 * depth, "", label);
+	char tm[32] = "-", nc[24] = "-", ns[24] = "-";
+	if (t->fams & OPTS_CALLS) { /* else not recorded, not 0 */
+		snprintf(nc, sizeof nc, "%" PRIu64, CALLS(t)[n]);
+		cli_fmt_time(tm, sizeof tm, TIME(t)[n]);
+	}
+	if (t->fams & OPTS_SAMPLE)
+		snprintf(ns, sizeof ns, "%" PRIu64, SAMPLES(t)[n]);
+	printf("%10s %12s %9s  %*s%s\n", nc, tm, ns, 2 * depth, "", label);
 	sort_t = t;
 	if (nkid[n])
 		qsort(kids[n], nkid[n], sizeof *kids[n], cmp_kids);
@@ -210,6 +217,7 @@ int report_tree_text(const struct profile *p, const char *f, int callers,
 		return CLI_USAGE;
 	}
 	memset(&t, 0, sizeof t);
+	t.fams = report_recorded_all(p);
 	if (ntree_init(&t.nt, 3) < 0) {
 		regfree(&re);
 		return CLI_USAGE;

@@ -128,9 +128,9 @@ def speedscope(path, report_path, folded_path=None):
         print("ok: speedscope: no evented profiles (the calls are in the call-tree profiles)")
     want_calls = defaultdict(int)
     want_total = defaultdict(int)
-    for f in r["functions"]:
-        want_calls[f["name"]] += f["calls"]
-        want_total[f["name"]] += f["total_ns"]
+    for f in r["functions"]:  # null: calls not recorded
+        want_calls[f["name"]] += f["calls"] or 0
+        want_total[f["name"]] += f["total_ns"] or 0
     total = defaultdict(float)
     count = defaultdict(int)
     for (vm, name), iv in intervals.items():
@@ -215,6 +215,12 @@ def calltree(d, names, r):
             if p["name"].startswith(("call time (", "calls ("))}
     want_calls = defaultdict(int)
     want_self = defaultdict(int)
+    if not r["recorded"]["calls"]:
+        if any(f["calls"] is not None for f in r["functions"]):
+            fail("calls figures (not null) in a log without calls")
+        if prof:
+            fail("call-tree profiles in a log without calls")
+        return
     for f in r["functions"]:
         want_calls[f["name"]] += f["calls"]
         want_self[f["name"]] += f["self_ns"]

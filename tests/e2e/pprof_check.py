@@ -129,7 +129,7 @@ fns = d["functions"]
 def per_name(key):
     out = {}
     for f in fns:
-        out[clean(f["name"])] = out.get(clean(f["name"]), 0) + f[key]
+        out[clean(f["name"])] = out.get(clean(f["name"]), 0) + (f[key] or 0)  # null: not recorded
     return out
 
 
