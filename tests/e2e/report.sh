@@ -69,13 +69,16 @@ else:
         m = re.match(r"\s*(\d+)\s+[\d.]+%\s+(\d+)\s+[\d.]+%\s+(.*)$", l)
         if m:
             bytext[m.group(3)] = int(m.group(1))
+    # The text's self column: a Lua function's samples with the builtins
+    # it calls (JSON samples_lua); a builtin's own are its caller's.
     injson = {}
     for f in d["functions"]:
-        if f["samples"]:
-            injson[f["name"]] = f["samples"]
-    # the text label carries the name first
+        if f["samples_lua"]:
+            injson[f["name"]] = f["samples_lua"]
+    # the text label carries the name first ("f (a.lua:3), 4% in tostring")
     for name, n in injson.items():
-        hits = [v for k, v in bytext.items() if k == name or k.startswith(name + " ")]
+        hits = [v for k, v in bytext.items()
+                if k == name or k.startswith(name + " ") or k.startswith(name + ",")]
         if n not in hits:
             bad.append("smp: %s has %d self samples in JSON, text %r" % (name, n, hits))
     # A sample whose stack could not be read has no self function.
