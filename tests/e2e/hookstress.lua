@@ -1,13 +1,17 @@
 -- ljlog e2e: the program's own hook under ljlog's triggers.
--- luajit hookstress.lua ROUNDS [READY STOP]: ROUNDS rounds of 1,000,000
+-- luajit hookstress.lua ROUNDS [READY STOP [STARTED]]: ROUNDS rounds of 1,000,000
 -- calls, each counted by the program's own debug.sethook call hook, with a
 -- __gc finalizer and a GC step every 50,000 calls; the JIT on (the hook
 -- aborts every trace that would hold a call: each call is seen). With
 -- READY and STOP: writes READY when the rounds are done, then goes on
 -- calling (and allocating) under the hook, without counting, until STOP
--- exists. Prints "calls N finalized F" (N: what the hook counted in the
+-- exists. With STARTED: writes it first (the modules of -l, ljlog's
+-- among them, are loaded by then). Prints "calls N finalized F" (N: what the hook counted in the
 -- rounds; F varies with the GC's pace and is not compared).
 local rounds, ready, stop = tonumber(arg[1]) or 1, arg[2], arg[3]
+if arg[4] then
+	assert(io.open(arg[4], "w")):close()
+end
 
 local n, finalized = 0, 0
 local function count()

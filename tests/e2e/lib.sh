@@ -9,6 +9,10 @@
 #   LUAJIT               the luajit to run (default: luajit on PATH)
 #   LJLOG_TEST_PRELOAD   preloaded into every luajit run (sanitizer runtime)
 #   LJLOG_TEST_KEEP      keep the temp dir (its path is printed)
+#   LJLOG_E2E_REDUCED    1: the long corpus tests (jitp, stackedges) run
+#                        their smaller set, as under qemu-user (scripts/
+#                        test.sh sets it for the passes that repeat the
+#                        suite on another build: luajit2, TSan)
 
 set -u
 # Nothing from the caller's environment profiles or preloads our runs.
@@ -42,6 +46,7 @@ LJLOG=$top_builddir/ljlog
 MODDIR=$top_builddir/lua
 HOST=$top_builddir/tests/e2e/host
 # Generous: a hung run fails the test instead of hanging `make check`.
+e2e_timeout_given=${E2E_TIMEOUT:-}
 E2E_TIMEOUT=${E2E_TIMEOUT:-120}
 
 # -- Temp dir, cleaned up on exit --------------------------------------------
@@ -350,6 +355,16 @@ foreign() {
 # slower than the program's own code).
 emulated() {
 	foreign sh
+}
+
+# Under qemu-user a run with calls (the JIT off) of a program the native
+# build runs in 2 s took 105 s alone, and more beside other tests.
+[ -n "$e2e_timeout_given" ] || ! emulated || E2E_TIMEOUT=600
+
+# reduced: 0 when the long corpus tests run their smaller set: under an
+# emulator, or in a pass that repeats the suite (LJLOG_E2E_REDUCED=1).
+reduced() {
+	[ "${LJLOG_E2E_REDUCED:-0}" = 1 ] || emulated
 }
 
 # -- The real programs (realprogs.sh, soak.sh) ----------------------------------

