@@ -40,14 +40,17 @@ done
 # traces, an exit mid-loop, a designed 3:1 split), with half the CPU time a
 # round, and without luacheck and LDoc. sample_inline.sh checks an FFI call
 # in a trace there.
+# The passes that repeat the suite on another build (reduced: luajit2)
+# run the same four at the full CPU time.
 emu= cpu=2.6 splits="split_jit split_table split_string"
-if emulated; then
-	emu="inline_then_own side_traces mid_exit split_jit" cpu=1.3 splits=split_jit
+if reduced; then
+	emu="inline_then_own side_traces mid_exit split_jit" splits=split_jit
+	! emulated || cpu=1.3
 	progs=()
 	for p in $emu; do
 		progs+=("$p=$corpus/$p.lua:SCALE")
 	done
-	echo "info: $test_name: under qemu-user: $emu"
+	echo "info: $test_name: the smaller set (qemu-user or a repeated pass): $emu"
 fi
 
 # luacheck and LDoc over Penlight, as realprogs.sh runs them (skipped with
@@ -66,7 +69,7 @@ if [ -z "$emu" ] && [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.do
 		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua"
 	done
 	progs+=("luacheck=$lc_bin:$lc_args" "ldoc=$ldoc_bin:--testing:-d:$T/doc:$T/src/pl")
-else
+elif [ -z "$emu" ]; then
 	echo "info: $test_name: luacheck, LDoc or Penlight missing: the corpus only"
 fi
 

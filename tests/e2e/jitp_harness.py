@@ -31,7 +31,8 @@ Usage: jitp_harness.py --luajit L --ljlog CLI --moddir DIR --jitprofile F
        [--group NAME=LINE+LINE]... [--truth NAME]... [--unjudged NAME:MODE]...
        [--table FILE] PROGRAM...
 PROGRAM is NAME=SCRIPT[:ARG...] ; ARG 'SCALE' is replaced by the work
-scale (an integer), and a program without SCALE is run SCALE times per
+scale (a number, 0.54 as well as 3: the corpus's programs scale their
+rounds), and a program without SCALE is run a whole number of times per
 round (its samples added). The first round's scale gives about --cpu
 seconds of CPU (default 2.6: about 650 samples of jit.profile's, whose
 timer the kernel fires at its tick, 4 ms), from an unprofiled run.
@@ -78,8 +79,17 @@ class Runner:
     def argv(self, prog, scale):
         """The program's arguments at a scale, and how many runs make it."""
         if "SCALE" in prog["args"]:
-            return [a.replace("SCALE", str(scale)) for a in prog["args"]], 1
+            return [a.replace("SCALE", "%g" % scale) for a in prog["args"]], 1
         return list(prog["args"]), scale
+
+    def scale_for(self, prog, mode, cpu):
+        """The scale at which one run takes about cpu seconds of CPU: two
+        significant digits where the program scales its own work (the
+        corpus's take a fraction), else a whole number of runs."""
+        s = cpu / self.cpu_of(prog, mode)
+        if "SCALE" in prog["args"]:
+            return max(0.05, float("%.2g" % s))
+        return max(1, round(s))
 
     def cpu_of(self, prog, mode):
         """CPU seconds of one unprofiled run at scale 1."""
@@ -276,7 +286,7 @@ def main():
             jps, ljs = [], []
             try:
                 # Two runs a round, each about half of --cpu.
-                scale = max(1, round(o.cpu / 2 / runner.cpu_of(prog, mode)))
+                scale = runner.scale_for(prog, mode, o.cpu / 2)
                 truth = (prog["name"] in o.truth and
                          truth_of(runner, prog, mode, scale))
                 for rnd in range(MAX_ROUNDS):
