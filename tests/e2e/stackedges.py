@@ -46,8 +46,10 @@ for line in open(sys.argv[2]):
     fs, n = frames(line)
     # ljlog's own loading (luajit -lljlog: require, then luaopen_ljlog,
     # where sampling starts) is before the exact run's hook records:
-    # under qemu-user it is slow enough to be sampled.
-    if not fs or "luaopen_ljlog" in fs:
+    # under qemu-user it is slow enough to be sampled, in luaopen_ljlog
+    # or in require once it returned (a program's own require has its
+    # main chunk below it).
+    if not fs or "luaopen_ljlog" in fs or fs == ["require"]:
         continue
     samples += n
     if fs[0] not in roots:
