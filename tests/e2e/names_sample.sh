@@ -44,8 +44,11 @@ for mode in calls sample=1ms; do
 	report_json "$log" "$T/$name.json"
 done
 
-python3 - "$T/calls.json" "$T/sample.json" "$E2E" <<'PY' || fail "names differ (see above)"
+# Under qemu-user (arm64) one fresh run had no sample in gone_global at
+# all: there a function without samples is shown, not judged.
+python3 - "$T/calls.json" "$T/sample.json" "$E2E" "$(emulated && echo 1)" <<'PY' || fail "names differ (see above)"
 import json, sys
+emulated = sys.argv[4] == "1"
 calls = json.load(open(sys.argv[1]))
 sample = json.load(open(sys.argv[2]))
 e2e = sys.argv[3]
@@ -69,6 +72,9 @@ for mode, d in (("calls", calls), ("sample", sample)):
         line = line_of(f, text)
         got = [x for x in fns if x["kind"] == "lua" and x["line"] == line
                and x["file"].endswith("/" + f)]
+        if not got and mode == "sample" and emulated:
+            print("info: names_sample: [sample] no sample at %s:%d, under qemu-user" % (f, line))
+            continue
         if not got:
             bad.append("[%s] no function at %s:%d" % (mode, f, line))
             continue
