@@ -56,10 +56,10 @@ awk '/Item:total|discount|taxed/ && !/grand_total/ { bad += $NF } END { exit bad
 # Under qemu-user a run takes 5 to 150 times as long (ffi_inlined with the
 # JIT off: 105 s): there, and in the passes that repeat the suite
 # (reduced), the cases of compiled code jitp.sh keeps (an inlined callee,
-# side traces, an exit mid-loop, a 3:1 split). The split
-# is split_table's: Debian's arm64 LuaJIT computes split_jit's sum other
-# than its interpreter (x=123216 with the JIT on, 968067 off, unprofiled),
-# and the two runs' outputs are compared.
+# side traces, an exit mid-loop, a 3:1 split). The split is split_table's:
+# Debian's arm64 LuaJIT computes split_jit's sum other than its
+# interpreter (x=123216 with the JIT on, 968067 off, unprofiled), and the
+# two runs' outputs are compared.
 progs=$(ls "$E2E"/jitp/*.lua)
 reduced && progs=$(printf "$E2E/jitp/%s.lua\n" inline_then_own side_traces mid_exit split_table)
 for p in $progs; do
