@@ -357,6 +357,11 @@ emulated() {
 	foreign sh
 }
 
+# E2E_EMULATED: 1 under an emulator, 0 natively, for the tests' Python.
+E2E_EMULATED=0
+! emulated || E2E_EMULATED=1
+export E2E_EMULATED
+
 # Under qemu-user a run with calls (the JIT off) of a program the native
 # build runs in 2 s took 105 s alone, and more beside other tests.
 [ -n "$e2e_timeout_given" ] || ! emulated || E2E_TIMEOUT=600

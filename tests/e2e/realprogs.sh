@@ -339,7 +339,7 @@ PY
 # the entry chunk; the top functions are the program's.
 check_samples() {
 	local prog=$1 label=$2 own=$3 entry=$4
-	EMULATED=$(emulated && echo 1) python3 - "$prog" "$label" "$T/$prog.$label.json" "$own" "$entry" "$test_name" <<'PY' ||
+	python3 - "$prog" "$label" "$T/$prog.$label.json" "$own" "$entry" "$test_name" <<'PY' ||
 import json, os, re, sys
 prog, label, jpath, own, entry, test = sys.argv[1:]
 own = own.split("\n")
@@ -354,11 +354,11 @@ if n + dropped != signals:
 # Drops are counted (the signal buffer was full: the helper thread that
 # drains it got no CPU in time, as on a busy machine), but most samples
 # must make it.
-# Under qemu-user (EMULATED=1) the helper runs emulated too, and on a
+# Under qemu-user (E2E_EMULATED=1) the helper runs emulated too, and on a
 # loaded machine lost 499 of 756 at 1 ms (CI): there the count is shown.
 if dropped * 2 > n + dropped:
     msg = "%d of %d samples dropped (more than half)" % (dropped, n + dropped)
-    if os.environ.get("EMULATED") == "1":
+    if os.environ["E2E_EMULATED"] == "1":
         print("info: %s: %s [%s]: %s, under qemu-user" % (test, prog, label, msg))
     else:
         bad.append(msg)
