@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -104,14 +105,29 @@ GET(fn_total_pct)
 	c->pct = report_pct(FN->samples_total, p->smp.samples);
 }
 
+/* Main thread. Whether f is named only by its object, "[libc.so.6]" for
+** "/lib/.../libc.so.6" (fnid_host without a symbol). */
+static bool fn_is_bare_object(const struct profile_fn *f)
+{
+	const char *base = strrchr(f->file, '/');
+	base = base ? base + 1 : f->file;
+	size_t n = strlen(base);
+	return f->name[0] == '[' && strlen(f->name) == n + 2 &&
+	       !strncmp(f->name + 1, base, n) && f->name[n + 1] == ']';
+}
+
 /* Main thread. The function as text shows it: its name, and its object or
-** [builtin]; a Lua function whose self samples hold a builtin's, the
-** builtin and its share of them ("f (app.lua:3), 90% in string.gsub"). */
+** [builtin] (a frame without a symbol: its object, once); a Lua function
+** whose self samples hold a builtin's, the builtin and its share of them
+** ("f (app.lua:3), 90% in string.gsub"). */
 GET(fn_label)
 {
 	const struct profile_fn *f = FN;
 	uint64_t in = f->samples_self == f->samples_lua ? f->via_samples : 0;
-	if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
+	if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0] &&
+	    fn_is_bare_object(f))
+		cell_printf(c, "[%s]", f->file);
+	else if ((f->kind == FNID_C || f->kind == FNID_HOST) && f->file[0])
 		cell_printf(c, "%s [%s]", f->name, f->file);
 	else if (f->kind == FNID_FAST)
 		cell_printf(c, "%s [builtin]", f->name);

@@ -533,6 +533,8 @@ Test(cli, samples_report)
 	    "[/usr/lib/lua.so]\n",
 	    "\n         0    0.0%           1   16.7%  memcpy "
 	    "[/lib/libc.so.6]\n",
+	    /* A frame without a symbol: its object once (issue 38, 7). */
+	    "\n         0    0.0%           1   16.7%  [/usr/lib/libfoo.so]\n",
 	    "\n         4   66.7%  app.lua:12 (function app.lua:10)\n",
 	    "Traces: 1 compiled, 1 started, 1 aborted, 1 flush",
 	    "\n       1         0           1  app.lua:12\n",
