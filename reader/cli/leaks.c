@@ -459,7 +459,7 @@ static uint64_t iv_ns(const struct profile *p, size_t i, uint64_t ns)
 void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit)
 {
 	const struct heap *h = &p->heap;
-	char label[640];
+	char label[640], b1[32], b2[32];
 	size_t top = limit ? limit : 5;
 	printf("\nLive heap by interval of %.3f ms: %zu intervals (the last "
 	       "ends with the log)\n",
@@ -469,21 +469,28 @@ void leaks_text_intervals(const struct profile *p, uint64_t ns, size_t limit)
 		const struct heap_iv *iv = &h->ivs[i],
 				     *prev = i ? iv - 1 : NULL;
 		int64_t d = iv->live_bytes - (prev ? prev->live_bytes : 0);
-		printf("\nat %.3f ms: %" PRId64 " bytes live (%+" PRId64
-		       "), %zu sites\n",
-		       (double)iv_ns(p, i, ns) / 1e6, iv->live_bytes, d,
+		printf("\nat %.3f ms: %s live (%s), %zu sites\n",
+		       (double)iv_ns(p, i, ns) / 1e6,
+		       cli_fmt_bytes_as(b1, sizeof b1, iv->live_bytes,
+					CLI_BYTES_TIB),
+		       cli_fmt_bytes_as(b2, sizeof b2, d,
+					CLI_BYTES_TIB | CLI_BYTES_PLUS),
 		       iv->nsite);
 		struct heap_iv_site *s = iv_sorted(iv);
 		size_t n = iv->nsite < top ? iv->nsite : top;
 		if (n)
-			printf("%14s %14s  %s\n", "live bytes", "change",
-			       "site");
+			printf("%10s %10s  %s\n", "live", "change", "site");
 		for (size_t k = 0; s && k < n; k++) {
 			int64_t was = prev ? iv_live(prev, s[k].site) : 0;
 			heap_site_text(&p->heap, s[k].site, label,
 				       sizeof label);
-			printf("%14" PRId64 " %+14" PRId64 "  %s\n",
-			       s[k].live_bytes, s[k].live_bytes - was, label);
+			printf("%10s %10s  %s\n",
+			       cli_fmt_bytes_as(b1, sizeof b1, s[k].live_bytes,
+						CLI_BYTES_TIB),
+			       cli_fmt_bytes_as(b2, sizeof b2,
+						s[k].live_bytes - was,
+						CLI_BYTES_TIB | CLI_BYTES_PLUS),
+			       label);
 		}
 		if (n < iv->nsite)
 			printf("  ... %zu more sites\n", iv->nsite - n);

@@ -108,6 +108,11 @@ PY
 	grep -q "estimate" "$T/leaks.txt" && { show "$T/leaks.txt"; fail "[jit $jit] exact log called an estimate"; }
 	ljlog report --heap-interval 1ms -n 2 "$log" >"$T/iv.txt" 2>&1 || fail "[jit $jit] report --heap-interval failed"
 	grep -q "^Live heap by interval of 1.000 ms" "$T/iv.txt" || { show "$T/iv.txt"; fail "[jit $jit] --heap-interval text: no title"; }
+	# Sizes with units, as --leaks shows them (issue 38, 10: "7910517 bytes live").
+	grep -Eq "^at [0-9.]+ ms: [0-9.]+ (B|KiB|MiB) live \(\+?-?[0-9.]+ (B|KiB|MiB)\), [0-9]+ sites\$" "$T/iv.txt" &&
+		grep -Eq "^ +[0-9.]+ (B|KiB|MiB) +\+?-?[0-9.]+ (B|KiB|MiB)  keep \(" "$T/iv.txt" &&
+		! grep -q "bytes live" "$T/iv.txt" ||
+		{ show "$T/iv.txt"; fail "[jit $jit] --heap-interval text: sizes without units"; }
 	ok "[jit $jit] text views name keep line $leak_line with $N objects"
 done
 
