@@ -47,9 +47,10 @@ static const char top_usage[] =
     "in ms or s, bytes in B, KiB, MiB or GiB. The final frame shows what\n"
     "'ljlog report' shows.\n"
     "\n"
-    "Exit status: 0 the END block was read, 1 the log stops without one\n"
-    "(--once, or the writer is gone), 2 usage error or file cannot be\n"
-    "opened, 3 corrupt.\n";
+    "Exit status: 0 the END block was read, or (--once) the log is still\n"
+    "being written (its writer runs: the frame says 'live'), 1 the log\n"
+    "stops without one and its writer is gone, 2 usage error or file\n"
+    "cannot be opened, 3 corrupt.\n";
 
 enum { SORT_AUTO, SORT_SAMPLES, SORT_TIME, SORT_ALLOC, SORT_CALLS };
 
@@ -73,6 +74,7 @@ struct top {
 	uint64_t frames;
 	uint64_t pid; /* writer (INTRO) */
 	int writer_gone;
+	int once; /* --once: read the log as it is now */
 	/* Live samples by function index (innermost Lua function). */
 	uint64_t *smp;
 	size_t nsmp;
@@ -560,6 +562,11 @@ static int finish(struct top *t, int status, char *err, size_t errlen)
 {
 	static const char *const state[] = {"end", "truncated", "error",
 					    "corrupt", "end"};
+	/* --once on a log its writer still writes: not truncated, live. */
+	int live = t->once && status == CLI_TRUNCATED && t->pid &&
+		   !cli_writer_gone(t->pid);
+	if (live)
+		status = CLI_OK;
 	if (profile_finish(t->p) < 0 && status == CLI_OK) {
 		snprintf(err, errlen, "out of memory");
 		status = CLI_USAGE;
@@ -571,7 +578,7 @@ static int finish(struct top *t, int status, char *err, size_t errlen)
 		signal(SIGTERM, SIG_DFL);
 		t->tty = 0; /* the final frame stays on the screen */
 	}
-	if (frame(t, state[status]) < 0) {
+	if (frame(t, live ? "live" : state[status]) < 0) {
 		cli_err("top", "out of memory");
 		status = CLI_USAGE;
 	}
@@ -605,6 +612,7 @@ int cli_top(int argc, char **argv)
 		cli_err("top", "out of memory");
 		return CLI_USAGE;
 	}
+	t.once = once;
 	t.tty = !once && isatty(STDOUT_FILENO);
 	if (t.tty && !limit_given)
 		t.limit = tty_rows();

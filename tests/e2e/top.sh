@@ -100,6 +100,16 @@ kill -0 "$pid" 2>/dev/null || fail "spin.lua had ended before top printed 2 live
 kill -0 "$tpid" 2>/dev/null || fail "ljlog top ended before the program did"
 frames_live=$($FRAME "$T/live.out" - count)
 ok "ljlog top printed $frames_live frames while spin.lua ran, one with work()'s calls"
+# --once on the log being written: the log so far, "live", exit 0, no
+# warning (issue 38, 10: it said truncated and exited 1).
+rc=0
+ljlog top --once -n 0 "$live" >"$T/once.live" 2>"$T/once.live.err" || rc=$?
+kill -0 "$pid" 2>/dev/null || fail "spin.lua had ended before top --once ran"
+expect_eq "top --once on a log being written: exit status" 0 "$rc"
+grep -q "^ljlog top: .*live.ljlog (live)\$" "$T/once.live" ||
+	{ show "$T/once.live"; fail "top --once on a log being written: no '(live)' header"; }
+[ ! -s "$T/once.live.err" ] || { show "$T/once.live.err"; fail "top --once on a log being written: a warning"; }
+ok "top --once on the log being written: one live frame, exit 0"
 
 touch "$T/stop"
 rc=0
