@@ -277,6 +277,27 @@ static int logs_written(const char *pattern, pid_t pid, time_t t0,
 	return n;
 }
 
+/* Main thread. LUAJIT_PROFILE's value for -o out and -e events (either
+** NULL), a ',' or '\\' in out escaped ("\,", "\\"); malloc'd, NULL when
+** out of memory. */
+static char *record_profile(const char *out, const char *events)
+{
+	size_t pl =
+	    16 + (out ? 2 * strlen(out) : 0) + (events ? strlen(events) : 0);
+	char *profile = malloc(pl), *q = profile;
+	if (!profile)
+		return NULL;
+	q +=
+	    sprintf(q, "log%s%s", out || events ? ":" : "", out ? "file=" : "");
+	for (const char *c = out; c && *c; c++) {
+		if (*c == ',' || *c == '\\')
+			*q++ = '\\';
+		*q++ = *c;
+	}
+	sprintf(q, "%s%s", out && events ? "," : "", events ? events : "");
+	return profile;
+}
+
 /* Main thread. 'ljlog record'. */
 int cli_record(int argc, char **argv)
 {
@@ -309,25 +330,17 @@ int cli_record(int argc, char **argv)
 		cli_see_help("record");
 		return CLI_USAGE;
 	}
-	if (out && (!*out || strchr(out, ','))) {
-		cli_err("record",
-			"-o '%s': the file name must be non-empty and "
-			"hold no ','",
-			out);
+	if (out && !*out) {
+		cli_err("record", "-o '': the file name must be non-empty");
 		return CLI_USAGE;
 	}
 
 	/* Build and validate the option string before running anything. */
-	size_t pl =
-	    16 + (out ? strlen(out) : 0) + (events ? strlen(events) : 0);
-	char *profile = malloc(pl);
+	char *profile = record_profile(out, events);
 	if (!profile) {
 		cli_err("record", "out of memory");
 		return CLI_USAGE;
 	}
-	snprintf(profile, pl, "log%s%s%s%s%s", out || events ? ":" : "",
-		 out ? "file=" : "", out ? out : "", out && events ? "," : "",
-		 events ? events : "");
 	struct opts opts;
 	char err[512];
 	if (opts_parse(profile, &opts, err, sizeof err) < 0) {

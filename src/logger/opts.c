@@ -162,6 +162,33 @@ static int snapshot_opt(const char *s, size_t len, const char *val, size_t vl,
 	return 0;
 }
 
+/* Any context. The first comma of s that separates options: "\," is a
+** comma in a value, "\\" a backslash; NULL when none. */
+static const char *next_comma(const char *s)
+{
+	for (; *s && *s != ','; s++)
+		if (*s == '\\' && (s[1] == ',' || s[1] == '\\'))
+			s++;
+	return *s ? s : NULL;
+}
+
+/* Any context. val[0..vl) into out (size cap) with "\," and "\\"
+** undone; its length, or cap when it does not fit. */
+static size_t unescape(const char *val, size_t vl, char *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < vl; i++) {
+		if (val[i] == '\\' && i + 1 < vl &&
+		    (val[i + 1] == ',' || val[i + 1] == '\\'))
+			i++;
+		if (n + 1 >= cap)
+			return cap;
+		out[n++] = val[i];
+	}
+	out[n] = '\0';
+	return n;
+}
+
 /* Apply one option s[0..len) to o. */
 static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 	       int *nodefaults, char *err, size_t errlen)
@@ -220,11 +247,10 @@ static int one(const char *s, size_t len, struct opts *o, unsigned *named,
 			return fail(err, errlen,
 				    "option '%s' needs a path (valid: %s)", s,
 				    len);
-		if (vl >= sizeof o->file)
+		if (unescape(val, vl, o->file, sizeof o->file) ==
+		    sizeof o->file)
 			return fail(err, errlen, "option '%s' is too long%.0s",
 				    s, kl);
-		memcpy(o->file, val, vl);
-		o->file[vl] = '\0';
 	} else if (word_is(s, kl, "fd")) {
 		uint64_t fd;
 		if (vl == 0 || digits(val, vl, &fd) != vl || fd > 1u << 20)
@@ -305,7 +331,7 @@ int opts_parse(const char *s, struct opts *o, char *err, size_t errlen)
 			    "(valid options: %s)",
 			    s, (size_t)(strchr(s, ':') - s));
 	while (*s) {
-		const char *c = strchr(s, ',');
+		const char *c = next_comma(s);
 		size_t len = c ? (size_t)(c - s) : strlen(s);
 		int r = one(s, len, o, &named, &nodefaults, err, errlen);
 		if (r < 0)

@@ -124,3 +124,19 @@ for out in /nonexistent/dir/x.ljlog "$T"; do
 	grep -qF "cannot write the log $out" "$T/err" || { show "$T/err"; fail "ljlog record -o $out: message"; }
 	ok "ljlog record -o $out: '$(cat "$T/err")', exit 2, the program not run"
 done
+
+# A comma (and a backslash) in the log's name (issue 38, 10: "unknown
+# option" with no way to write it): record -o takes the name as it is;
+# LUAJIT_PROFILE writes the comma "\,".
+name='a,b\c.ljlog'
+rm -f "$T/$name"
+ljlog record -o "$T/$name" -e calls -- "${run[@]}" -e "local x = 1" >"$T/out" 2>"$T/err" ||
+	{ show "$T/err"; fail "ljlog record -o '$name' failed"; }
+check_complete "$T/$name"
+ljlog report --json "$T/$name" | grep -q '"calls"' || fail "ljlog record -o '$name': no calls in the log"
+rm -f "$T/c,d.ljlog"
+profile "file=$T/c\\,d.ljlog,calls" -e "local x = 1" >"$T/out" 2>"$T/err" ||
+	{ show "$T/err"; fail "file=...c\\,d.ljlog failed"; }
+! grep -q "option" "$T/err" || { show "$T/err"; fail "file=...c\\,d.ljlog: a message about options"; }
+check_complete "$T/c,d.ljlog"
+ok "a comma in the log's name: record -o '$name', and file=c\\,d.ljlog"

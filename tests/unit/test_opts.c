@@ -107,6 +107,17 @@ Test(opts, file_buffer_flush)
 	cr_assert_str_eq(o.file, "b", "the last file= wins");
 	o = ok("log:file=|gzip > x.gz");
 	cr_assert_str_eq(o.file, "|gzip > x.gz");
+	/* A comma in a value is "\,", a backslash before one "\\" (issue
+	** 38, 10); a lone backslash stays. */
+	o = ok("log:file=a\\,b.ljlog,calls");
+	cr_assert_str_eq(o.file, "a,b.ljlog");
+	cr_assert_eq(o.events, OPTS_CALLS);
+	o = ok("log:file=x\\\\,calls");
+	cr_assert_str_eq(o.file, "x\\");
+	cr_assert_eq(o.events, OPTS_CALLS);
+	cr_assert_str_eq(ok("log:file=c:\\tmp").file, "c:\\tmp");
+	cr_assert_str_eq(ok("log:file=|gzip -c\\,>y.gz").file,
+			 "|gzip -c,>y.gz");
 	cr_assert_eq(ok("log:buffer=1m").buffer, 1u << 20);
 	cr_assert_eq(ok("log:flush=0").flush_ns, 0);
 	cr_assert_eq(ok("log").fd, -1, "no fd= means none");
