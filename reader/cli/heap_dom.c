@@ -14,6 +14,7 @@
 #include "proc/hdom.h"
 #include "proc/hpath.h"
 #include "util/hmap.h"
+#include "util/intern.h"
 
 #define PATH_MAX_STEPS 256  /* references of a path shown, at most */
 #define PATH_CAP       1024 /* bytes of a path's text, at most */
@@ -530,6 +531,118 @@ int heap_by_site(const struct hsnap *h, size_t k, size_t limit, int json)
 	return has ? CLI_OK : CLI_TRUNCATED; /* 1: nothing to show */
 }
 
+/* Rows of --diff's largest new objects that differ only in their paths'
+** table indexes ([1], [2], ...) and have one type: shown as one row. */
+struct like_rows {
+	size_t first;		 /* by's index of the largest row */
+	uint64_t rows, n, bytes; /* rows, objects and bytes in all */
+};
+
+/* Main thread. name with each "[digits]" as "[*]", after a type byte t,
+** into out (cap bytes, NUL-terminated); its length. */
+static size_t like_key(const char *name, unsigned t, char *out, size_t cap)
+{
+	size_t k = 0;
+	out[k++] = (char)(t + 1);
+	for (const char *c = name; *c && k + 4 < cap; c++) {
+		size_t d = 0;
+		while (c[0] == '[' && c[1 + d] >= '0' && c[1 + d] <= '9')
+			d++;
+		if (d && c[1 + d] == ']') {
+			memcpy(out + k, "[*]", 3);
+			k += 3;
+			c += d + 1;
+		} else {
+			out[k++] = *c;
+		}
+	}
+	out[k] = '\0';
+	return k;
+}
+
+/* Main thread. More bytes first, then more rows, then by's order. */
+static int like_by_bytes(const void *a, const void *b)
+{
+	const struct like_rows *x = a, *y = b;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->rows != y->rows)
+		return x->rows > y->rows ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Main thread. by (sorted by bytes) in groups of like rows, biggest
+** first; *m of them. NULL when out of memory. */
+static struct like_rows *like_group(const struct groups *by,
+				    const struct hsnap_keep *kb, size_t *m)
+{
+	struct intern in = INTERN_INIT;
+	struct like_rows *r = calloc(by->n, sizeof *r);
+	char key[PATH_CAP + 8];
+	*m = 0;
+	for (size_t i = 0; r && i < by->n; i++) {
+		const struct hsnap_obj *o = &kb->v[by->v[i].key - 1];
+		size_t kl = like_key(by->v[i].name, o->type, key, sizeof key);
+		int64_t x = intern_put(&in, key, kl);
+		if (x < 0) {
+			free(r);
+			r = NULL;
+			break;
+		}
+		if (!r[x].rows)
+			r[x].first = i, *m = (size_t)x + 1;
+		r[x].rows++;
+		r[x].n += by->v[i].n;
+		r[x].bytes += by->v[i].bytes;
+	}
+	intern_free(&in);
+	if (r && *m)
+		qsort(r, *m, sizeof *r, like_by_bytes);
+	return r;
+}
+
+/* Main thread. The text of --diff's largest new objects with what they
+** hold (by, sorted; of kb), like rows as one (issue 38: 20 coroutines in
+** one list were 20 rows); at most limit rows (0: all). */
+static void largest_text(const struct groups *by, const struct hsnap_keep *kb,
+			 size_t limit)
+{
+	char b1[32], key[PATH_CAP + 8];
+	size_t m;
+	struct like_rows *r = like_group(by, kb, &m);
+	if (!r) {
+		cli_err("heap", "out of memory");
+		return;
+	}
+	size_t n = limit && limit < m ? limit : m;
+	printf("largest new objects (with the new objects they hold; like "
+	       "ones, [*] for their indexes, as one row):\n"
+	       "%10s %10s  %s\n",
+	       "objects", "bytes", "path  #ID type \"text\"");
+	for (size_t i = 0; i < n; i++) {
+		const struct group *x = &by->v[r[i].first];
+		const struct hsnap_obj *o = &kb->v[x->key - 1];
+		printf("%10llu %10s  ", (unsigned long long)r[i].n,
+		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)r[i].bytes,
+					CLI_BYTES_TIB));
+		if (r[i].rows > 1) {
+			like_key(x->name, o->type, key, sizeof key);
+			printf("%s  %llu x %s, the largest #%llu ", key + 1,
+			       (unsigned long long)r[i].rows,
+			       format_htype_name(o->type),
+			       (unsigned long long)o->id);
+		} else {
+			printf("%s  #%llu %s ", x->name,
+			       (unsigned long long)o->id,
+			       format_htype_name(o->type));
+		}
+		cli_quote(stdout, o->text, o->textlen > 40 ? 40 : o->textlen);
+		printf("\n");
+	}
+	heap_more(n, m);
+	free(r);
+}
+
 /* Main thread. The text of --diff's groups: growth by holder (hold), then
 ** the unreached new objects (un, ub), then the largest new objects with
 ** what they hold (by, of kb); at most limit rows each (0: all). */
@@ -563,24 +676,8 @@ static void holders_text(struct groups *hold, struct groups *by,
 		       (unsigned long long)un,
 		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)ub,
 					CLI_BYTES_TIB | CLI_BYTES_PLUS));
-	if (!by->n)
-		return;
-	n = limit && limit < by->n ? limit : by->n;
-	printf("largest new objects (with the new objects they hold):\n"
-	       "%10s %10s  %s\n",
-	       "objects", "bytes", "path  #ID type \"text\"");
-	for (size_t i = 0; i < n; i++) {
-		const struct group *x = &by->v[i];
-		const struct hsnap_obj *o = &kb->v[x->key - 1];
-		printf("%10llu %10s  %s  #%llu %s ", (unsigned long long)x->n,
-		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)x->bytes,
-					CLI_BYTES_TIB),
-		       x->name, (unsigned long long)o->id,
-		       format_htype_name(o->type));
-		cli_quote(stdout, o->text, o->textlen > 40 ? 40 : o->textlen);
-		printf("\n");
-	}
-	heap_more(n, by->n);
+	if (by->n)
+		largest_text(by, kb, limit);
 }
 
 /* Main thread. See heap_dom.h: on keep[1]'s dominator tree, a new object

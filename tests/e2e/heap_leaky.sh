@@ -4,7 +4,8 @@
 # weak memo, M temporary strings left to the GC). Checked against the
 # program's own counts:
 #  - heap --diff 1 2 -n 10 is short, and its first grouped line is the
-#    cache's sessions table with +N objects; the JSON says the same;
+#    cache's sessions table with +N objects; the JSON says the same; its
+#    largest new objects are the N sessions in one row;
 #  - heap --top picks the largest snapshot (2, not the exit one, taken when
 #    nothing holds the local cache) and says so;
 #  - report --leaks splits by snapshot 2: the temporaries' site
@@ -29,8 +30,10 @@ ljlog heap --diff 1 2 --json "$log" >"$T/diff.json" || fail "heap --diff --json"
 show "$T/diff.txt"
 lines=$(wc -l <"$T/diff.txt")
 [ "$lines" -le 25 ] || fail "heap --diff -n 10: $lines lines"
-grep -q "^  … and [0-9]* more (-n 0 for all)" "$T/diff.txt" ||
-	fail "heap --diff -n 10: no '… and K more' line"
+# The N sessions, one index each, are one row of the largest new objects
+# (they were N rows, cut at 10).
+grep -Eq "^ +$((2 * N)) +[0-9.]+ MiB  \(stack of main thread \(.*\) local Cache\)\.sessions\[\*\]  $N x table, the largest #" "$T/diff.txt" ||
+	fail "heap --diff -n 10: the $N sessions are not one row of the largest new objects"
 g=$(grep -A1 "^growth by holding path" "$T/diff.txt" | tail -1)
 case $g in
 "  "*"local Cache).sessions: +$N objects, +"*) ;;

@@ -163,3 +163,21 @@ expect_eq "--top 0: exit status" 2 "$rc"
 rc=0; ljlog heap --top 3 --diff 1 2 "$log" >/dev/null 2>"$T/e" || rc=$?
 expect_eq "--top with --diff: exit status" 2 "$rc"
 ok "heap --by site lists sites; bad --top: exit 2"
+
+# --diff's largest new objects: N like coroutines, each at its own index of
+# an old table, are one row (issue 38, 10: 20 identical rows); the other
+# new table its own row.
+n=20
+like=$T/like.ljlog
+profile "file=$like" "$E2E/heap_like.lua" "$n" >"$T/like.out" 2>"$T/like.err" ||
+	{ show "$T/like.err"; fail "heap_like.lua failed under the profiler"; }
+check_complete "$like"
+ljlog heap --diff 1 2 -n 0 "$like" >"$T/like.txt" 2>&1 || { show "$T/like.txt"; fail "heap --diff 1 2 (heap_like)"; }
+sed -n '/^largest new objects/,$p' "$T/like.txt" >"$T/like.rows"
+grep -Eq "^ +$n +[0-9.]+ (B|KiB)  \(stack of main thread \(.*heap_like.lua:0\) local cos\)\[\*\]  $n x thread, the largest #[0-9]+ \"coroutine\"\$" "$T/like.rows" ||
+	{ show "$T/like.rows"; fail "heap --diff: no one row of the $n coroutines"; }
+grep -Eq "local other  #[0-9]+ table " "$T/like.rows" ||
+	{ show "$T/like.rows"; fail "heap --diff: no row of the other table"; }
+! grep -q "local cos)\[[0-9]" "$T/like.rows" ||
+	{ show "$T/like.rows"; fail "heap --diff: a coroutine in a row of its own"; }
+ok "heap --diff: $n like coroutines in one row, the other table in its own"
