@@ -9,14 +9,19 @@
 ** host has opened its libraries and registered its own functions (so they
 ** are named), and ljlog attaches there. Loaded as a Lua module (RTLD_LOCAL)
 ** libljlog interposes nothing; a host that links libljlog and calls
-** ljlog_attach itself before running Lua code is left as it is.
+** ljlog_attach itself before running Lua code is left as it is. A program
+** with LuaJIT linked in statically makes its VMs with its own copy, which
+** no preload reaches: when it exports LuaJIT's API (-Wl,-E, as LuaJIT's
+** own luajit and Tarantool do), one line at load says so.
 */
 #define _GNU_SOURCE
 #include "config.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ljlog.h"
 #include "logger/logger.h"
@@ -77,4 +82,44 @@ LJLOG_API lua_State *luaL_newstate(void)
 		__atomic_store_n(&real, r, __ATOMIC_RELEASE);
 	}
 	return r ? arm(r(), (void *)r) : NULL;
+}
+
+/* Load time. Whether the address in ud lies in the program itself, the
+** first object dl_iterate_phdr reports (callback: stops there). */
+static int in_program(struct dl_phdr_info *info, size_t size, void *ud)
+{
+	uintptr_t *a = ud;
+	(void)size;
+	for (int k = 0; k < info->dlpi_phnum; k++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[k];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && *a >= lo && *a - lo < ph->p_memsz)
+			return 1;
+	}
+	return -1;
+}
+
+/* Load time. Whether the program itself defines the symbol name. */
+static int program_defines(const char *name)
+{
+	uintptr_t a = (uintptr_t)dlsym(RTLD_DEFAULT, name);
+	return a && dl_iterate_phdr(in_program, &a) == 1;
+}
+
+/* Load time (constructor). Preloaded (LD_PRELOAD names libljlog) with
+** LUAJIT_PROFILE set into a program whose own code defines LuaJIT's API
+** (luaL_newstate, and luaJIT_setmode, which no host takes the address of):
+** say in one line that the preload does not reach its VMs. */
+__attribute__((constructor)) static void static_luajit_check(void)
+{
+	const char *pre = getenv("LD_PRELOAD");
+	if (!pre || !strstr(pre, "libljlog") || !logger_env_options() ||
+	    !program_defines("luaL_newstate") ||
+	    !program_defines("luaJIT_setmode"))
+		return;
+	fprintf(stderr,
+		"ljlog: LD_PRELOAD: %s has LuaJIT linked in statically, and "
+		"the preload does not reach its VMs; load ljlog from Lua "
+		"instead (luajit -lljlog, or require \"ljlog\")\n",
+		program_invocation_short_name);
 }

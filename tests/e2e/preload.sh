@@ -57,9 +57,35 @@ for mode in "" --malloc; do
 		"$(json_get "$T/p.json" '[f for f in d["functions"] if f["kind"] == "lua" and f["file"].endswith("preload.lua") and f["line"] == 6][0]["calls"]')"
 	expect_eq "[$label] calls of host.twice (3 VMs)" $((3 * n)) \
 		"$(json_get "$T/p.json" 'sum(f["calls"] for f in d["functions"] if f["name"] == "host.twice")')"
-	grep -q "running unprofiled\|already" "$T/p.err" && { show "$T/p.err"; fail "[$label] an attach failed"; }
+	grep -q "running unprofiled\|already\|statically" "$T/p.err" && { show "$T/p.err"; fail "[$label] an attach failed"; }
 	ok "[$label] 3 VMs attached by preload, f and host.twice each called $((3 * n)) times"
 done
+
+# -- A host with LuaJIT linked in statically: told so in one line ----------------
+# The plain host again, linked with LuaJIT's static library and exporting
+# its API (-Wl,-E, as LuaJIT's own luajit): the preload cannot reach its
+# VMs and says so once; the host runs on unchanged and no log is written.
+# (Without -Wl,-E nothing tells it from a program without LuaJIT.)
+static_lib=$(cc -print-file-name=libluajit-5.1.a 2>/dev/null || true)
+if foreign sh; then
+	echo "skip: the static host is built by this machine's cc; libljlog.so is built for another"
+elif [ ! -f "$static_lib" ]; then
+	echo "skip: no libluajit-5.1.a (libluajit-5.1-dev) for the static host"
+else
+	sh_=$T/statichost
+	cc -O1 $(pkg-config --cflags luajit) "$E2E/plainhost.c" -o "$sh_" -Wl,-E "$static_lib" -lm -ldl ||
+		fail "cannot build the static host"
+	"$sh_" "$prog" 10 >"$T/s.plain" 2>&1 || { show "$T/s.plain"; fail "the static host failed unprofiled"; }
+	rc=0
+	LUAJIT_PROFILE="log:file=$T/s.ljlog,calls" preloaded "$sh_" "$prog" 10 >"$T/s.out" 2>"$T/s.err" || rc=$?
+	expect_eq "static host with the preload: exit status" 0 "$rc"
+	cmp -s "$T/s.plain" "$T/s.out" || { show "$T/s.out"; fail "the static host's output changed under the preload"; }
+	expect_eq "static host with the preload: stderr" \
+		'ljlog: LD_PRELOAD: statichost has LuaJIT linked in statically, and the preload does not reach its VMs; load ljlog from Lua instead (luajit -lljlog, or require "ljlog")' \
+		"$(cat "$T/s.err")"
+	[ ! -e "$T/s.ljlog" ] || fail "the static host wrote a log"
+	ok "a host with LuaJIT linked in statically: one line says the preload cannot reach it"
+fi
 
 # -- Without LUAJIT_PROFILE, nothing --------------------------------------------
 (cd "$T" && preloaded "$ph" "$prog" 10 >"$T/q.out" 2>"$T/q.err") ||
