@@ -79,9 +79,12 @@ static int names_init(struct names *nm, const struct fnid *f)
 	return 0;
 }
 
-/* Append s[0..n); 0 or -ENOMEM. */
+/* Append s[0..n); 0 or -ENOMEM. Nothing to append leaves sb as it is (its
+** buffer may not exist yet: a corrupt log's first name can be empty). */
 static int sb_put(struct sbuf *sb, const char *s, size_t n)
 {
+	if (!n)
+		return 0;
 	if (sb->len + n > sb->cap) {
 		size_t cap = sb->cap ? sb->cap * 2 : 4096;
 		while (cap < sb->len + n)
@@ -215,7 +218,7 @@ int folded_calls(const struct calls *c, const struct fnid *fnid,
 				goto out;
 			}
 		}
-		rc = emit(ud, sb.b, sb.len, w);
+		rc = emit(ud, sb.b ? sb.b : "", sb.len, w);
 	}
 out:
 	free(path);
