@@ -579,7 +579,6 @@ static struct like_rows *like_group(const struct groups *by,
 	struct intern in = INTERN_INIT;
 	struct like_rows *r = calloc(by->n, sizeof *r);
 	char key[PATH_CAP + 8];
-	*m = 0;
 	for (size_t i = 0; r && i < by->n; i++) {
 		const struct hsnap_obj *o = &kb->v[by->v[i].key - 1];
 		size_t kl = like_key(by->v[i].name, o->type, key, sizeof key);
@@ -590,11 +589,12 @@ static struct like_rows *like_group(const struct groups *by,
 			break;
 		}
 		if (!r[x].rows)
-			r[x].first = i, *m = (size_t)x + 1;
+			r[x].first = i;
 		r[x].rows++;
 		r[x].n += by->v[i].n;
 		r[x].bytes += by->v[i].bytes;
 	}
+	*m = r ? in.n : 0; /* the interner's indexes are 0, 1, 2, ... */
 	intern_free(&in);
 	if (r && *m)
 		qsort(r, *m, sizeof *r, like_by_bytes);

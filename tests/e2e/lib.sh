@@ -11,8 +11,8 @@
 #   LJLOG_TEST_KEEP      keep the temp dir (its path is printed)
 #   LJLOG_E2E_REDUCED    1: the long corpus tests (jitp, stackedges) run
 #                        their smaller set, as under qemu-user (scripts/
-#                        test.sh sets it for the luajit2 pass, which
-#                        repeats the suite on another build)
+#                        test.sh sets it for the luajit2 and ASan+UBSan
+#                        passes, which repeat the suite on another build)
 
 set -u
 # Nothing from the caller's environment profiles or preloads our runs.
