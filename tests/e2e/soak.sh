@@ -26,7 +26,9 @@ case $LJLOG_TEST_PRELOAD in
 *tsan*) san=tsan ;;
 esac
 minutes=${SOAK_MINUTES:-0}
+# Under qemu-user 3 rounds took 276 s: 1 there.
 rounds=${SOAK_ROUNDS:-$([ -n "$san" ] && echo 2 || echo 3)}
+[ -n "${SOAK_ROUNDS:-}" ] || ! emulated || rounds=1
 findings_dir=${SOAK_FINDINGS:-$top_builddir/soak-findings}
 nthreads=${SOAK_THREADS:-4}
 
