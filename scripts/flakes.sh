@@ -14,7 +14,8 @@
 #                 programs, no other set-up; checked before the first round
 #   -j JOBS       tests run at once (default: nproc)
 #   TEST: names as in tests/e2e/Makefile.inc (tests/e2e/heap_trig.sh) or
-#   bare (heap_trig); default: every end-to-end test but jitp.sh and soak.sh
+#   bare (heap_trig); default: every end-to-end test but jitp.sh, jitp_off.sh
+#   and soak.sh
 #   (long, and judged by statistics of their own; run them by name).
 # A test that leaves no result (the build broke, make was killed) counts
 # as failed in that round.
@@ -24,7 +25,7 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 rounds=3 build=$top/build jobs=$(nproc)
 usage() {
-	sed -n '2,22s/^# \{0,1\}//p' "$0"
+	sed -n '2,23s/^# \{0,1\}//p' "$0"
 }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -68,7 +69,7 @@ if [ $# -gt 0 ]; then
 	done
 else
 	tests=$(sed -n 's/^[[:space:]]*\(tests\/e2e\/[a-z0-9_]*\.sh\).*/\1/p' \
-		"$top/tests/e2e/Makefile.inc" | grep -v -e '/jitp\.sh$' -e '/soak\.sh$')
+		"$top/tests/e2e/Makefile.inc" | grep -v -e '/jitp\.sh$' -e '/jitp_off\.sh$' -e '/soak\.sh$')
 fi
 
 # Two CPU-bound processes for the whole run (stopped at exit).

@@ -7,7 +7,8 @@
 # middle of a loop, three designed 3:1 splits, and more), and luacheck and
 # LDoc over Penlight (Debian's lua-check, lua-ldoc, lua-penlight), runs
 # under jit.profile (mode f, 1 ms: sample_jitprofile.lua) and under ljlog
-# (sample=1ms), with the JIT on and off. For every Lua function with at
+# (sample=1ms), with the JIT on; jitp_off.sh runs this script with the
+# JIT off (two tests, so that make -j runs the halves side by side). For every Lua function with at
 # least 5% of either's samples (of those charged to a Lua function; a C
 # function's count for its Lua caller, as jit.profile samples at
 # bytecodes), the two shares agree within 5 points: jitp_harness.py, which
@@ -28,6 +29,10 @@
 # 39.1%); issue 38 keeps them open. The plain passes only (luajit and luajit2): sanitizers change what
 # the time goes to.
 . "$(dirname "$0")/lib.sh"
+
+# mode: the JIT's, from the test's name (jitp_off.sh sources this script).
+mode=on
+[ "$test_name" != jitp_off ] || mode=off
 
 [ -z "$LJLOG_TEST_PRELOAD" ] ||
 	skip "the jit.profile harness runs in the plain passes (a sanitizer changes where the time goes)"
@@ -78,7 +83,7 @@ fi
 
 python3 "$E2E/jitp_harness.py" --luajit "$LUAJIT" --ljlog "$LJLOG" \
 	--moddir "$MODDIR" --jitprofile "$E2E/sample_jitprofile.lua" \
-	--tmp "$T" --table "$T/table.txt" --cpu "$cpu" \
+	--tmp "$T" --table "$T/table.txt" --cpu "$cpu" --modes "$mode" \
 	--group pcall_error=18+42 --group gsub_callback=24+37 \
 	--group sort_cmp=18+25 --truth nbody --unjudged recursion:on \
 	--unjudged luacheck:on --unjudged ldoc:on \
@@ -94,10 +99,10 @@ cat "$T/out"
 # splits_off TABLE [PROG MODE]: the "PROG MODE" pairs (of all, or that
 # one) whose split is off, one a line.
 splits_off() {
-	SPLITS=$splits python3 - "$@" <<'PY'
+	SPLITS=$splits MODE=$mode python3 - "$@" <<'PY'
 import os, sys
 rows = [ln.split() for ln in open(sys.argv[1]).read().splitlines()[1:]]
-pairs = [(p, m) for p in os.environ["SPLITS"].split() for m in ("on", "off")]
+pairs = [(p, os.environ["MODE"]) for p in os.environ["SPLITS"].split()]
 if len(sys.argv) > 3:
     pairs = [(sys.argv[2], sys.argv[3])]
 for prog, mode in pairs:
@@ -132,4 +137,4 @@ if [ -n "$off" ]; then
 		echo "info: $test_name: $prog [jit $mode] measured again: 75/25 within 5 points"
 	done || fail "a 3:1 split is not 75/25 (tables above)"
 fi
-ok "shares agree with jit.profile within 5 points on ${#progs[@]} programs, JIT on and off; the 3:1 splits are 75/25"
+ok "shares agree with jit.profile within 5 points on ${#progs[@]} programs, JIT $mode; the 3:1 splits are 75/25"
