@@ -6,12 +6,13 @@
 # Those samples are state "ljlog" (format 14), with no frames: none is
 # charged to a function (not to `ljlog.(lua_close)`, not to the program's
 # last function), the report says "ljlog's own work: N samples, T ms", and
-# `ljlog folded` has them as "(ljlog)". Then the program's busy function
-# holds most of the program's samples, and ljlog's code (its allocator
-# wrapper, which runs in the program's own calls) under 5% of them (but
-# under a sanitizer, whose checks make that code several times slower;
-# under qemu-user, on a loaded machine, ljlog's code had 17 samples of 332
-# and busy 161: there the two shares are shown, not judged).
+# `ljlog folded` has them as "(ljlog)". A sample in ljlog's code that runs
+# in the program's own calls (its allocator wrapper, 300,000 tables' worth)
+# is ljlog's too: no function of ljlog's shared object has a sample, and
+# none is a frame of any stack (issue 38, point 7). Then the program's busy
+# function holds most of the program's samples (under qemu-user, on a
+# loaded machine, busy had 161 of 332: there the share is shown, not
+# judged).
 . "$(dirname "$0")/lib.sh"
 
 case $LJLOG_TEST_PRELOAD in
@@ -29,10 +30,9 @@ report_json "$log" "$T/r.json"
 own=$(json_get "$T/r.json" "d['states']['ljlog']")
 [ "$own" -ge 1 ] || fail "no sample in state ljlog (the exit snapshot of 300,000 tables)"
 json_get "$T/r.json" "d['ljlog_intervals']" >/dev/null || fail "no ljlog_intervals in the JSON"
-python3 - "$T/r.json" "${LJLOG_TEST_PRELOAD:+1}" <<'PY' || fail "ljlog's work charged to functions (see above)"
+python3 - "$T/r.json" <<'PY' || fail "ljlog's work charged to functions (see above)"
 import json, os, sys
 d = json.load(open(sys.argv[1]))
-sanitized = sys.argv[2] == "1"
 emulated = os.environ["E2E_EMULATED"] == "1"
 prog = sum(v for k, v in d["states"].items() if k != "ljlog")
 # A known gap (issue 38): one sample in ljlog.(lua_close) in one fresh
@@ -44,8 +44,7 @@ for f in closing:
     print("info: sample_own: 1 sample in ljlog.(lua_close) (known gap)")
 bad = [f for f in d["functions"] if f["samples_total"] and f not in closing and
        (f["name"].startswith("ljlog.") or
-        ("ljlog" in f.get("file", "").rsplit("/", 1)[-1] and
-         f["samples_total"] > 0.05 * prog and not sanitized and not emulated))]
+        "ljlog" in f.get("file", "").rsplit("/", 1)[-1])]
 for f in bad:
     print("FAIL: sample_own: %r (%s) has %d samples" % (f["name"], f.get("file"), f["samples_total"]))
 busy = [f for f in d["functions"] if f["name"].startswith("busy (")]
