@@ -191,6 +191,10 @@ static const char *site_wrong(const struct evs *s, unsigned lo, uint64_t v,
 				   ? "trace site is not a TRACE"
 				   : "trace site is not a PROTO";
 		return NULL;
+	case FORMAT_SITE_LJLOG:
+		if (s->d->intro.version < 18)
+			return "site kind ljlog before version 18";
+		/* fall through */
 	case FORMAT_SITE_UNKNOWN:
 	case FORMAT_SITE_GC: return o ? "this site kind takes site 0" : NULL;
 	default: return NULL; /* JIT, INTERNAL */

@@ -19,6 +19,7 @@ static const char *const pseudo_names[FNID_PS__MAX] = {
     "(unknown)",      "(gc)",	       "(jit)",
     "(internal)",     "(trace)",       "(before attach)",
     "(jit compiler)", "(interpreter)", "(luajit)",
+    "(ljlog)",
 };
 
 /* An empty table. */

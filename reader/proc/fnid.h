@@ -50,6 +50,7 @@ enum fnid_pseudo {
 	FNID_PS_COMPILER, /* samples: LuaJIT's JIT compiler */
 	FNID_PS_INTERP,	  /* samples: its interpreter, no Lua frame read */
 	FNID_PS_LUAJIT,	  /* samples: its other code */
+	FNID_PS_LJLOG,	  /* allocations: ljlog's own objects */
 	FNID_PS__MAX
 };
 

@@ -166,6 +166,7 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 	case FORMAT_SITE_INTERNAL:
 		fn = fnid_pseudo(fi, FNID_PS_INTERNAL);
 		break;
+	case FORMAT_SITE_LJLOG: fn = fnid_pseudo(fi, FNID_PS_LJLOG); break;
 	default: fn = fnid_pseudo(fi, FNID_PS_UNKNOWN); break;
 	}
 	if (fn < 0)

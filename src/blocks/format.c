@@ -67,6 +67,7 @@ static const char *const site_names[FORMAT_SITE__MAX] = {
     [FORMAT_SITE_GC] = "gc",
     [FORMAT_SITE_JIT] = "jit",
     [FORMAT_SITE_INTERNAL] = "internal",
+    [FORMAT_SITE_LJLOG] = "ljlog",
 };
 
 static const char *const gc_phase_names[FORMAT_GC__MAX] = {

@@ -37,8 +37,10 @@
 **     the type byte (FORMAT_HTYPE_UNREACHABLE), no flags byte.
 ** 17: END ends with events_dropped, buffers_dropped and the dropped
 **     events by family (FORMAT_FAM_*): buffers lost whole to an
-**     out-of-memory error. */
-#define FORMAT_VERSION 17
+**     out-of-memory error.
+** 18: site kind FORMAT_SITE_LJLOG: an allocation made by one of ljlog's own
+**     C functions (its objects, not the program's). */
+#define FORMAT_VERSION 18
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -161,6 +163,7 @@ enum format_site {
 	FORMAT_SITE_GC = 4,
 	FORMAT_SITE_JIT = 5,
 	FORMAT_SITE_INTERNAL = 6,
+	FORMAT_SITE_LJLOG = 7,
 	FORMAT_SITE__MAX
 };
 

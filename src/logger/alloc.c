@@ -205,6 +205,10 @@ frame_site(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co,
 		return rec ? FORMAT_SITE_JIT : FORMAT_SITE_UNKNOWN;
 	if (rec && !isluafunc(fn))
 		return FORMAT_SITE_JIT;
+	/* One of ljlog's own C functions (luaopen_ljlog, its module's): the
+	** objects it makes are ljlog's. */
+	if (!isluafunc(fn) && util_in_own((uintptr_t)fn->c.f))
+		return FORMAT_SITE_LJLOG;
 	*co = L;
 	if (isluafunc(fn)) {
 		GCproto *pt = funcproto(fn);

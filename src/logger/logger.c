@@ -672,6 +672,7 @@ static void attach_alloc(struct logger_vm *vm, lua_State *L,
 			 const struct opts *o)
 {
 	vm->orig_alloc = lua_getallocf(L, &vm->orig_ud);
+	util_own_init(); /* alloc.c: the sites in ljlog's own C functions */
 	if (!o->vmtrim) {
 		vm->heap = vmheap_find(L, vm->orig_alloc, vm->orig_ud);
 		vmheap_hold(vm->heap);

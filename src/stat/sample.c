@@ -9,7 +9,6 @@
 #include "stat/sample_int.h"
 
 #include <errno.h>
-#include <link.h>
 #include <libunwind.h>
 #include <sched.h>
 #include <stdio.h>
@@ -23,7 +22,6 @@
 
 struct sample_vm *sample_slots[SAMPLE_SLOTS]; /* the handler's table */
 uint32_t sample_inflight[SAMPLE_SLOTS];	      /* handlers inside a slot */
-uintptr_t sample_own_lo, sample_own_hi;	      /* sample_int.h */
 
 static pthread_mutex_t smtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t unpinned = PTHREAD_COND_INITIALIZER; /* with smtx */
@@ -134,30 +132,6 @@ void sample_fork_child(void)
 	pthread_mutex_unlock(&smtx);
 }
 
-/* Caller holds smtx (dl_iterate_phdr callback). When this function lies
-** in the object info describes, and that object is not the program, its
-** executable segment around it becomes ljlog's own code; 1 to stop. */
-static int own_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	uintptr_t me = (uintptr_t)own_cb;
-	(void)size;
-	(void)arg;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || me < lo ||
-		    me - lo >= ph->p_memsz)
-			continue;
-		/* The program itself comes first, named "". */
-		if (info->dlpi_name && info->dlpi_name[0]) {
-			sample_own_lo = lo;
-			sample_own_hi = lo + ph->p_memsz;
-		}
-		return 1;
-	}
-	return 0;
-}
-
 /* Caller holds smtx. Install the handler once; refuse to take SIGPROF from
 ** a program that handles it itself. */
 static int handler_install(char *err, size_t errlen)
@@ -182,8 +156,7 @@ static int handler_install(char *err, size_t errlen)
 		snprintf(err, errlen, "sample: sigaction: %s", strerror(e));
 		return -e;
 	}
-	if (!sample_own_hi)
-		dl_iterate_phdr(own_cb, NULL);
+	util_own_init();
 	handler_set = 1; /* kept for good: a late signal must find it */
 	return 0;
 }

@@ -133,7 +133,7 @@ static int host_frames(struct sample_vm *s, struct sample_entry *e,
 		}
 		/* ljlog's own frames between the program's (the allocator
 		** wrapper between LuaJIT and its allocator) are left out. */
-		if (sample_in_own(ip))
+		if (util_in_own(ip))
 			continue;
 		uint64_t id = host_id(s, b, ip);
 		if (!id)

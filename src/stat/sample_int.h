@@ -68,18 +68,6 @@ struct sample_entry {
 extern struct sample_vm *sample_slots[SAMPLE_SLOTS];
 extern uint32_t sample_inflight[SAMPLE_SLOTS];
 
-/* ljlog's own machine code, [lo, hi): the executable segment of the shared
-** object it is loaded as; 0, 0 when it is linked into the program (its
-** code is then not told apart). Set once, before the first timer starts;
-** read by the handler and the drainer. */
-extern uintptr_t sample_own_lo, sample_own_hi;
-
-/* Any thread. 1 when ip lies in ljlog's own code. */
-static inline int sample_in_own(uintptr_t ip)
-{
-	return ip >= sample_own_lo && ip < sample_own_hi;
-}
-
 /* Async-signal-safe. The ring entry at index i. */
 static inline struct sample_entry *sample_entry_at(struct sample_vm *s,
 						   uint32_t i)

@@ -546,7 +546,7 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	e->ts = clock_now();
 	e->state = (uint8_t)state_of(st);
 	if (__atomic_load_n(&s->busy, __ATOMIC_RELAXED) ||
-	    sample_in_own(UC_IP(uc))) {
+	    util_in_own(UC_IP(uc))) {
 		/* ljlog's own work (a flush, a snapshot, or its code in the
 		** program's calls: the allocator wrapper): no frames. */
 		e->state = FORMAT_STATE_LJLOG;

@@ -5,6 +5,7 @@
 #ifndef LJLOG_UTIL_UTIL_H
 #define LJLOG_UTIL_UTIL_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #define UTIL_LIKELY(x)	 __builtin_expect(!!(x), 1)
@@ -22,5 +23,20 @@
 
 /* Any context, async-signal-safe. The calling thread's kernel thread ID. */
 pid_t util_tid(void);
+
+/* ljlog's own machine code, [lo, hi): the executable segment of the shared
+** object ljlog is loaded as; 0, 0 when ljlog is linked into the program
+** (its code is then not told apart), or before util_own_init. */
+extern uintptr_t util_own_lo, util_own_hi;
+
+/* Any thread, not in a signal handler. Find ljlog's own code, once; called
+** before anything reads the range (attach, the sampler's install). */
+void util_own_init(void);
+
+/* Any context, async-signal-safe. 1 when ip lies in ljlog's own code. */
+static inline int util_in_own(uintptr_t ip)
+{
+	return ip >= util_own_lo && ip < util_own_hi;
+}
 
 #endif

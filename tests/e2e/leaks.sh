@@ -7,6 +7,8 @@
 #    live bytes; the GARBAGE site M allocations and 0 live;
 #  - the live bytes of all sites add up to allocated - freed in the log,
 #    and with the heap at attach to the report's heap.live;
+#  - ljlog's own objects (its module, made by -lljlog) are the site
+#    "(ljlog)", none is a site in one of ljlog's C functions;
 #  - --heap-interval's last interval agrees with --leaks, site by site;
 #  - the text views name the site and say the figures.
 . "$(dirname "$0")/lib.sh"
@@ -63,6 +65,15 @@ if total + h["attach"] != h["live"]:
 cnt = sum(x["live_count"] for x in d["live_sites"])
 if cnt != h["alloc_count"] - h["free_count"]:
     bad(f"sum of live_count {cnt} != alloc_count - free_count")
+# ljlog's own objects (its module's table and functions, made in
+# luaopen_ljlog; what it makes at close) are "(ljlog)", not sites of its C
+# functions (issue 38, point 7).
+own = [x for x in d["alloc_sites"] if x["function"].startswith(("luaopen_ljlog", "ljlog."))]
+if own:
+    bad(f"allocation sites in ljlog's own functions: {own}")
+mine = [x for x in d["live_sites"] if x["function"] == "(ljlog)"]
+if not mine or mine[0]["live_count"] < 1:
+    bad(f"no live site (ljlog) (ljlog's module, made by -lljlog): {d['live_sites']}")
 print(f"ok: leaks: [jit {jit}] keep line {leak}: {N} live x {size} bytes; garbage line {garbage}: {M} allocated, 0 live; sum of live bytes {total} = allocated - freed")
 PY
 

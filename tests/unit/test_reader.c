@@ -293,6 +293,33 @@ Test(reader, version_12_flags_are_checked_by_version)
 	cr_assert_eq(s.ev[1].ts, 1002);
 }
 
+Test(reader, site_kind_ljlog_from_version_18)
+{
+	/* ljlog's own objects (version 18): site 0, the kind kept. */
+	struct lblog l;
+	struct lbev e;
+	struct seen s;
+	char err[512];
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LJLOG, 0, 0, 40, 0x10000, 0);
+	ev_free(&e, 0x10000, 40, 1);
+	alloc_log(&l, 18, &e);
+	cr_assert_eq(run(lblog_write(&l), &s, err, sizeof err), 0, "%s", err);
+	lblog_free(&l);
+	cr_assert_eq(s.nev, 2);
+	cr_assert_eq(s.ev[0].lo, FORMAT_SITE_LJLOG);
+	cr_assert_null(s.ev[0].obj);
+	cr_assert_eq(s.ev[0].size, 40);
+	/* Not before version 18, and never with a site. */
+	ev_begin(&e);
+	e.version = 17;
+	ev_alloc(&e, FORMAT_SITE_LJLOG, 0, 0, 40, 0x10000, 0);
+	expect_corrupt(17, &e, "site kind ljlog before version 18");
+	ev_begin(&e);
+	ev_alloc(&e, FORMAT_SITE_LJLOG, 3, 0, 40, 0x10000, 0);
+	expect_corrupt(18, &e, "this site kind takes site 0");
+}
+
 Test(reader, valid_log_decodes_field_by_field)
 {
 	struct lblog l;
@@ -879,9 +906,9 @@ Test(reader, bad_event_fields_are_corrupt)
 	ev_gc(&e, 6, 0, 1);
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
 	cr_assert_not_null(strstr(err, "unknown GC phase"), "%s", err);
-	/* Site kind 7. */
+	/* Site kind 8 (7 is ljlog's, version 18). */
 	ev_begin(&e);
-	ev_alloc(&e, 7, 0, 0, 8, 0x100, 1);
+	ev_alloc(&e, FORMAT_SITE__MAX, 0, 0, 8, 0x100, 1);
 	cr_assert_eq(decode_events_log(&e, &s, err, sizeof err), -EBADMSG);
 	cr_assert_not_null(strstr(err, "unknown site kind"), "%s", err);
 	/* A lua site naming a coroutine. */
