@@ -528,6 +528,15 @@ static unsigned leaf_walk(lua_State *L, const ucontext_t *uc,
 	return n;
 }
 
+/* Async-signal-safe. Make e a sample of ljlog's own work: no frames. */
+static void own_work(struct sample_entry *e)
+{
+	e->state = FORMAT_STATE_LJLOG;
+	e->trace = 0;
+	e->pc = e->at = e->chk = 0;
+	e->nlua = 0;
+}
+
 /* Async-signal-safe. Fill entry e for s's VM, interrupted with context uc
 ** (sample_int.h). What it reads from the VM and from registers: g and
 ** g->cur_L (set by LuaJIT, stable while its thread is interrupted); the C
@@ -549,10 +558,7 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 	    util_in_own(UC_IP(uc))) {
 		/* ljlog's own work (a flush, a snapshot, or its code in the
 		** program's calls: the allocator wrapper): no frames. */
-		e->state = FORMAT_STATE_LJLOG;
-		e->trace = 0;
-		e->pc = e->at = e->chk = 0;
-		e->nlua = 0;
+		own_work(e);
 		return;
 	}
 	e->trace = 0;
@@ -647,6 +653,13 @@ void sample_capture(struct sample_vm *s, struct sample_entry *e,
 		if (!e->nlua && e->state == FORMAT_STATE_INTERP &&
 		    !(rip >= s->vm_lo && rip < s->vm_hi))
 			e->nlua = (uint16_t)leaf_walk(L, uc, e);
+	}
+	/* Inside one of ljlog's own C functions (luaopen_ljlog, its
+	** module's, the log's close), in code they call: ljlog's work too. */
+	if (e->nlua && e->lua[0].kind == MAPPER_CFUNC &&
+	    util_in_own(e->lua[0].key)) {
+		own_work(e);
+		return;
 	}
 	if (s->host)
 		unwind_capture(e->host, uc, s->stack_lo, s->stack_hi,
