@@ -102,7 +102,9 @@ slog=$T/spin.ljlog
 profile "file=$slog,sample=1ms" "$E2E/zones_spin.lua" >"$T/sout" 2>"$T/serr" ||
 	{ show "$T/serr"; fail "the sampled run failed"; }
 report_json "$slog" "$T/s.json"
-total=$(json_get "$T/s.json" 'd["samples"]')
+# ljlog's own work (its zone calls, its loading: state ljlog) is shown
+# apart, in no zone: the program's samples are the rest.
+total=$(json_get "$T/s.json" 'd["samples"] - d["states"].get("ljlog", 0)')
 spin=$(json_get "$T/s.json" '[z["samples"] for z in d["zones"] if z["name"] == "spin"][0]')
 [ "$spin" -ge 1 ] || fail "no sample in zone spin (of $total)"
 [ $((spin * 10)) -ge $((total * 9)) ] ||
