@@ -8,7 +8,8 @@
 # LDoc over Penlight (Debian's lua-check, lua-ldoc, lua-penlight), runs
 # under jit.profile (mode f, 1 ms: sample_jitprofile.lua) and under ljlog
 # (sample=1ms), with the JIT on; jitp_off.sh runs this script with the
-# JIT off (two tests, so that make -j runs the halves side by side). For every Lua function with at
+# JIT off (two tests, so that make -j runs the halves side by side). For
+# every Lua function with at
 # least 5% of either's samples (of those charged to a Lua function; a C
 # function's count for its Lua caller, as jit.profile samples at
 # bytecodes), the two shares agree within 5 points: jitp_harness.py, which
