@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "stat/clock.h"
+#include "util/util.h"
 
 static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER; /* a buffer queued */
@@ -47,10 +48,8 @@ static void write_buf(struct flushq_vm *q, struct flushq_buf *b)
 ** hand-over starts another). */
 static void *writer_main(void *arg)
 {
-	sigset_t all;
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals */
+	util_thread_begin();
 	pthread_mutex_lock(&qlock);
 	for (;;) {
 		while (!head && nvms)
@@ -83,21 +82,16 @@ static void *writer_main(void *arg)
 ** not be started); 0 or -errno. */
 static int start_locked(void)
 {
-	pthread_t t;
-	pthread_attr_t a;
 	if (running)
 		return 0;
 	if (failed)
 		return -EAGAIN;
 	const char *e = secure_getenv("LJLOG_TEST_WRITER_DELAY_US");
 	delay_us = e ? (unsigned)strtoul(e, NULL, 10) % 1000000u : 0;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	int r = pthread_create(&t, &a, writer_main, NULL);
-	pthread_attr_destroy(&a);
-	if (r != 0) {
+	int r = util_thread_start(writer_main);
+	if (r < 0) {
 		failed = 1;
-		return -r;
+		return r;
 	}
 	running = 1;
 	return 0;

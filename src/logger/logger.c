@@ -358,11 +358,13 @@ static void at_fork_prepare(void)
 	fork_tid = util_tid();
 	flushq_fork_prepare();
 	sample_fork_prepare();
+	util_thread_fork_prepare(); /* after the locks that start threads */
 }
 
 /* Parent side of fork(): the helper goes on. */
 static void at_fork_parent(void)
 {
+	util_thread_fork_done();
 	sample_fork_parent();
 	flushq_fork_parent();
 }
@@ -413,6 +415,7 @@ static void at_fork_child(void)
 	else if (opts_expand_file(log_pattern, pid, path, sizeof path - 24) ==
 		 0)
 		snprintf(path + strlen(path), 24, ".%ld", (long)pid);
+	util_thread_fork_done();
 	flushq_fork_child(kept);
 	sample_fork_child();
 	pre.len = 0;

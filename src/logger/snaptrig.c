@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "logger/logger.h"
+#include "util/util.h"
 
 #define SLOTS 64
 
@@ -160,6 +161,7 @@ static void on_signal(int sig)
 static void *timer_main(void *arg)
 {
 	(void)arg;
+	util_thread_begin();
 	for (;;) {
 		uint64_t now = clock_mono_ns(), next = now + 100000000u;
 		__atomic_add_fetch(&inside, 1, __ATOMIC_ACQ_REL);
@@ -215,20 +217,11 @@ static void signal_give(int sig)
 ** -EAGAIN. */
 static int timer_start(void)
 {
-	pthread_t t;
-	pthread_attr_t a;
-	sigset_t all, old;
 	if (timer_started)
 		return 0;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	/* The timer thread takes no signal of the program's. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&t, &a, timer_main, NULL) == 0)
+	if (util_thread_start(timer_main) == 0)
 		timer_started = 1;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&a);
 	return timer_started ? 0 : -EAGAIN;
 }
 

@@ -191,18 +191,13 @@ static void vm_range(struct sample_vm *s)
 /* Caller holds smtx. Start the helper thread unless it runs. */
 static int helper_start(char *err, size_t errlen)
 {
-	pthread_t t;
-	pthread_attr_t a;
 	int r;
 	if (helper_started)
 		return 0;
-	pthread_attr_init(&a);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	r = pthread_create(&t, &a, sample_helper_main, NULL);
-	pthread_attr_destroy(&a);
-	if (r != 0) {
-		snprintf(err, errlen, "sample: helper thread: %s", strerror(r));
-		return -r;
+	if ((r = util_thread_start(sample_helper_main)) < 0) {
+		snprintf(err, errlen, "sample: helper thread: %s",
+			 strerror(-r));
+		return r;
 	}
 	helper_started = 1;
 	helper_idle = 0;

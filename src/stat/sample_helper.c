@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "stat/clock.h"
+#include "util/util.h"
 
 _Static_assert(SAMPLE_LUA_MAX <= STACKS_LUA_MAX &&
 		   SAMPLE_HOST_MAX <= STACKS_HOST_MAX,
@@ -341,11 +342,8 @@ static int drain_due(struct sample_vm *s, uint64_t now, uint64_t batch)
 void *sample_helper_main(void *arg)
 {
 	struct sample_vm *vms[SAMPLE_SLOTS];
-	sigset_t all;
 	(void)arg;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all,
-			NULL); /* never takes the timer signal */
+	util_thread_begin(); /* every signal blocked: never the timer's */
 	uint64_t wake = SAMPLE_WAKE_MIN_NS;
 	for (;;) {
 		struct timespec ts = {(time_t)(wake / 1000000000u),

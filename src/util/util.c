@@ -6,10 +6,15 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 uintptr_t util_own_lo, util_own_hi; /* util.h */
+
+static pthread_mutex_t tmtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t begun = PTHREAD_COND_INITIALIZER; /* with tmtx */
+static unsigned starting; /* threads made that have not begun (tmtx) */
 
 /* Any context, async-signal-safe. The calling thread's kernel thread ID. */
 pid_t util_tid(void)
@@ -51,4 +56,52 @@ void util_own_init(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, own_find);
+}
+
+/* -- ljlog's own threads ------------------------------------------------------------ */
+
+/* Any thread, not in a signal handler. See util.h. The thread inherits a
+** mask of every signal. */
+int util_thread_start(void *(*main)(void *))
+{
+	pthread_t t;
+	pthread_attr_t a;
+	sigset_t all, old;
+	int r;
+	if ((r = pthread_attr_init(&a)) != 0)
+		return -r;
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_mutex_lock(&tmtx);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if ((r = pthread_create(&t, &a, main, NULL)) == 0)
+		starting++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_unlock(&tmtx);
+	pthread_attr_destroy(&a);
+	return -r;
+}
+
+/* One of ljlog's own threads, its first line. See util.h. */
+void util_thread_begin(void)
+{
+	pthread_mutex_lock(&tmtx);
+	starting--;
+	pthread_cond_broadcast(&begun);
+	pthread_mutex_unlock(&tmtx);
+}
+
+/* The forking thread (fork's prepare handler). See util.h. */
+void util_thread_fork_prepare(void)
+{
+	pthread_mutex_lock(&tmtx);
+	while (starting)
+		pthread_cond_wait(&begun, &tmtx);
+}
+
+/* The forking thread, either side of fork(). See util.h. The child is
+** single-threaded: no waiter is left on the condition. */
+void util_thread_fork_done(void)
+{
+	pthread_mutex_unlock(&tmtx);
 }

@@ -1,12 +1,16 @@
 /*
-** Unit tests: src/util/ (the hash map and the string interner).
+** Unit tests: src/util/ (the hash map, the string interner, ljlog's own
+** threads).
 */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/hmap.h"
 #include "util/intern.h"
+#include "util/util.h"
 
 Test(hmap, get_ref_put_del)
 {
@@ -118,4 +122,31 @@ Test(intern, binary_keys_survive_growth)
 	}
 	cr_assert_eq(intern_find(&t, "x", 1), -1);
 	intern_free(&t);
+}
+
+/* -- ljlog's own threads and fork ----------------------------------------------- */
+
+static int began; /* (atomic) */
+
+/* A thread slow to reach its first line (as under a sanitizer). */
+static void *slow_thread(void *arg)
+{
+	struct timespec ts = {0, 30 * 1000000};
+	(void)arg;
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&began, 1, __ATOMIC_RELEASE);
+	util_thread_begin();
+	return NULL;
+}
+
+/* fork()'s prepare handler finds no thread of ljlog's own between its
+** creation and its first line (the child would inherit the locks its
+** start-up holds: the hang of fork.sh under AddressSanitizer). */
+Test(thread, fork_prepare_waits_for_a_start)
+{
+	cr_assert_eq(util_thread_start(slow_thread), 0);
+	util_thread_fork_prepare();
+	cr_assert_eq(__atomic_load_n(&began, __ATOMIC_ACQUIRE), 1,
+		     "prepare returned while a thread was starting");
+	util_thread_fork_done();
 }
