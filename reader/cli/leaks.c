@@ -244,9 +244,12 @@ void leaks_text(const struct profile *p, const char *path, size_t limit)
 		       cli_fmt_bytes_as(b1, sizeof b1, (int64_t)sp.live,
 					CLI_BYTES_TIB));
 	else
-		printf("no heap snapshot: live figures may include garbage "
-		       "the GC has not freed yet; take one with the option "
-		       "snapshot=exit or SIGNAL, or ljlog.snapshot()\n");
+		printf(
+		    "no heap snapshot: live figures may include garbage "
+		    "the GC has not freed yet; take one while the program "
+		    "runs,\n  with the option snapshot=INTERVAL or SIGNAL, "
+		    "or ljlog.snapshot() (snapshot=exit comes\n  after "
+		    "the main chunk returned, when its locals hold nothing)\n");
 	printf("\nLive at the end of the log by allocation site: %zu sites "
 	       "(sorted by live bytes)\n",
 	       nleak);

@@ -109,6 +109,49 @@ static size_t intersect(const size_t *idom, const size_t *po, size_t a,
 	return a;
 }
 
+/* shortest_paths' step: node v's references of code (code 1) or of the
+** program's (0) to nodes not seen yet, queued after q[qt); the new qt. */
+static size_t path_step(struct hdom *d, const struct hsnap_keep *k,
+			const struct graph *g, size_t *q, size_t *seen,
+			size_t v, size_t qt, int code)
+{
+	for (size_t j = g->soff[v]; j < g->soff[v + 1]; j++) {
+		size_t w = g->sdst[j];
+		const struct hsnap_edge *e = &k->e[g->sedge[j]];
+		if (seen[w] || hsnap_code_ref(e->kind) != code)
+			continue;
+		seen[w] = 1;
+		d->via[w] = e;
+		q[qt++] = w;
+	}
+	return qt;
+}
+
+/* d->via: shortest paths breadth first from the super-root, the program's
+** own references first. A reference of code (hsnap_code_ref) is taken only
+** where no path without one reaches: in tiers, the nodes a tier reached
+** seed the next one through their code references. q, seen: room for
+** g->nn nodes. */
+static void shortest_paths(struct hdom *d, const struct hsnap_keep *k,
+			   const struct graph *g, size_t *q, size_t *seen)
+{
+	size_t qh = 0, qt = 0, tier = 0;
+	for (size_t v = 0; v < g->nn; v++)
+		seen[v] = 0;
+	q[qt++] = k->n; /* the super-root */
+	seen[k->n] = 1;
+	for (;;) {
+		while (qh < qt)
+			qt = path_step(d, k, g, q, seen, q[qh++], qt, 0);
+		size_t end = qt;
+		for (size_t i = tier; i < end; i++)
+			qt = path_step(d, k, g, q, seen, q[i], qt, 1);
+		if (qt == end)
+			break;
+		tier = end;
+	}
+}
+
 /* See hdom.h. */
 int hdom_build(struct hdom *d, const struct hsnap_keep *k)
 {
@@ -179,23 +222,7 @@ int hdom_build(struct hdom *d, const struct hsnap_keep *k)
 	for (size_t i = npo; i-- > 1;)
 		d->retained[d->idom[rpo[i]]] += d->retained[rpo[i]];
 	d->reached = npo - 1;
-	/* Shortest paths: breadth first from the super-root (stk: queue). */
-	size_t qh = 0, qt = 0;
-	for (size_t v = 0; v < nn; v++)
-		next[v] = 0;
-	stk[qt++] = root;
-	next[root] = 1;
-	while (qh < qt) {
-		size_t v = stk[qh++];
-		for (size_t j = g.soff[v]; j < g.soff[v + 1]; j++) {
-			size_t w = g.sdst[j];
-			if (next[w])
-				continue;
-			next[w] = 1;
-			d->via[w] = &k->e[g.sedge[j]];
-			stk[qt++] = w;
-		}
-	}
+	shortest_paths(d, k, &g, stk, next);
 	free(po);
 	free(rpo);
 	free(stk);

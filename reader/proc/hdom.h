@@ -29,7 +29,9 @@ struct hdom {
 };
 
 /* The dominator tree, retained sizes and shortest strong
-** paths of k (kept with its references); 0 or -ENOMEM. */
+** paths of k (kept with its references); 0 or -ENOMEM. The paths take as
+** few references of code (hsnap_code_ref) as can be, and are shortest
+** among those. */
 int hdom_build(struct hdom *d, const struct hsnap_keep *k);
 
 /* Free d's memory. */

@@ -99,16 +99,41 @@ static void append(char *p, size_t cap, int *phrase, const char *s)
 		snprintf(p + l, cap - l, "%s", s);
 }
 
+/* A path reached only through code (hsnap_code_ref: paths take that
+** last): it starts at its last constant, "constant of trace 3" into p
+** (a phrase), with what holds it in *held ("[compiled code] ", "[code] ")
+** and the index of the reference after it returned; else 0, p as is. */
+static size_t code_start(const struct hsnap_keep *k,
+			 const struct hsnap_edge *const *e, size_t n, char *p,
+			 size_t cap, int *phrase, const char **held)
+{
+	for (size_t i = n; i-- > 0;) {
+		unsigned kind = e[i]->kind;
+		if (kind != FORMAT_HREF_CONST &&
+		    kind != FORMAT_HREF_TRACE_CONST)
+			continue;
+		int pt = kind == FORMAT_HREF_CONST;
+		*held = pt ? "[code] " : "[compiled code] ";
+		snprintf(p, cap, "constant of %s%.200s", pt ? "function " : "",
+			 text_of(k, e[i]->src));
+		*phrase = 1;
+		return i + 1;
+	}
+	return 0;
+}
+
 /* See hpath.h. */
 void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 		  size_t n, int cut, char *buf, size_t cap)
 {
 	char p[1024], step[512], tmp[512];
 	int phrase = 0; /* p ends with a phrase: "upvalue x of f (a:1)" */
+	const char *held = "";
 	p[0] = '\0';
 	if (cut)
 		snprintf(p, sizeof p, "...");
-	for (size_t i = 0; i < n; i++) {
+	size_t from = code_start(k, e, n, p, sizeof p, &phrase, &held);
+	for (size_t i = from; i < n; i++) {
 		const struct hsnap_edge *r = e[i];
 		const struct hsnap_obj *src = hsnap_find(k, r->src);
 		int nl = (int)(r->namelen > 200 ? 200 : r->namelen);
@@ -209,6 +234,8 @@ void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 		if (r->kind != FORMAT_HREF_VALUE) /* a phrase now? */
 			phrase = r->kind > FORMAT_HREF_FIELD_OTHER;
 	}
+	if (*held)
+		wrap(p, sizeof p, held, "");
 	size_t l = strlen(p);
 	if (l >= cap && cap > 4) {
 		memcpy(buf, p, cap - 4);

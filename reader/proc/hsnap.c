@@ -364,6 +364,28 @@ static int by_src(const void *a, const void *b)
 	return x->src < y->src ? -1 : x->src > y->src;
 }
 
+/* hsnap_path's step: object index o's references of code (code 1) or of
+** the program's (0) to objects not reached yet, queued after q[qt); the
+** new qt. e: the references sorted by source, first: source ID + 1 ->
+** index + 1 in e. */
+static size_t path_step(const struct hsnap_keep *k,
+			const struct hsnap_edge *const *e,
+			const struct hmap *first, const struct hsnap_edge **via,
+			size_t *q, size_t o, size_t qt, int code)
+{
+	uint64_t src = k->v[o].id;
+	uint64_t *f = hmap_get(first, src + 1);
+	for (size_t i = f ? *f - 1 : k->ne; i < k->ne && e[i]->src == src;
+	     i++) {
+		uint64_t *x = hmap_get(&k->byid, e[i]->dst);
+		if (x && !via[*x - 1] && hsnap_code_ref(e[i]->kind) == code) {
+			via[*x - 1] = e[i];
+			q[qt++] = *x - 1;
+		}
+	}
+	return qt;
+}
+
 /* See hsnap.h: breadth first from the roots over strong and
 ** weak references alike. */
 long hsnap_path(const struct hsnap_keep *k, uint64_t id,
@@ -392,22 +414,21 @@ long hsnap_path(const struct hsnap_keep *k, uint64_t id,
 			q[qt++] = *x - 1;
 		}
 	}
-	while (qh < qt) {
-		size_t o = q[qh++];
-		uint64_t src = k->v[o].id;
-		if (src == id)
-			break;
-		uint64_t *f = hmap_get(&first, src + 1);
-		for (size_t i = f ? *f - 1 : k->ne;
-		     i < k->ne && e[i]->src == src; i++) {
-			uint64_t *x = hmap_get(&k->byid, e[i]->dst);
-			if (x && !via[*x - 1]) {
-				via[*x - 1] = e[i];
-				q[qt++] = *x - 1;
-			}
-		}
-	}
+	/* The program's references breadth first; then those of code from
+	** the nodes that tier reached seed the next one. */
 	uint64_t *t = hmap_get(&k->byid, id);
+	for (size_t tier = 0;;) {
+		while (qh < qt)
+			qt = path_step(k, e, &first, via, q, q[qh++], qt, 0);
+		size_t end = qt;
+		if (t && via[*t - 1])
+			break;
+		for (size_t j = tier; j < end; j++)
+			qt = path_step(k, e, &first, via, q, q[j], qt, 1);
+		if (qt == end)
+			break;
+		tier = end;
+	}
 	if (t && via[*t - 1]) {
 		size_t n = 0;
 		for (uint64_t cur = id; cur;) {

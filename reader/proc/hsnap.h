@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blocks/format.h"
 #include "decode/decode.h"
 #include "proc/heap.h"
 #include "util/hmap.h"
@@ -125,9 +126,19 @@ void hsnap_edge_label(const struct hsnap_edge *e, char *buf, size_t cap);
 /* The kept object with this ID in k, or NULL. */
 const struct hsnap_obj *hsnap_find(const struct hsnap_keep *k, uint64_t id);
 
-/* A shortest path from a root to id in k (kept with edges):
-** the edges, root first, into *out (malloc'ed, caller frees); the number
-** of edges, 0 when no root reaches it, -ENOMEM. */
+/* 1 for a reference of code, not of the program's data: a trace's or a
+** prototype's constant, a trace. A path a user reads takes one only where
+** no path without one reaches the object. */
+static inline int hsnap_code_ref(unsigned kind)
+{
+	return kind == FORMAT_HREF_CONST || kind == FORMAT_HREF_TRACE_CONST ||
+	       kind == FORMAT_HREF_TRACE;
+}
+
+/* A shortest path from a root to id in k (kept with edges), with as few
+** references of code (hsnap_code_ref) as can be: the edges, root first,
+** into *out (malloc'ed, caller frees); the number of edges, 0 when no root
+** reaches it, -ENOMEM. */
 long hsnap_path(const struct hsnap_keep *k, uint64_t id,
 		const struct hsnap_edge ***out);
 

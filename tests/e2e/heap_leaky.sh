@@ -12,7 +12,10 @@
 #    (string.format) is garbage with exactly M objects, not a leak, and the
 #    sessions' site is held; without a snapshot it says figures may
 #    include garbage; without alloc it exits 2 naming the family;
-#  - the kept gmatch iterator is "string.gmatch (iterator)".
+#  - the kept gmatch iterator is "string.gmatch (iterator)";
+#  - heap_code.lua: a cache that only a trace's constant reaches at exit
+#    is shown as held by compiled code; the program's own path, when
+#    there is one, wins over a shorter one through code.
 . "$(dirname "$0")/lib.sh"
 
 prog=$E2E/heap_leaky.lua
@@ -91,7 +94,7 @@ ok "report --leaks: string.format's $M temporaries are garbage, the sessions hel
 # Without a snapshot: one line says so; without alloc: exit 2.
 profile "file=$T/nosnap.ljlog,nodefaults,alloc" "$prog" 100 nosnap >/dev/null 2>"$T/err" || { show "$T/err"; fail "nosnap run"; }
 ljlog report --leaks "$T/nosnap.ljlog" >"$T/ns.txt" || fail "report --leaks, no snapshot"
-grep -q "^no heap snapshot: live figures may include garbage.*snapshot=exit" "$T/ns.txt" ||
+grep -q "^no heap snapshot: live figures may include garbage.*while the program runs" "$T/ns.txt" ||
 	{ show "$T/ns.txt"; fail "--leaks without a snapshot does not say figures may include garbage"; }
 profile "file=$T/noalloc.ljlog,nodefaults,calls,gc" "$prog" 100 >/dev/null 2>"$T/err" || { show "$T/err"; fail "noalloc run"; }
 for v in --leaks "--heap-interval 10ms"; do
@@ -101,3 +104,23 @@ for v in --leaks "--heap-interval 10ms"; do
 		{ show "$T/na.err"; fail "report $v without alloc: message"; }
 done
 ok "report --leaks: no snapshot says so; no alloc: exit 2, 'record with -e alloc'"
+
+# Held through compiled code: said so, and only when no path of the
+# program's own reaches (the JIT makes run's trace: JIT on, 100000 calls).
+for how in code global; do
+	profile "file=$T/code-$how.ljlog,nodefaults,snapshot=exit" "$E2E/heap_code.lua" $how \
+		>/dev/null 2>"$T/err" || { show "$T/err"; fail "heap_code.lua $how"; }
+	ljlog heap --top 1000000 --json "$T/code-$how.ljlog" >"$T/code.json" || fail "heap --top ($how)"
+	path=$(json_get "$T/code.json" '[e["path"] for e in d["top"] if e["type"] == "table" and e["text"].startswith("array 1025")][0]')
+	case $how in
+	code) want="[compiled code] upvalue cache of constant of trace N (.../heap_code.lua:8)"
+		re='^\[compiled code\] upvalue cache of constant of trace [0-9]+ \(.*/heap_code\.lua:8\)$' ;;
+	global) want="_G.keep.a.b.c.d.e.cache" re='^_G\.keep\.a\.b\.c\.d\.e\.cache$' ;;
+	esac
+	[[ $path =~ $re ]] || fail "heap_code.lua $how: the cache's path is '$path', want '$want'"
+	id=$(json_get "$T/code.json" '[e["id"] for e in d["top"] if e["type"] == "table" and e["text"].startswith("array 1025")][0]')
+	ljlog heap --path-to "$id" --json "$T/code-$how.ljlog" >"$T/pathto.json" || fail "heap --path-to $id ($how)"
+	path=$(json_get "$T/pathto.json" 'd["readable"]')
+	[[ $path =~ $re ]] || fail "heap_code.lua $how: --path-to $id says '$path', want '$want'"
+done
+ok "heap: a cache only a trace reaches is held by compiled code; a path of the program's own wins"

@@ -173,6 +173,64 @@ Test(hdom, weak_edge_does_not_retain)
 	unmk(&k);
 }
 
+/* Test thread. Object id's text in k is now t. */
+static void set_text(struct hsnap_keep *k, uint64_t id, const char *t)
+{
+	free(k->v[id - 1].text);
+	k->v[id - 1].text = strdup(t);
+	k->v[id - 1].textlen = strlen(t);
+}
+
+/* Test thread. The path of object id in k (built in d) into buf. */
+static void path_text(const struct hdom *d, const struct hsnap_keep *k,
+		      uint64_t id, char *buf, size_t cap)
+{
+	const struct hsnap_edge *p[16];
+	int cut;
+	size_t n = hdom_path(d, k, (size_t)id - 1, p, 16, &cut);
+	cr_assert_gt(n, 0);
+	hpath_render(k, p, n, cut, buf, cap);
+}
+
+/* A cache held by an upvalue of a function that only a trace's constant
+** holds (the main chunk's locals are gone at exit): its path says compiled
+** code holds it. Held also by the program's own longer path: that one,
+** never the shorter one through code. */
+Test(hdom, code_refs_last)
+{
+	static const uint64_t size[] = {1, 1, 1, 1, 64, 1, 1, 1, 1};
+	static const struct tedge e[] = {
+	    E(0, 1),
+	    {1, 2, 0, FORMAT_HREF_TRACE, "root", 0},
+	    {2, 3, 0, FORMAT_HREF_TRACE_CONST, NULL, 18},
+	    {3, 4, 0, FORMAT_HREF_UPVALUE, "cache", 0},
+	    {4, 5, 0, FORMAT_HREF_VALUE, NULL, 0},
+	    {1, 6, 0, 0, "a", 0},
+	    {6, 7, 0, 0, "b", 0},
+	    {7, 8, 0, 0, "c", 0},
+	    {8, 9, 0, 0, "d", 0},
+	    {9, 5, 0, 0, "e", 0}};
+	struct hsnap_keep k;
+	struct hdom d;
+	char buf[256];
+	mk(&k, 9, size, e, 5);
+	set_text(&k, 2, "trace 7");
+	set_text(&k, 3, "app.lua:2");
+	cr_assert_eq(hdom_build(&d, &k), 0);
+	path_text(&d, &k, 5, buf, sizeof buf);
+	cr_assert_str_eq(
+	    buf,
+	    "[compiled code] upvalue cache of constant of trace 7 (app.lua:2)");
+	hdom_free(&d);
+	unmk(&k);
+	mk(&k, 9, size, e, 10);
+	cr_assert_eq(hdom_build(&d, &k), 0);
+	path_text(&d, &k, 5, buf, sizeof buf);
+	cr_assert_str_eq(buf, "_G.a.b.c.d.e");
+	hdom_free(&d);
+	unmk(&k);
+}
+
 Test(hpath, keys)
 {
 	char b[64];
