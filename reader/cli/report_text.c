@@ -298,6 +298,41 @@ static void text_traces(const struct profile *p, const struct view *v)
 		text_table(p, &report_sec_aborts, v);
 }
 
+/* Main thread. The GC part: the collector's own time first (its samples),
+** then the cycles' spans, which the program's own time between the
+** collector's steps is part of (the GC is incremental). */
+static void text_gc(const struct profile *p, unsigned fams)
+{
+	const struct heap_gc *gc = &p->heap.gc;
+	const struct samples *s = &p->smp;
+	char a[32], b[32];
+	printf("\nGC: %" PRIu64 " cycles, peak heap %s, %" PRIu64
+	       " GC events\n",
+	       gc->cycles, cli_fmt_bytes(b, sizeof b, (int64_t)gc->peak_heap),
+	       gc->events);
+	if ((fams & OPTS_SAMPLE) && s->samples)
+		printf("  the collector itself: %" PRIu64 " of %" PRIu64
+		       " samples, %.1f%% (state gc)\n",
+		       s->state[FORMAT_STATE_GC], s->samples,
+		       report_pct(s->state[FORMAT_STATE_GC], s->samples));
+	else
+		printf("  the collector itself: not measured (its samples "
+		       "in state gc do: add -e sample)\n");
+	printf("  cycles span %s of the run's %s: the GC is incremental, the "
+	       "program\n  runs between its steps, and a phase's span "
+	       "below counts that time too\n",
+	       cli_fmt_time(a, sizeof a, report_gc_busy_ns(p)),
+	       cli_fmt_time(b, sizeof b, p->duration_ns));
+	for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
+		if (i != FORMAT_GC_PAUSE)
+			printf("  %-12s %12s\n", format_gc_phase_name(i),
+			       cli_fmt_time(a, sizeof a,
+					    profile_ns(p, gc->phase[i])));
+	printf("  idle between cycles (LuaJIT's \"pause\" state) %s\n",
+	       cli_fmt_time(a, sizeof a,
+			    profile_ns(p, gc->phase[FORMAT_GC_PAUSE])));
+}
+
 /* Main thread. The report's first lines: the program, how long it ran,
 ** what the log holds, what was not recorded and why; the JIT turned off. */
 static void text_header(const struct profile *p, const char *path, int rc,
@@ -400,27 +435,8 @@ void report_text(const struct profile *p, const char *path, int rc,
 	text_traces(p, &v);
 	report_zones_text(p, o->limit);
 
-	const struct heap_gc *gc = &p->heap.gc;
-	if (fams & OPTS_GC) {
-		printf("\nGC: %" PRIu64 " cycles, %s inside cycles, peak "
-		       "heap %s, %" PRIu64 " GC events\n"
-		       "  (the GC is incremental: the program runs between its "
-		       "steps inside a cycle;\n"
-		       "  samples in state gc measure the collector itself)\n",
-		       gc->cycles,
-		       cli_fmt_time(a, sizeof a, report_gc_busy_ns(p)),
-		       cli_fmt_bytes(b, sizeof b, (int64_t)gc->peak_heap),
-		       gc->events);
-		for (unsigned i = 0; i < FORMAT_GC__MAX; i++)
-			if (i != FORMAT_GC_PAUSE)
-				printf(
-				    "  %-12s %12s\n", format_gc_phase_name(i),
-				    cli_fmt_time(a, sizeof a,
-						 profile_ns(p, gc->phase[i])));
-		printf("  idle between cycles (LuaJIT's \"pause\" state) %s\n",
-		       cli_fmt_time(a, sizeof a,
-				    profile_ns(p, gc->phase[FORMAT_GC_PAUSE])));
-	}
+	if (fams & OPTS_GC)
+		text_gc(p, fams);
 
 	text_table(p, &report_sec_vms, &v);
 

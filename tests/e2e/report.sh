@@ -36,6 +36,7 @@ run() { # NAME OPTIONS
 run smp "nodefaults,sample=1ms,wall"
 run all "calls,alloc,gc"
 run alc "nodefaults,alloc"
+run gcs "nodefaults,gc,sample=1ms"
 
 python3 - "$T" <<'PY' || fail "report sections (see above)"
 import json, re, sys
@@ -114,10 +115,21 @@ if not gc:
 else:
     if any(re.match(r"\s*pause\s", l) for l in gc):
         bad.append("all: 'pause' listed as a GC phase")
-    m = re.search(r"([\d.]+) (ms|s) inside cycles", gc[0])
+    m = re.search(r"cycles span ([\d.]+) (ms|s) of the run's", "\n".join(gc))
     unit = m and {"ms": 1e6, "s": 1e9}[m.group(2)]
     if not m or abs(float(m.group(1)) * unit - busy) > unit / 1e3:
-        bad.append("all: GC heading %r, gc_ns %d" % (gc[0], busy))
+        bad.append("all: GC cycles' span %r, gc_ns %d" % (gc[:4], busy))
+    if "  the collector itself: not measured (its samples in state gc do: add -e sample)" not in gc:
+        bad.append("all: no line saying the collector's own time is not measured: %r" % gc[:3])
+
+# 2b. GC with samples: the collector's own share first, from state gc.
+dg, tg = load("gcs")
+gcg = section(tg, "GC:")
+st = dg["states"]
+want = "  the collector itself: %d of %d samples, %.1f%% (state gc)" % (
+    st.get("gc", 0), dg["samples"], 100.0 * st.get("gc", 0) / dg["samples"])
+if len(gcg or []) < 2 or gcg[1] != want:
+    bad.append("gcs: GC section's second line %r, want %r" % ((gcg or [])[1:2], want))
     if not any("idle between cycles" in l for l in gc):
         bad.append("all: idle time not reported")
 if d["recorded"] != {"calls": True, "alloc": True, "gc": True, "sample": False, "jit": False}:
