@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +26,63 @@ enum {
 	M__N
 };
 
+/* A change within this many standard errors of the two runs' sampling is
+** within sampling error ("~"): one a measure that sampled both ways would
+** show as often as not. */
+#define NOISE_SE 3.0
+
 /* One row: a function (or site) of the run, of the base, or of both. */
 struct drow {
 	uint32_t a, b;	 /* index in the run, in the base (UINT32_MAX: none) */
 	int64_t v[M__N]; /* the run's figures less the base's */
 	uint64_t na, nb; /* the ordering measure in the run, in the base */
+	double sa, sb;	 /* samples: the shares of all samples, in % */
+	int noise;	 /* the change is within sampling error */
 };
+
+/* Main thread. Whether a change of x with standard error se is within
+** sampling error (no error: only no change is). */
+static int within(double x, double se)
+{
+	return se > 0 ? fabs(x) <= NOISE_SE * se : x == 0;
+}
+
+/* Main thread. r's sampling error. Samples: the change of the share of
+** all samples, against the binomial error of both shares. A site's
+** sampled bytes (alloc=RATE): the estimate's error goes with
+** 1/sqrt(records), in each run that sampled. Exact figures: none. */
+static void row_noise(struct drow *r, const struct profile_diff *d, int site,
+		      int m)
+{
+	if (m == M_SAMPLES) {
+		double na = (double)d->a->smp.samples,
+		       nb = (double)d->b->smp.samples;
+		double pa = na > 0 ? (double)r->na / na : 0,
+		       pb = nb > 0 ? (double)r->nb / nb : 0;
+		double var = (na > 0 ? pa * (1 - pa) / na : 0) +
+			     (nb > 0 ? pb * (1 - pb) / nb : 0);
+		r->sa = 100 * pa;
+		r->sb = 100 * pb;
+		r->noise = within(pa - pb, sqrt(var));
+		return;
+	}
+	if (!site || m != M_ALLOC_BYTES) {
+		r->noise = 0;
+		return;
+	}
+	double var = 0;
+	const struct profile *p[2] = {d->a, d->b};
+	uint32_t i[2] = {r->a, r->b};
+	for (int k = 0; k < 2; k++) {
+		if (i[k] == UINT32_MAX || !p[k]->heap.sampled)
+			continue;
+		const struct heap_site *s = &p[k]->heap.sites[i[k]];
+		if (s->records)
+			var += (double)s->alloc_bytes * (double)s->alloc_bytes /
+			       (double)s->records;
+	}
+	r->noise = within((double)r->v[M_ALLOC_BYTES], sqrt(var));
+}
 
 /* Main thread. Whether function i of p counted anything (a function a log
 ** defines but never ran has no figures). */
@@ -82,6 +134,7 @@ static void row_fill(struct drow *r, const struct profile_diff *d, uint32_t a,
 		r->v[k] = (int64_t)(fa[k] - fb[k]);
 	r->na = fa[m];
 	r->nb = fb[m];
+	row_noise(r, d, site, m);
 }
 
 /* Main thread. The measure the function table orders by: self time with
@@ -140,14 +193,24 @@ static const char *row_fn_name(const struct drow *r, int site)
 	return r->a != UINT32_MAX ? d->a->fns[r->a].name : d->b->fns[r->b].name;
 }
 
+/* Changes beyond sampling error first; samples by the change of their
+** share. */
 static int cmp_rows(const void *x, const void *y)
 {
 	const struct drow *a = x, *b = y;
-	uint64_t ma = a->v[sort_key] < 0 ? -(uint64_t)a->v[sort_key]
-					 : (uint64_t)a->v[sort_key];
-	uint64_t mb = b->v[sort_key] < 0 ? -(uint64_t)b->v[sort_key]
-					 : (uint64_t)b->v[sort_key];
-	int c = sort_desc_u64(ma, mb);
+	if (a->noise != b->noise)
+		return a->noise - b->noise;
+	int c;
+	if (sort_key == M_SAMPLES) {
+		double da = fabs(a->sa - a->sb), db = fabs(b->sa - b->sb);
+		c = da > db ? -1 : da < db;
+	} else {
+		uint64_t ma = a->v[sort_key] < 0 ? -(uint64_t)a->v[sort_key]
+						 : (uint64_t)a->v[sort_key];
+		uint64_t mb = b->v[sort_key] < 0 ? -(uint64_t)b->v[sort_key]
+						 : (uint64_t)b->v[sort_key];
+		c = sort_desc_u64(ma, mb);
+	}
 	return c ? c
 		 : strcmp(row_fn_name(a, sort_site), row_fn_name(b, sort_site));
 }
@@ -197,9 +260,19 @@ static void text_table(const struct profile_diff *d, int site, size_t limit)
 	sort_diff = d;
 	sort_site = site;
 	qsort(r, n, sizeof *r, cmp_rows);
+	int sampled = m == M_SAMPLES ||
+		      (site && (d->a->heap.sampled || d->b->heap.sampled));
 	printf("\n%s: %zu, by change in %s (run less base)\n",
-	       site ? "Allocation sites" : "Functions", n, measure_name[m]);
+	       site ? "Allocation sites" : "Functions", n,
+	       m == M_SAMPLES ? "their share of the samples" : measure_name[m]);
+	if (sampled)
+		printf(
+		    "  (~: within sampling error, under %.0f standard errors "
+		    "of the two runs' sampling; those last)\n",
+		    NOISE_SE);
 	printf("%12s %12s %12s %8s", "run", "base", "change", "change%");
+	if (m == M_SAMPLES)
+		printf(" %6s %6s %7s", "run%", "base%", "points");
 	if (!site && m == M_SELF)
 		printf(" %11s", "calls");
 	if (!site && m != M_SAMPLES)
@@ -225,6 +298,9 @@ static void text_table(const struct profile_diff *d, int site, size_t limit)
 			       100.0 * (double)r[i].v[m] / (double)r[i].nb);
 		else
 			printf("%8s", r[i].na ? "new" : "");
+		if (m == M_SAMPLES)
+			printf(" %5.1f%% %5.1f%% %+7.1f", r[i].sa, r[i].sb,
+			       r[i].sa - r[i].sb);
 		if (!site && m == M_SELF)
 			printf(" %11s", signed_fmt(e, sizeof e, r[i].v[M_CALLS],
 						   M_CALLS));
@@ -233,7 +309,8 @@ static void text_table(const struct profile_diff *d, int site, size_t limit)
 			       signed_fmt(e, sizeof e, r[i].v[M_SAMPLES],
 					  M_SAMPLES));
 		int k2 = site ? M_ALLOC_COUNT : M_ALLOC_BYTES;
-		printf(" %11s  ", signed_fmt(e, sizeof e, r[i].v[k2], k2));
+		printf(" %11s %s", signed_fmt(e, sizeof e, r[i].v[k2], k2),
+		       r[i].noise ? "~" : " ");
 		if (site) {
 			const struct profile *p =
 			    r[i].a != UINT32_MAX ? d->a : d->b;
@@ -279,16 +356,21 @@ static void delta_json(struct json *j, const struct profile_diff *d, uint32_t i,
 		       int site)
 {
 	struct drow r;
-	row_fill(&r, d, i, site ? d->site_b[i] : d->fn_b[i], site, 0);
+	uint32_t b = site ? d->site_b[i] : d->fn_b[i];
+	row_fill(&r, d, i, b, site, site ? M_ALLOC_BYTES : M_SAMPLES);
 	json_obj(j, "delta");
 	if (!site) {
 		json_i64(j, "calls", r.v[M_CALLS]);
 		json_i64(j, "self_ns", r.v[M_SELF]);
 		json_i64(j, "total_ns", r.v[M_TOTAL]);
 		json_i64(j, "samples", r.v[M_SAMPLES]);
+		json_num(j, "samples_share_points", r.sa - r.sb);
+		json_bool(j, "samples_within_noise", r.noise);
 	}
 	json_i64(j, "alloc_count", r.v[M_ALLOC_COUNT]);
 	json_i64(j, "alloc_bytes", r.v[M_ALLOC_BYTES]);
+	if (site)
+		json_bool(j, "alloc_within_noise", r.noise);
 	json_bool(j, "in_base",
 		  site ? d->site_b[i] != UINT32_MAX : fn_ran(d->b, d->fn_b[i]));
 	json_close(j, '}');

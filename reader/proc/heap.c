@@ -181,6 +181,7 @@ static int alloc_at(struct heap *h, struct heap_vm *v,
 	struct heap_site *st = &h->sites[s];
 	st->alloc_count += wc;
 	st->alloc_bytes += wb;
+	st->records++;
 	st->live_count += (int64_t)wc;
 	st->live_bytes += (int64_t)wb;
 	f->alloc_count += wc;

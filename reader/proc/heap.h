@@ -32,6 +32,8 @@ struct heap_site {
 	uint64_t line;
 	uint64_t alloc_count, alloc_bytes;
 	uint64_t free_count, free_bytes;
+	uint64_t records; /* ALLOC records behind alloc_count (sampled: fewer;
+			  ** an estimate's error goes with 1/sqrt(records)) */
 	/* Blocks it allocated that no FREE or REALLOC away has followed yet
 	** (kept as events come: alloc - free). The pseudo-site of blocks
 	** allocated before the profiler attached goes negative. */

@@ -10,6 +10,8 @@
 # - the text puts the largest change first;
 # - `folded --base` prints each stack once with the base's count, then
 #   the run's, as the single logs' folded stacks say;
+# - with samples, the changes of the shares within sampling error are
+#   marked "~" and last (recomputed here from the counts);
 # - a missing base log, --base with --zone: exit 2.
 . "$(dirname "$0")/lib.sh"
 
@@ -101,6 +103,66 @@ esac
 grep -q "old_only (.*) (only in the base)$" "$T/d.txt" ||
 	{ show "$T/d.txt"; fail "report --base: old_only is not shown as only in the base"; }
 ok "report --base (text): the largest change first (mix, slower), old_only only in the base"
+
+# Sampling error. The default families, the JIT off (the interpreter's
+# shares differ between runs by sampling alone), wall-clock samples (a
+# CPU-time timer fires at most once a kernel tick): the base (version 1),
+# the same work again, and version 2. Every "~" in the text and every
+# samples_within_noise in JSON is the binomial test of the two shares
+# (within 3 standard errors), recomputed here from the counts; version 2's
+# mix gains about 19 points of the samples, far beyond: its row is first,
+# unmarked.
+for v in s1:1 s2:1 s3:2; do
+	profile "file=$T/${v%:*}.ljlog,sample=250us,wall" -joff "$prog" "${v#*:}" >/dev/null 2>"$T/err" ||
+		{ show "$T/err"; fail "${v%:*} (version ${v#*:}) failed"; }
+	report_json "$T/${v%:*}.ljlog" "$T/${v%:*}.json"
+done
+for run in s2 s3; do
+	ljlog report --json --base "$T/s1.ljlog" "$T/$run.ljlog" >"$T/n.json" || fail "report --json --base s1 $run"
+	ljlog report -n 0 --base "$T/s1.ljlog" "$T/$run.ljlog" >"$T/n.txt" || fail "report --base s1 $run"
+	python3 - "$T/n.json" "$T/s1.json" "$T/n.txt" "$run" <<'PY' || fail "report --base s1 $run: sampling error (see above)"
+import json, math, re, sys
+d, b, txt, run = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), open(sys.argv[3]).read(), sys.argv[4]
+na, nb = d["samples"], b["samples"]
+bad, z_of = [], {}
+for f in d["functions"]:
+    x = f["delta"]
+    ca, cb = f["samples"], f["samples"] - x["samples"]
+    pa, pb = ca / na, cb / nb
+    se = math.sqrt(pa * (1 - pa) / na + pb * (1 - pb) / nb)
+    z = abs(pa - pb) / se if se else (0 if pa == pb else math.inf)
+    z_of[f["name"]] = z
+    if abs(x["samples_share_points"] - 100 * (pa - pb)) > 0.01:
+        bad.append("%s: share change %r, counts say %.3f" % (f["name"], x["samples_share_points"], 100 * (pa - pb)))
+    if abs(z - 3) > 1e-6 and x["samples_within_noise"] != (z <= 3):
+        bad.append("%s: within_noise %r at %.2f standard errors" % (f["name"], x["samples_within_noise"], z))
+sec = txt.split("\nFunctions:", 1)[1].split("\n\n", 1)[0].splitlines()
+if "share of the samples" not in sec[0] or not sec[1].startswith("  (~: within sampling error"):
+    bad.append("text heading %r" % sec[:2])
+rows = [l for l in sec[3:] if re.match(r"\s*\d", l) and "without change" not in l]
+for l in rows:
+    m = re.match(r"\s*\S+\s+\S+\s+\S+\s+\S+\s+\S+%\s+\S+%\s+\S+\s+\S+(?: \S+)? ([~ ])(.*?)(?: \(only in the base\))?$", l)
+    if not m or m.group(2) not in z_of:
+        bad.append("text row %r not understood" % l)
+        continue
+    if abs(z_of[m.group(2)] - 3) > 1e-6 and (m.group(1) == "~") != (z_of[m.group(2)] <= 3):
+        bad.append("text row %r: marker at %.2f standard errors" % (l, z_of[m.group(2)]))
+marks = [l.split("~")[0] == l for l in rows]
+if marks != sorted(marks, reverse=True):
+    bad.append("rows beyond sampling error are not first")
+if run == "s3":
+    mix = [f for f in d["functions"] if f["name"].startswith("mix (")][0]
+    if mix["delta"]["samples_within_noise"] or mix["delta"]["samples_share_points"] < 10:
+        bad.append("version 2's mix: %r" % mix["delta"])
+    if not [l for l in rows[:2] if " mix (" in l]:
+        bad.append("first rows %r, want mix's change among them, unmarked" % rows[:2])
+for x in bad:
+    print("FAIL:", x)
+print("%s: %d rows, %d within sampling error" % (run, len(rows), sum(1 for l in rows if "~" in l)))
+sys.exit(1 if bad else 0)
+PY
+done
+ok "report --base: sampling error by the binomial test of the shares (~), recomputed from the counts; version 2's mix first and beyond it"
 
 # folded --base: "stack BASE RUN" for the union of the stacks.
 cat >"$T/folded.py" <<'PY'
