@@ -99,6 +99,20 @@ static void append(char *p, size_t cap, int *phrase, const char *s)
 		snprintf(p + l, cap - l, "%s", s);
 }
 
+/* The registry's _LOADED at the start of path p is package.loaded, as a
+** program names it. */
+static void loaded_name(char *p, size_t cap)
+{
+	static const char loaded[] = "registry._LOADED";
+	size_t ll = sizeof loaded - 1;
+	char tmp[1024];
+	if (strncmp(p, loaded, ll) ||
+	    (p[ll] != '.' && p[ll] != '[' && p[ll] != '\0'))
+		return;
+	snprintf(tmp, sizeof tmp, "package.loaded%s", p + ll);
+	snprintf(p, cap, "%s", tmp);
+}
+
 /* A path reached only through code (hsnap_code_ref: paths take that
 ** last): it starts at its last constant, "constant of trace 3" into p
 ** (a phrase), with what holds it in *held ("[compiled code] ", "[code] ")
@@ -234,6 +248,7 @@ void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 		if (r->kind != FORMAT_HREF_VALUE) /* a phrase now? */
 			phrase = r->kind > FORMAT_HREF_FIELD_OTHER;
 	}
+	loaded_name(p, sizeof p);
 	if (*held)
 		wrap(p, sizeof p, held, "");
 	size_t l = strlen(p);

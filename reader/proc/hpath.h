@@ -1,6 +1,6 @@
 /*
 ** ljlog reader processors: a chain of heap references as a path a Lua
-** programmer reads: _G.HOLD[17].name, registry._LOADED.app.cache,
+** programmer reads: _G.HOLD[17].name, package.loaded.app.cache,
 ** upvalue cache of _G.handler (app.lua:10), stack of coroutine _G.co
 ** (co.lua:3) local buf, metatable of _G.obj.
 ** Any thread: every function works on the structs its caller passes and

@@ -13,6 +13,12 @@
 #    sessions' site is held; without a snapshot it says figures may
 #    include garbage; without alloc it exits 2 naming the family;
 #  - the kept gmatch iterator is "string.gmatch (iterator)";
+#  - heap_holders.lua: at exit, a global cache, a module's, an upvalue's
+#    and (when the program ends in os.exit) a main-chunk local's are named
+#    by the paths the program writes (_G.GCACHE,
+#    package.loaded.holdmod.cache, upvalue upcache of _G.lookup or the
+#    local upcache, local localcache); when the main chunk returned, its
+#    local's cache is reached by no root (garbage);
 #  - heap_code.lua: a cache that only a trace's constant reaches at exit
 #    is shown as held by compiled code; the program's own path, when
 #    there is one, wins over a shorter one through code.
@@ -124,3 +130,29 @@ for how in code global; do
 	[[ $path =~ $re ]] || fail "heap_code.lua $how: --path-to $id says '$path', want '$want'"
 done
 ok "heap: a cache only a trace reaches is held by compiled code; a path of the program's own wins"
+
+# Holders as the program writes them, at exit.
+for how in exit ret; do
+	profile "file=$T/hold-$how.ljlog,nodefaults,snapshot=exit" "$E2E/heap_holders.lua" $how \
+		>"$T/out" 2>"$T/err" || { show "$T/err"; fail "heap_holders.lua $how"; }
+	expect_eq "heap_holders.lua $how: output" 2000 "$(cat "$T/out")"
+	ljlog heap --top 1000000 --json "$T/hold-$how.ljlog" >"$T/hold.json" || fail "heap --top ($how)"
+	python3 - "$T/hold.json" "$how" <<'PY' || fail "heap_holders.lua $how: holders (see above)"
+import json, re, sys
+d, how = json.load(open(sys.argv[1])), sys.argv[2]
+# the caches: tables with an array part of at least N + 1 (LuaJIT sizes it
+# up to a power of two plus one)
+caches = [e["path"] for e in d["top"] if e["type"] == "table" and
+          re.fullmatch(r"array \d+ hash 0", e["text"]) and int(e["text"].split()[1]) > 2000]
+want = [r"_G\.GCACHE", r"package\.loaded\.holdmod\.cache",
+        r"(upvalue upcache of _G\.lookup \(.*heap_holders\.lua:16\)|stack of main thread \(.*heap_holders\.lua:0\) local upcache)"]
+if how == "exit":
+    want.append(r"stack of main thread \(.*heap_holders\.lua:0\) local localcache")
+bad = [w for w in want if not any(re.fullmatch(w, c) for c in caches)]
+if len(caches) != len(want) or bad:
+    print("FAIL: [%s] caches held %r; no match for %r" % (how, caches, bad))
+    sys.exit(1)
+print("ok: [%s] %s" % (how, "; ".join(caches)))
+PY
+done
+ok "heap: holders at exit by the program's own paths (global, package.loaded, upvalue, a main-chunk local while the main chunk runs)"
