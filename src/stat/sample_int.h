@@ -10,7 +10,13 @@
 #define SAMPLE_SLOTS	256	   /* VMs sampled at once */
 #define SAMPLE_LUA_MAX	96	   /* Lua frames kept per sample */
 #define SAMPLE_HOST_MAX 96	   /* host frames kept per sample */
-#define SAMPLE_RING	128	   /* entries per VM */
+#define SAMPLE_RING	128	   /* entries per VM, at least */
+/* A wall-clock timer faster than SAMPLE_RING_NS / SAMPLE_RING gets a ring
+** of SAMPLE_RING_NS of its samples (up to SAMPLE_RING_MAX entries): the
+** helper that drains it may wait that long for a core on a busy machine
+** (CPU-time timers fire at most once a kernel tick: 128 hold 0.5 s). */
+#define SAMPLE_RING_NS	100000000u
+#define SAMPLE_RING_MAX 1024
 #define SAMPLE_STACK	(8u << 10) /* bytes of host stack copied per sample */
 /* The helper wakes when a VM's ring may hold SAMPLE_BATCH entries at the
 ** signal rate seen since its last look, but after SAMPLE_WAKE_FEW to
