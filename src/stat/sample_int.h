@@ -7,10 +7,10 @@
 
 #include "stat/sample.h"
 
-#define SAMPLE_SLOTS	256	   /* VMs sampled at once */
-#define SAMPLE_LUA_MAX	96	   /* Lua frames kept per sample */
-#define SAMPLE_HOST_MAX 96	   /* host frames kept per sample */
-#define SAMPLE_RING	128	   /* entries per VM, at least */
+#define SAMPLE_SLOTS	256 /* VMs sampled at once */
+#define SAMPLE_LUA_MAX	96  /* Lua frames kept per sample */
+#define SAMPLE_HOST_MAX 96  /* host frames kept per sample */
+#define SAMPLE_RING	128 /* entries per VM, at least */
 /* A wall-clock timer faster than SAMPLE_RING_NS / SAMPLE_RING gets a ring
 ** of SAMPLE_RING_NS of its samples (up to SAMPLE_RING_MAX entries): the
 ** helper that drains it may wait that long for a core on a busy machine
