@@ -272,10 +272,7 @@ int sample_start(struct sample_vm *s, global_State *g, struct mapper *map,
 		    sample_hook_disp(g, &s->hook_disp) == 0;
 	s->tid = util_tid();
 	s->interval_ns = interval_ns;
-	s->cap = SAMPLE_RING;
-	while ((flags & SAMPLE_WALL) && s->cap < SAMPLE_RING_MAX &&
-	       (uint64_t)s->cap * interval_ns < SAMPLE_RING_NS)
-		s->cap *= 2;
+	s->cap = sample_ring_cap(interval_ns, !!(flags & SAMPLE_WALL));
 	/* The host copy is cut to SAMPLE_STACK bytes of the unwind_ctx. */
 	s->entry_size =
 	    sizeof(struct sample_entry) +

@@ -130,4 +130,15 @@ void sample_unpin_all(struct sample_vm **vms, int n);
 ** leaves when nothing is sampled for a while. */
 void *sample_helper_main(void *arg);
 
+/* Any thread. Entries of the ring of a VM sampled every interval_ns, on
+** the wall clock (wall 1) or its thread's CPU time: a power of two. */
+static inline uint32_t sample_ring_cap(uint64_t interval_ns, int wall)
+{
+	uint32_t cap = SAMPLE_RING;
+	while (wall && cap < SAMPLE_RING_MAX &&
+	       (uint64_t)cap * interval_ns < SAMPLE_RING_NS)
+		cap *= 2;
+	return cap;
+}
+
 #endif
