@@ -289,9 +289,11 @@ static int end_at(int r)
 /* Caller holds the global lock. The write error r (-errno) stops the log:
 ** one message; a regular file is cut back to its last complete block and
 ** ends with an END that names r. The END is written over the torn tail
-** first. On a full disk, when that tail is too short to hold it, it goes
-** over the last batch of blocks written instead (their events are lost
-** too: bytes the file holds can be overwritten without new space). If no
+** first. On a full disk or at a file-size limit (one the program set
+** while it ran, under what the writer read at start), when that tail is
+** too short to hold it, it goes over the last batch of blocks written
+** instead (their events are lost too: bytes the file holds can be
+** overwritten without new space). If no
 ** END can be written, the file ends at its last intact block boundary, as
 ** after a crash. */
 static void stop(int r)
@@ -307,7 +309,8 @@ static void stop(int r)
 		return; /* a pipe or a device: nothing to cut, nobody to tell */
 	if (end_at(r) == 0)
 		return;
-	if ((r == -ENOSPC || r == -EDQUOT) && out.last_bytes < out.bytes) {
+	if ((r == -ENOSPC || r == -EDQUOT || r == -EFBIG) &&
+	    out.last_bytes < out.bytes) {
 		out.bytes = out.last_bytes;
 		out.blocks = out.last_blocks;
 		out.events = out.last_events;

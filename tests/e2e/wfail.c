@@ -3,10 +3,11 @@
 ** fills up, or like a failing device (tests/e2e/limits.sh).
 ** Environment: WFAIL_PATH (a suffix of the file's path), WFAIL_CALLS (the
 ** number of write(2) calls to that file that succeed), WFAIL_ERRNO (28
-** ENOSPC or 5 EIO). From the next call on, with ENOSPC a write that would
-** grow the file past its largest size so far writes nothing and fails, as
-** on a full disk (bytes the file already holds can still be overwritten);
-** with EIO every write fails.
+** ENOSPC, 27 EFBIG or 5 EIO). From the next call on, with ENOSPC or
+** EFBIG a write that would grow the file past its largest size so far
+** writes nothing and fails with it, as on a full disk or at a file-size
+** limit (bytes the file already holds can still be overwritten); with
+** EIO every write fails.
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,12 +45,9 @@ ssize_t write(int fd, const void *buf, size_t n)
 		if (__atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) > ok) {
 			struct stat st;
 			off_t pos = lseek(fd, 0, SEEK_CUR);
-			if (err != ENOSPC || fstat(fd, &st) < 0 || pos < 0) {
+			if ((err != ENOSPC && err != EFBIG) ||
+			    fstat(fd, &st) < 0 || pos < 0 || pos >= st.st_size) {
 				errno = err;
-				return -1;
-			}
-			if (pos >= st.st_size) {
-				errno = ENOSPC;
 				return -1;
 			}
 			if ((off_t)n > st.st_size - pos)
