@@ -40,13 +40,16 @@ static int is_target(int fd)
 ssize_t write(int fd, const void *buf, size_t n)
 {
 	if (is_target(fd)) {
-		long ok = atol(getenv("WFAIL_CALLS") ? getenv("WFAIL_CALLS") : "0");
-		int err = atoi(getenv("WFAIL_ERRNO") ? getenv("WFAIL_ERRNO") : "28");
+		long ok =
+		    atol(getenv("WFAIL_CALLS") ? getenv("WFAIL_CALLS") : "0");
+		int err =
+		    atoi(getenv("WFAIL_ERRNO") ? getenv("WFAIL_ERRNO") : "28");
 		if (__atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST) > ok) {
 			struct stat st;
 			off_t pos = lseek(fd, 0, SEEK_CUR);
 			if ((err != ENOSPC && err != EFBIG) ||
-			    fstat(fd, &st) < 0 || pos < 0 || pos >= st.st_size) {
+			    fstat(fd, &st) < 0 || pos < 0 ||
+			    pos >= st.st_size) {
 				errno = err;
 				return -1;
 			}
