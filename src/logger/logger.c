@@ -358,6 +358,7 @@ static void at_fork_prepare(void)
 	fork_tid = util_tid();
 	flushq_fork_prepare();
 	sample_fork_prepare();
+	snaptrig_fork_prepare();
 	util_thread_fork_prepare(); /* after the locks that start threads */
 }
 
@@ -365,6 +366,7 @@ static void at_fork_prepare(void)
 static void at_fork_parent(void)
 {
 	util_thread_fork_done();
+	snaptrig_fork_parent();
 	sample_fork_parent();
 	flushq_fork_parent();
 }
@@ -418,6 +420,11 @@ static void at_fork_child(void)
 	util_thread_fork_done();
 	flushq_fork_child(kept);
 	sample_fork_child();
+	if (snaptrig_fork_child(fork_tid) < 0)
+		fprintf(stderr,
+			"ljlog: forked child %ld: snapshot: cannot start the "
+			"timer thread: no more interval snapshots\n",
+			(long)pid);
 	pre.len = 0;
 	for (struct logger_vm *vm = vms; vm; vm = vm->next) {
 		mapper_fork_child(&vm->map);

@@ -267,6 +267,44 @@ out:
 	return r;
 }
 
+/* The thread calling fork(). See snaptrig.h. */
+void snaptrig_fork_prepare(void)
+{
+	pthread_mutex_lock(&setup);
+}
+
+/* Parent side of fork(). See snaptrig.h. */
+void snaptrig_fork_parent(void)
+{
+	pthread_mutex_unlock(&setup);
+}
+
+/* Child side of fork(), single-threaded. See snaptrig.h. A timer pass or
+** handler on another thread at the fork left inside above 0: with it,
+** the child's snaptrig_stop would wait for ever. */
+int snaptrig_fork_child(pid_t tid)
+{
+	int timed = 0, r = 0;
+	__atomic_store_n(&inside, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < SLOTS; i++) {
+		struct logger_vm *vm = slots[i];
+		if (!vm)
+			continue;
+		if (vm->tid != tid) {
+			slots[i] = NULL;
+			if (vm->trig.signal)
+				signal_give(vm->trig.signal);
+			continue;
+		}
+		timed |= vm->trig.ns != 0;
+	}
+	timer_started = 0;
+	if (timed)
+		r = timer_start();
+	pthread_mutex_unlock(&setup);
+	return r;
+}
+
 /* VM thread only. See snaptrig.h. */
 unsigned snaptrig_stop(struct logger_vm *vm)
 {

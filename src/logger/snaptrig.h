@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "maps/ljwin.h"
 
@@ -63,6 +64,21 @@ int snaptrig_start(struct logger_vm *vm, const struct opts *o, char *err,
 ** changed (else a later call does); put it back in place when the
 ** program's debug.sethook replaced it before it fired. */
 void snaptrig_poll(struct logger_vm *vm);
+
+/* The thread calling fork(), in the logger's prepare handler: no VM's
+** triggers start or stop until snaptrig_fork_parent or _child. */
+void snaptrig_fork_prepare(void);
+
+/* Parent side of fork(). */
+void snaptrig_fork_parent(void);
+
+/* Child side of fork(), single-threaded; tid: the thread that forked, as
+** the VMs it attached still name it. The triggers of the other threads' VMs
+** are dropped (their signals given back), the timer thread, gone with
+** the fork, is started again for the VMs that have an interval, and no
+** handler or timer pass counts as inside. 0, or -EAGAIN when the timer
+** thread cannot start (those VMs take no more interval snapshots). */
+int snaptrig_fork_child(pid_t tid);
 
 /* VM thread only (detach, before anything is restored). Stop vm's
 ** triggers: no signal or timer reaches vm after this returns; an armed

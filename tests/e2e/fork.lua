@@ -1,8 +1,8 @@
--- ljlog e2e: forked children (fork.sh). Calls f 100 times, forks (FFI);
--- the child calls g NCHILD times (arg 2), spins SPIN seconds of CPU (arg 3,
--- for sampling) and exits through os.exit; with arg 4 "exec" the child execs
--- /bin/true at once instead. The parent waits for it, calls f NPARENT times
--- (arg 1), and prints "parent PID child CPID status S" last.
+-- ljlog e2e: forked children (fork.sh). Calls f 100 times, forks (FFI); the
+-- child calls g NCHILD times (arg 2), spins SPIN s of CPU (arg 3, for samples)
+-- and exits through os.exit; arg 4 "exec": it execs /bin/true at once; arg 4
+-- "until=PATH": it prints "child CPID" and spins until PATH exists. The parent
+-- waits, calls f NPARENT times (arg 1), prints "parent PID child CPID status S".
 local ffi = require "ffi"
 ffi.cdef([[
 int fork(void);
@@ -42,6 +42,15 @@ if pid == 0 then
 	end
 	for i = 1, nchild do
 		g(i)
+	end
+	local stop = mode and mode:match("^until=(.*)")
+	if stop then
+		print("child " .. ffi.C.getpid())
+		io.stdout:flush()
+		while not io.open(stop) do
+			busy(0.01)
+		end
+		os.exit(0)
 	end
 	busy(spin)
 	print("child " .. ffi.C.getpid())

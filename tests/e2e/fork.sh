@@ -79,6 +79,35 @@ busy=$(json_get "$T/r.json" "sum(f['samples_total'] for f in d['functions'] if f
 ok "file=fixed.ljlog: the child writes fixed.ljlog.$CHILD, with $n samples of its own ($busy in busy())"
 }
 
+# -- snapshot=INTERVAL goes on in the child -------------------------------------------
+# The timer thread that asks for interval snapshots is gone with the fork:
+# ljlog starts it again in the child (before, the child took none).
+# The child runs until its log holds two snapshots of its own. Not under
+# ThreadSanitizer (no thread starts in the child there, above).
+# snaps LOG: how many heap snapshots LOG lists (0 while unreadable).
+snaps() {
+	$LJLOG heap --json "$1" 2>/dev/null |
+		python3 -c 'import json,sys; print(len(json.load(sys.stdin)["snapshots"]))' 2>/dev/null || echo 0
+}
+# more_snaps LOG N: LOG lists more than N heap snapshots.
+more_snaps() {
+	[ "$(snaps "$1")" -gt "$2" ]
+}
+[ "$sampled" = 1 ] && {
+rm -f "$T/stop"
+profile_bg "file=$T/snap-%p.ljlog,nodefaults,snapshot=20ms" "$prog" $np $nc 0 "until=$T/stop" >"$T/out" 2>"$T/err"
+wait_for "$E2E_TIMEOUT" grep -q '^child ' "$T/out" || { show "$T/err"; fail "[snapshot=20ms] the child did not start"; }
+CHILD=$(sed -n 's/^child //p' "$T/out")
+wait_for "$E2E_TIMEOUT" more_snaps "$T/snap-$CHILD.ljlog" 1 ||
+	{ touch "$T/stop"; show "$T/err"; fail "[snapshot=20ms] the child's log has $(snaps "$T/snap-$CHILD.ljlog") heap snapshots, want two or more"; }
+touch "$T/stop"
+rc=0
+wait "$BG_PID" || rc=$?
+[ "$rc" -eq 0 ] || { show "$T/err"; fail "[snapshot=20ms] the program exited with status $rc"; }
+check_complete "$T/snap-$CHILD.ljlog"
+ok "snapshot=20ms: the forked child's log holds interval snapshots of its own"
+}
+
 # -- A child that execs at once --------------------------------------------------------
 run "exec" "file=$T/x-%p.ljlog,nodefaults,calls" $np 0 0 exec
 check_complete "$T/x-$PARENT.ljlog"
