@@ -1,13 +1,16 @@
 #!/bin/sh
 # ljlog for arm64 (aarch64 Linux), cross-built on this x86-64 Debian machine
 # and run under qemu-user: the test suite, or the example.
-# Usage: scripts/arm64.sh [--example | --build-only]   (as root, or with sudo)
+# Usage: scripts/arm64.sh [--example | --build-only | --install-only]
+#        (as root, or with sudo)
 #   (none)        set up, build in build-arm64/, run `make check` there
 #                 (but the reader's own end-to-end tests)
 #   --example     set up, build, profile examples/demo.lua under the arm64
 #                 luajit with sample=1ms,wall and print the report (read by
 #                 the arm64 ljlog)
 #   --build-only  set up and build
+#   --install-only  set up (what scripts/test.sh runs in the background
+#                 while the other passes run)
 # Installs, once per machine (skipped when present): the arm64 dpkg
 # architecture; gcc-aarch64-linux-gnu, qemu-user-static; the arm64 libraries
 # ljlog links (libc6-dev, libluajit-5.1-dev, libunwind-dev, libxxhash-dev,
@@ -33,11 +36,12 @@ case ${1:-} in
 "") ;;
 --example) mode=example ;;
 --build-only) mode=build ;;
+--install-only) mode=install ;;
 -h | --help)
-	sed -n '2,18s/^# \{0,1\}//p' "$0"
+	sed -n '2,21s/^# \{0,1\}//p' "$0"
 	exit 0
 	;;
-*) die "unknown option '$1' (--example, --build-only, --help)" ;;
+*) die "unknown option '$1' (--example, --build-only, --install-only, --help)" ;;
 esac
 
 [ "$(dpkg --print-architecture)" = amd64 ] ||
@@ -96,6 +100,8 @@ if ! grep -qx "interpreter $want" "$bf/qemu-aarch64" 2>/dev/null ||
 fi
 out=$("$lj" -e 'io.write(jit.arch)' 2>&1) || die "the arm64 luajit does not run under qemu: $out"
 [ "$out" = arm64 ] || die "the arm64 luajit says jit.arch = '$out'"
+
+[ "$mode" = install ] && exit 0
 
 # -- Build -----------------------------------------------------------------------
 cd "$top"
