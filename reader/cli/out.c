@@ -69,6 +69,10 @@ int cli_out_open(const char *cmd, const char *outp, struct cli_out *o)
 			strerror(ENAMETOOLONG));
 		return CLI_USAGE;
 	}
+	/* The handlers first: a signal that lands once the file exists
+	** finds them in place (an unlink before it exists does nothing). */
+	memcpy(tmp_path, o->tmp, sizeof tmp_path);
+	catch_signals();
 	int fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0 || !(o->f = fdopen(fd, "wb"))) {
 		int e = errno;
@@ -76,12 +80,11 @@ int cli_out_open(const char *cmd, const char *outp, struct cli_out *o)
 			close(fd);
 			unlink(o->tmp);
 		}
+		tmp_path[0] = 0;
 		cli_err(cmd, "cannot write %s: %s", outp, strerror(e));
 		o->tmp[0] = 0;
 		return CLI_USAGE;
 	}
-	memcpy(tmp_path, o->tmp, sizeof tmp_path);
-	catch_signals();
 	return -1;
 }
 
