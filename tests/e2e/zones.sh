@@ -91,10 +91,13 @@ read -r _ _ _ _ pmsg <"$T/plain"
 expect_eq "unprofiled: zone() on an empty stack" none "$pmsg"
 ok "unprofiled: ljlog.zone and ljlog.mark are no-ops"
 
-# Samples in a zone: the spin loop takes nearly all the CPU time the
-# sampler ticks on (CPU time: a loaded machine slows it, not the share).
-# Not under ThreadSanitizer: there signals wait for the runtime's sync
-# points and miss tight Lua loops (the sample_*.sh tests skip there too).
+# Samples in a zone: every sample in spin() is in zone spin, and the
+# zone's others are few (the calls around spin(); ljlog's own zone calls
+# are in no zone). Not a share of the run: the start-up before the zone
+# costs what the machine makes it cost (under qemu-user, loaded, 3 of 27
+# samples fell there). Not under ThreadSanitizer: there signals wait for
+# the runtime's sync points and miss tight Lua loops (the sample_*.sh
+# tests skip there too).
 case ${LJLOG_TEST_PRELOAD:-} in
 *tsan*) ok "zone samples: not checked under ThreadSanitizer" ;;
 *)
@@ -106,10 +109,12 @@ report_json "$slog" "$T/s.json"
 # apart, in no zone: the program's samples are the rest.
 total=$(json_get "$T/s.json" 'd["samples"] - d["states"].get("ljlog", 0)')
 spin=$(json_get "$T/s.json" '[z["samples"] for z in d["zones"] if z["name"] == "spin"][0]')
-[ "$spin" -ge 1 ] || fail "no sample in zone spin (of $total)"
-[ $((spin * 10)) -ge $((total * 9)) ] ||
-	fail "zone spin has $spin of $total samples (< 90%)"
-ok "zone spin: $spin of $total samples"
+fn=$(json_get "$T/s.json" "sum(f['samples_total'] for f in d['functions'] if f['kind'] == 'lua' and f['file'].endswith('zones_spin.lua') and f['line'] == 4)")
+[ "$fn" -ge 1 ] || fail "no sample in spin() (of $total)"
+[ "$spin" -ge "$fn" ] || fail "zone spin has $spin samples, fewer than spin()'s $fn"
+[ $((spin - fn)) -le 2 ] || [ $(((spin - fn) * 20)) -le "$spin" ] ||
+	fail "zone spin has $spin samples, $((spin - fn)) of them outside spin() (more than 2 and 5%)"
+ok "zone spin: $spin samples ($fn in spin(), every one of them) of $total"
 	;;
 esac
 
