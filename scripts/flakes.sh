@@ -68,8 +68,12 @@ if [ $# -gt 0 ]; then
 		tests="$tests $t"
 	done
 else
-	tests=$(sed -n 's/^[[:space:]]*\(tests\/e2e\/[a-z0-9_]*\.sh\).*/\1/p' \
-		"$top/tests/e2e/Makefile.inc" | grep -v -e '/jitp\.sh$' -e '/jitp_off\.sh$' -e '/soak\.sh$')
+	# E2E_TESTS' lines only (E2E_FILES lists scripts that are no tests:
+	# lib.sh, nginx_site.sh).
+	tests=$(awk '/^E2E_TESTS = /{on = 1; next}
+		on && $1 ~ /^tests\/e2e\/[a-z0-9_]+\.sh$/ {print $1}
+		on && !/\\$/ {on = 0}' "$top/tests/e2e/Makefile.inc" |
+		grep -v -e '/jitp\.sh$' -e '/jitp_off\.sh$' -e '/soak\.sh$')
 fi
 
 # Two CPU-bound processes for the whole run (stopped at exit).
