@@ -293,9 +293,8 @@ static int end_at(int r)
 ** while it ran, under what the writer read at start), when that tail is
 ** too short to hold it, it goes over the last batch of blocks written
 ** instead (their events are lost too: bytes the file holds can be
-** overwritten without new space). If no
-** END can be written, the file ends at its last intact block boundary, as
-** after a crash. */
+** overwritten without new space). If no END can be written, the file
+** ends at its last intact block boundary, as after a crash. */
 static void stop(int r)
 {
 	out.err = r;
