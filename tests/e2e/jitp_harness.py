@@ -58,6 +58,14 @@ TOLERANCE = 5.0  # points
 MIN_SHARE = 5.0  # percent of either's samples
 MIN_N = 500  # samples on each side before a comparison is decided
 MAX_ROUNDS = 4
+# A run not ended after HANG_FLOOR seconds plus HANG_FACTOR times its
+# unprofiled CPU time is hung, and killed. jit.profile itself hangs now and
+# then with the JIT on (luacheck: 3 runs in about 4,000 on Debian 12's
+# LuaJIT, spinning in compiled code): its runs get ANCHOR_TRIES tries, each
+# hang said; ljlog's get one.
+HANG_FLOOR = 60.0
+HANG_FACTOR = 30.0
+ANCHOR_TRIES = 3
 # A Lua function's frame in `ljlog folded`: "name_(chunk:line)" or
 # "chunk:line".
 LUA_FRAME = re.compile(r"_\(([^()]+:\d+)\)$|^([^()]+:\d+)$")
@@ -72,6 +80,7 @@ def parse_program(spec):
 class Runner:
     def __init__(self, o):
         self.o = o
+        self.cpu1 = {}  # (name, mode): CPU seconds of one run at scale 1
         self.env = dict(os.environ)
         self.env.pop("LUAJIT_PROFILE", None)
         self.env["LUA_CPATH"] = os.path.join(o.moddir, "?.so") + ";;"
@@ -101,15 +110,31 @@ class Runner:
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.run(cmd, env, "%s [jit %s] unprofiled" % (prog["name"], mode))
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return max(0.001, (r1.ru_utime + r1.ru_stime) -
-                   (r0.ru_utime + r0.ru_stime))
+        cpu = max(0.001, (r1.ru_utime + r1.ru_stime) -
+                  (r0.ru_utime + r0.ru_stime))
+        self.cpu1[(prog["name"], mode)] = cpu
+        return cpu
 
-    def run(self, cmd, env, what):
-        try:
-            r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, timeout=600)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError("%s: timed out" % what)
+    def limit(self, prog, mode, scale):
+        """Seconds after which one run at scale is hung."""
+        cpu = self.cpu1.get((prog["name"], mode), 10.0)
+        if "SCALE" in prog["args"]:
+            cpu *= scale
+        return HANG_FLOOR + HANG_FACTOR * cpu
+
+    def run(self, cmd, env, what, limit=600.0, tries=1):
+        for t in range(1, tries + 1):
+            try:
+                r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, timeout=limit)
+                break
+            except subprocess.TimeoutExpired:
+                if t == tries:
+                    raise RuntimeError("%s: not ended after %.0f s, %d "
+                                       "tries" % (what, limit, tries))
+                print("info: %s: not ended after %.0f s (try %d of %d, "
+                      "killed): run again" % (what, limit, t, tries),
+                      flush=True)
         # luacheck exits 1 when it finds warnings: only a crash fails.
         if r.returncode < 0 or r.returncode > 1:
             raise RuntimeError("%s: exit %d: %s" % (
@@ -125,7 +150,9 @@ class Runner:
                 self.o.jitprofile, out, "fi1", prog["script"]] + args
             env = dict(self.env)
             env.pop("LD_PRELOAD", None)
-            self.run(cmd, env, "%s [jit %s] under jit.profile" % (prog["name"], mode))
+            self.run(cmd, env, "%s [jit %s] under jit.profile" % (
+                prog["name"], mode), self.limit(prog, mode, scale),
+                     ANCHOR_TRIES)
             for ln in open(out):
                 n, k = ln.rstrip("\n").split("\t", 1)
                 if k not in ("C", "J", "?"):
@@ -146,7 +173,8 @@ class Runner:
                 env["LD_PRELOAD"] = self.o.preload
             cmd = [self.o.luajit] + (["-joff"] if mode == "off" else []) + [
                 "-lljlog", prog["script"]] + args
-            self.run(cmd, env, "%s [jit %s] under ljlog" % (prog["name"], mode))
+            self.run(cmd, env, "%s [jit %s] under ljlog" % (
+                prog["name"], mode), self.limit(prog, mode, scale))
             r = subprocess.run([self.o.ljlog, "folded", "--lua",
                                 "--no-traces", log],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -117,7 +117,8 @@ EOF
 		ok "[$name] --builtins: $builtin has a row of its own"
 	fi
 	[ "$anchor" = 1 ] || return 0
-	luajit_plain "$E2E/sample_jitprofile.lua" "$T/$name.jp" fi1 "$@" >"$T/$name.jp.out" 2>"$T/$name.jp.err" ||
+	anchor_run "$T/$name.jp.out" "$T/$name.jp.err" luajit_plain \
+		"$E2E/sample_jitprofile.lua" "$T/$name.jp" fi1 "$@" ||
 		{ show "$T/$name.jp.err"; fail "[$name] the jit.profile run failed"; }
 	python3 - "$T/$name.jp" "$T/$name.json" <<'EOF' || fail "[$name] jit.profile ranks another function first"
 import json, sys

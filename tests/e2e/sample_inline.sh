@@ -41,8 +41,8 @@ run() { # NAME ROUNDS JIT KIND
 run ffi_on "${INLINE_FFI_ROUNDS:-1000}" on ffi
 run ffi_off "${INLINE_FFI_ROUNDS:-1000}" off ffi
 run lua_on "${INLINE_LUA_ROUNDS:-300}" on lua
-luajit "$E2E/sample_jitprofile.lua" "$T/jp.txt" fi1 "$prog" "$libs/sample_ffi.so" \
-	"${INLINE_LUA_ROUNDS:-300}" on lua >"$T/jp.out" 2>"$T/jp.err" ||
+anchor_run "$T/jp.out" "$T/jp.err" luajit "$E2E/sample_jitprofile.lua" "$T/jp.txt" fi1 \
+	"$prog" "$libs/sample_ffi.so" "${INLINE_LUA_ROUNDS:-300}" on lua ||
 	{ show "$T/jp.err"; fail "the jit.profile run failed"; }
 
 python3 - "$T" "$prog" <<'PY' || fail "inlined frames (see above)"

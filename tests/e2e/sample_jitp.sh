@@ -28,8 +28,8 @@ compare() { # JIT
 	# The iterations that make the costs 4 : 2 : 1 on this machine.
 	local n
 	n=$(luajit_plain "$prog" 0 "$jit" calibrate) || fail "[jit $jit] the calibration run failed"
-	luajit_plain "$E2E/sample_jitprofile.lua" "$T/jp.txt" fi1 "$prog" "$rounds" "$jit" $n \
-		>"$T/jp.out" 2>"$T/jp.err" || { show "$T/jp.err"; fail "[jit $jit] the jit.profile run failed"; }
+	anchor_run "$T/jp.out" "$T/jp.err" luajit_plain "$E2E/sample_jitprofile.lua" "$T/jp.txt" fi1 \
+		"$prog" "$rounds" "$jit" $n || { show "$T/jp.err"; fail "[jit $jit] the jit.profile run failed"; }
 	profile "file=$log,sample=1ms" "$prog" "$rounds" "$jit" $n >"$T/out" 2>"$T/err" ||
 		{ show "$T/err"; fail "[jit $jit] the profiled run failed"; }
 	cmp -s "$T/jp.out" "$T/out" ||

@@ -20,8 +20,9 @@ prog=$E2E/sample_modes.lua
 # $T/NAME.out (a: traces that allocate, n: the others)
 counts() { awk '$5 == "true" { print $1, $2, $3, $4 }' "$T/$1.out"; }
 run_plain() { # NAME [MODE]: unprofiled, or under jit.profile in MODE
-	luajit_plain ${2:+-e "require('jit.profile').start('${2}i1000', function() end)"} \
-		"$prog" >"$T/$1.out" 2>"$T/$1.err" || { show "$T/$1.err"; fail "[$1] the run failed"; }
+	anchor_run "$T/$1.out" "$T/$1.err" luajit_plain \
+		${2:+-e "require('jit.profile').start('${2}i1000', function() end)"} \
+		"$prog" || { show "$T/$1.err"; fail "[$1] the run failed"; }
 	[ -n "$(counts "$1")" ] || { show "$T/$1.out"; fail "[$1] no counts"; }
 }
 run_lj() { # NAME OPTIONS
