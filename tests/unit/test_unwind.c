@@ -7,9 +7,12 @@
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/time.h>
@@ -457,5 +460,136 @@ Test(unwind, symbolize)
 		cr_assert_eq(unwind_symbolize(s, ip, &b), 0);
 	cr_assert_eq(unwind_symbolize(s, f1 + 1, &b), 0);
 	cr_assert_str_eq(b.name, "unwind_test_f1");
+	unwind_syms_free(s);
+}
+
+/* Test thread. What dladdr says of ip, as unwind_symbolize reports it:
+** the symbol only when ip lies inside it. 0, or -ENOENT (in no object). */
+static int by_dladdr(uintptr_t ip, struct unwind_sym *o, const char **path)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+	if (!dladdr1((void *)ip, &info, (void **)&sym, RTLD_DL_SYMENT))
+		return -ENOENT;
+	o->base = (uintptr_t)info.dli_fbase;
+	o->name = "";
+	o->start = 0;
+	*path = info.dli_fname;
+	if (sym && info.dli_sname && info.dli_saddr) {
+		uintptr_t a = (uintptr_t)info.dli_saddr;
+		if (a <= ip &&
+		    (sym->st_size ? ip - a < sym->st_size : ip == a)) {
+			o->name = info.dli_sname;
+			o->start = a;
+		}
+	}
+	return 0;
+}
+
+Test(unwind, symbolize_as_dladdr)
+{
+	/* Around functions of the C library, across the gaps between its
+	** segments and past its ends. */
+	uintptr_t at[] = {(uintptr_t)getpid, (uintptr_t)qsort,
+			  (uintptr_t)dlopen, (uintptr_t)pthread_create,
+			  (uintptr_t)strerror};
+	struct unwind_syms *s;
+	int named = 0, found = 0;
+	cr_assert_eq(unwind_syms_new(&s), 0);
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+		for (uintptr_t ip = at[k] - 65536; ip < at[k] + 65536;
+		     ip += 29) {
+			struct unwind_sym want, got;
+			const char *path;
+			int rc = by_dladdr(ip, &want, &path);
+			cr_assert_eq(unwind_symbolize(s, ip, &got), rc, "%#lx",
+				     (unsigned long)ip);
+			if (rc < 0)
+				continue;
+			found++;
+			named += want.name[0] != '\0';
+			cr_assert_str_eq(got.name, want.name, "%#lx",
+					 (unsigned long)ip);
+			cr_assert_eq(got.start, want.start);
+			cr_assert_eq(got.base, want.base);
+			cr_assert_str_eq(got.object, path);
+		}
+	}
+	cr_assert_gt(found, 10000, "%d addresses found", found);
+	cr_assert_gt(named, 1000, "%d addresses named", named);
+	unwind_syms_free(s);
+}
+
+/* The probe library's function, while it is open; 0 while it is not. */
+static uintptr_t probe_fn;
+
+static int probe_done, probe_seen; /* cycles done; lookups finished */
+
+/* Test thread. Open and close the probe library n times. */
+static void *probe_cycle(void *arg)
+{
+	int n = *(int *)arg;
+	for (int i = 0; i < n; i++) {
+		void *h = dlopen(UNWIND_PROBE, RTLD_NOW | RTLD_LOCAL);
+		cr_assert_not_null(h, "%s", dlerror());
+		__atomic_store_n(&probe_fn,
+				 (uintptr_t)dlsym(h, "unwind_probe_fn"),
+				 __ATOMIC_RELEASE);
+		/* Every other time, close only once a lookup finished; else
+		** at once, racing the lookups. */
+		while (i % 2 == 0 &&
+		       __atomic_load_n(&probe_seen, __ATOMIC_ACQUIRE) <= i / 2)
+			sched_yield();
+		__atomic_store_n(&probe_fn, 0, __ATOMIC_RELEASE);
+		cr_assert_eq(dlclose(h), 0);
+	}
+	__atomic_store_n(&probe_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(unwind, symbolize_an_object_that_closes)
+{
+	struct unwind_syms *s;
+	struct unwind_sym b;
+	pthread_t t;
+	uintptr_t f;
+	int n = 3000, named = 0, gone = 0;
+	void *h = dlopen(UNWIND_PROBE, RTLD_NOW | RTLD_LOCAL);
+	cr_assert_not_null(h, "%s", dlerror());
+	f = (uintptr_t)dlsym(h, "unwind_probe_fn");
+	cr_assert_eq(unwind_syms_new(&s), 0);
+	cr_assert_eq(unwind_symbolize(s, f + 1, &b), 0);
+	cr_assert_str_eq(b.name, "unwind_probe_fn");
+	cr_assert_str_eq(b.object, UNWIND_PROBE);
+	cr_assert_eq(dlclose(h), 0);
+	/* Closed: the loader's counters moved, the cache is dropped and the
+	** address is in no object. */
+	cr_assert_eq(unwind_symbolize(s, f + 1, &b), -ENOENT);
+
+	/* Closed by another thread while symbolized: the name is read
+	** whole before the object goes (AddressSanitizer catches a read of
+	** the loader's freed name), or the address is in no object. */
+	cr_assert_eq(pthread_create(&t, NULL, probe_cycle, &n), 0);
+	while (!__atomic_load_n(&probe_done, __ATOMIC_ACQUIRE)) {
+		uintptr_t ip = __atomic_load_n(&probe_fn, __ATOMIC_ACQUIRE);
+		int rc;
+		if (!ip)
+			continue;
+		rc = unwind_symbolize(s, ip + 1, &b);
+		if (rc == -ENOENT) {
+			gone++;
+			continue;
+		}
+		cr_assert_eq(rc, 0);
+		__atomic_add_fetch(&probe_seen, 1, __ATOMIC_RELEASE);
+		/* Another object may be at the address by now. */
+		if (!strcmp(b.object, UNWIND_PROBE)) {
+			cr_assert_str_eq(b.name, "unwind_probe_fn");
+			named++;
+		}
+	}
+	pthread_join(t, NULL);
+	cr_assert_gt(named, 0, "%d lookups named it, %d found nothing", named,
+		     gone);
 	unwind_syms_free(s);
 }
