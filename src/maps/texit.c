@@ -119,6 +119,8 @@ int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
 		BCPos pos = (BCPos)(pcs[k] - proto_bc(pt));
 		if (k < npc - 1 && pos > 0)
 			pos--; /* the call, not the return PC */
+		else if (k == npc - 1 && pos == 0 && pt->sizebc > 1)
+			pos = 1; /* the body: the header compiles to nothing */
 		out[n].pt = pt;
 		out[n].line = ljwin_proto_line(pt, pos);
 		n++;

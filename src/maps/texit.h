@@ -38,7 +38,9 @@ static inline uint32_t texit_ofs(const GCtrace *T, SnapNo i)
 /* Caller keeps T alive. The Lua frames of T's snapshot i, outermost first,
 ** into out (at most max, the innermost kept); their count. A frame whose
 ** prototype cannot be told (a PC in no prototype the trace references) is
-** left out. */
+** left out. The innermost frame's line is the resume PC's, except at a
+** function's entry (its header: a `local function f(` line, where compiled
+** code does nothing), where it is the line of the first bytecode after. */
 int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max);
 
 /* Caller keeps T alive. The snapshot whose machine code holds byte offset
