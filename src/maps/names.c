@@ -1,12 +1,12 @@
 /*
-** ljlog names: function names from package.loaded, dladdr and prototypes,
+** ljlog names: function names from package.loaded, the loader (dlfind) and prototypes,
 ** and the MAPPING records that carry them (doc/format.txt).
 */
 #define _GNU_SOURCE
 #include "maps/names.h"
 #include "maps/protoname.h"
+#include "util/dlfind.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -250,41 +250,68 @@ int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name)
 	return 0;
 }
 
+/* What names_put_cfunc keeps of dlfind's hit: copies, made while the
+** object cannot go. */
+struct cfunc_hit {
+	uintptr_t f;
+	char *obj;  /* the object's path (argv[0] for the main program, as
+		       dladdr gives it), malloc'd */
+	char *name; /* the symbol starting at f, else "object+0xoffset"
+		       (a stripped executable), malloc'd */
+};
+
+/* Caller holds the mapper lock (dlfind's callback, the loader's list
+** locked). Copy the object's path and the function's name: 1, or
+** -ENOMEM. */
+static int cfunc_found(void *arg, const struct dlfind_hit *h)
+{
+	struct cfunc_hit *c = arg;
+	const char *obj = h->object[0] ? h->object : program_invocation_name;
+	c->obj = strdup(obj ? obj : "");
+	if (h->sym && h->start == c->f) {
+		c->name = strdup(h->sym);
+	} else if (obj && h->base) {
+		const char *base = strrchr(obj, '/');
+		char where[256];
+		snprintf(where, sizeof where, "%s+0x%lx", base ? base + 1 : obj,
+			 (unsigned long)(c->f - h->base));
+		c->name = strdup(where);
+	} else {
+		c->name = strdup("");
+	}
+	return c->obj && c->name ? 1 : -ENOMEM;
+}
+
 /* Caller holds the mapper lock. A CFUNC record: package.loaded name, else
-** dladdr's; 1 when package.loaded named it. */
+** the symbol's (dlfind: read while its object cannot be closed, which a
+** C module can be by lua_close in the VM's thread while the sampler's
+** helper names its function); 1 when package.loaded named it. */
 int names_put_cfunc(struct wbuf *b, uint64_t id, const struct names *n,
 		    uintptr_t f)
 {
-	Dl_info info;
-	const char *name = c_lookup(n, f), *obj = "";
-	memset(&info, 0, sizeof info);
-	if (dladdr((void *)f, &info)) {
-		obj = info.dli_fname ? info.dli_fname : "";
-		if (!name && info.dli_sname && (uintptr_t)info.dli_saddr == f)
-			name = info.dli_sname;
+	const char *known = c_lookup(n, f), *name, *obj;
+	struct cfunc_hit c = {f, NULL, NULL};
+	int rc = dlfind(f, cfunc_found, &c);
+	if (rc < 0) {
+		free(c.obj);
+		free(c.name);
+		return rc;
 	}
-	/* No symbol (a stripped executable): where it is in its object. */
-	char where[256];
-	if (!name && info.dli_fname && info.dli_fbase) {
-		const char *base = strrchr(info.dli_fname, '/');
-		snprintf(where, sizeof where, "%s+0x%lx",
-			 base ? base + 1 : info.dli_fname,
-			 (unsigned long)(f - (uintptr_t)info.dli_fbase));
-		name = where;
-	}
-	if (!name)
-		name = "";
+	obj = c.obj ? c.obj : "";
+	name = known ? known : c.name ? c.name : "";
 	size_t nl = strlen(name), ol = strlen(obj);
 	uint8_t *p = wbuf_room(b, 1 + 4 * BLOCKS_ULEB_MAX + nl + ol);
-	if (!p)
-		return -ENOMEM;
-	*p++ = FORMAT_REC_CFUNC;
-	p = blocks_uleb_put(p, id);
-	p = blocks_uleb_put(p, f);
-	p = blocks_str_put(p, name, nl);
-	p = blocks_str_put(p, obj, ol);
-	b->len = (size_t)(p - b->p);
-	return c_lookup(n, f) != NULL;
+	if (p) {
+		*p++ = FORMAT_REC_CFUNC;
+		p = blocks_uleb_put(p, id);
+		p = blocks_uleb_put(p, f);
+		p = blocks_str_put(p, name, nl);
+		p = blocks_str_put(p, obj, ol);
+		b->len = (size_t)(p - b->p);
+	}
+	free(c.obj);
+	free(c.name);
+	return !p ? -ENOMEM : known != NULL;
 }
 
 /* Caller owns b. A NAME record (version 14). */

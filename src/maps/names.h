@@ -56,10 +56,11 @@ const char *names_ffname(const struct names *n, unsigned ffid, char *buf,
 int names_ffid(const char *raw);
 
 /* MAPPING records, appended to b; 0 or -ENOMEM (names_put_cfunc: 1 when a
-** table named the function, 0 when only dladdr did). Context: the caller owns
-** b; for the records that read VM objects or names (PROTO, CFUNC, FFUNC),
-** the caller holds the VM's mapper lock (VM thread or the sampler's
-** drainer) and the objects are alive (mapped before the GC sweeps). */
+** table named the function, 0 when only the loader did). Context: the
+** caller owns b; for the records that read VM objects or names (PROTO,
+** CFUNC, FFUNC), the caller holds the VM's mapper lock (VM thread or the
+** sampler's drainer) and the objects are alive (mapped before the GC
+** sweeps). */
 int names_put_vm(struct wbuf *b, uint64_t id, pid_t tid, uint64_t heap,
 		 unsigned flags, uint64_t alloc_rate);
 int names_put_proto(struct wbuf *b, uint64_t id, GCproto *pt, const char *name);

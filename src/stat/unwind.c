@@ -7,7 +7,6 @@
 #endif
 #include "stat/unwind.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
@@ -21,6 +20,7 @@
 #include <libunwind.h>
 #endif
 
+#include "util/dlfind.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 
@@ -553,154 +553,34 @@ static const char *exe_path(struct unwind_syms *s, const char *fallback)
 	return s->exe;
 }
 
-/* What resolve looks for and finds; filled in by find_cb. */
-struct lookup {
+/* Where resolve puts what dlfind finds. */
+struct resolved {
 	struct unwind_syms *s;
-	uintptr_t ip;
 	struct unwind_sym *o;
-	int rc; /* 1 found, 0 in no object, -ENOMEM */
 };
 
-/* Any thread, the loader's list locked (a dl_iterate_phdr callback). The
-** address of a dynamic section entry's pointer: the loader rewrote most
-** objects' entries as addresses, and left others (the vDSO's) as offsets
-** from the object's base. */
-static uintptr_t dyn_ptr(const struct dl_phdr_info *info, uintptr_t v)
+/* Drainer (dlfind's callback, the loader's list locked). Copy the hit's
+** names into the cache's strings: 1, or -ENOMEM. */
+static int resolve_hit(void *arg, const struct dlfind_hit *h)
 {
-	return v < info->dlpi_addr ? v + info->dlpi_addr : v;
-}
-
-/* Any thread, the loader's list locked (a dl_iterate_phdr callback).
-** Whether dynamic symbol y holds ip and is the one dladdr would prefer to
-** best: exported, not thread-local, defined, ip inside it (at it when it
-** has no size), and starting above best. */
-static int sym_better(const struct dl_phdr_info *info, const ElfW(Sym) * y,
-		      size_t strsz, uintptr_t ip, const ElfW(Sym) * best)
-{
-	int bind = ELF64_ST_BIND(y->st_info),
-	    vis = ELF64_ST_VISIBILITY(y->st_other);
-	uintptr_t a = info->dlpi_addr + y->st_value;
-	if ((bind != STB_GLOBAL && bind != STB_WEAK) || vis == STV_HIDDEN ||
-	    vis == STV_INTERNAL || ELF64_ST_TYPE(y->st_info) == STT_TLS ||
-	    (y->st_shndx == SHN_UNDEF && y->st_value == 0) ||
-	    y->st_shndx == SHN_ABS || y->st_name >= strsz || ip < a)
-		return 0;
-	if (y->st_shndx == SHN_UNDEF || y->st_size == 0 ? ip != a
-							: ip - a >= y->st_size)
-		return 0;
-	return !best || best->st_value < y->st_value;
-}
-
-/* Any thread, the loader's list locked (a dl_iterate_phdr callback). The
-** exported function holding ip in the object info describes, as dladdr
-** finds it (the same walk over the hash table, so the same one of several
-** aliases), or NULL. */
-static const ElfW(Sym) *
-    sym_at(const struct dl_phdr_info *info, uintptr_t ip, const char **strtab)
-{
-	const ElfW(Dyn) *d = NULL;
-	const ElfW(Sym) *tab = NULL, *best = NULL;
-	const Elf32_Word *gnu = NULL, *sysv = NULL;
-	size_t strsz = 0;
-	int i;
-	*strtab = NULL;
-	for (i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			d = (const ElfW(Dyn) *)(info->dlpi_addr +
-						info->dlpi_phdr[i].p_vaddr);
-	for (; d && d->d_tag != DT_NULL; d++) {
-		uintptr_t v = (uintptr_t)d->d_un.d_ptr;
-		switch (d->d_tag) {
-		case DT_SYMTAB:
-			tab = (const ElfW(Sym) *)dyn_ptr(info, v);
-			break;
-		case DT_STRTAB: *strtab = (const char *)dyn_ptr(info, v); break;
-		case DT_STRSZ: strsz = (size_t)d->d_un.d_val; break;
-		case DT_GNU_HASH:
-			gnu = (const Elf32_Word *)dyn_ptr(info, v);
-			break;
-		case DT_HASH:
-			sysv = (const Elf32_Word *)dyn_ptr(info, v);
-			break;
-		}
-	}
-	if (!tab || !*strtab)
-		return NULL;
-	if (gnu) {
-		/* nbuckets, symoffset, bloom words, shift; the bloom filter;
-		** the buckets; the chains, each ending with its low bit set. */
-		const ElfW(Addr) *bloom = (const ElfW(Addr) *)(gnu + 4);
-		const Elf32_Word *buckets =
-		    (const Elf32_Word *)(bloom + gnu[2]);
-		const Elf32_Word *chains = buckets + gnu[0] - gnu[1];
-		for (Elf32_Word b = 0; b < gnu[0]; b++) {
-			Elf32_Word k = buckets[b];
-			if (k == 0)
-				continue;
-			do {
-				if (sym_better(info, &tab[k], strsz, ip, best))
-					best = &tab[k];
-			} while (!(chains[k++] & 1));
-		}
-	} else if (sysv) {
-		for (Elf32_Word k = 0; k < sysv[1]; k++) /* nchain symbols */
-			if (sym_better(info, &tab[k], strsz, ip, best))
-				best = &tab[k];
-	}
-	return best;
-}
-
-/* Drainer (dl_iterate_phdr callback, the loader's list locked: the object
-** cannot go while its name and symbols are read). If the object holds
-** l->ip, fill l->o and stop. */
-static int find_cb(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct lookup *l = data;
-	uintptr_t lo = UINTPTR_MAX;
-	const ElfW(Sym) * sym;
-	const char *strtab, *name = "";
-	int i, in = 0;
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type != PT_LOAD)
-			continue;
-		if (a < lo)
-			lo = a;
-		if (l->ip >= a && l->ip - a < ph->p_memsz)
-			in = 1;
-	}
-	if (!in)
-		return 0;
-	/* Where the object's mapping starts, as dladdr's dli_fbase. */
-	l->o->base = lo & ~((uintptr_t)sysconf(_SC_PAGESIZE) - 1);
-	l->o->start = 0;
-	if ((sym = sym_at(info, l->ip, &strtab))) {
-		name = strtab + sym->st_name;
-		l->o->start = info->dlpi_addr + sym->st_value;
-	}
-	l->o->name = intern(l->s, name);
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		l->o->object = exe_path(l->s, "");
-	else
-		l->o->object = intern(l->s, info->dlpi_name);
-	l->rc = l->o->name && l->o->object ? 1 : -ENOMEM;
-	return 1;
+	struct resolved *r = arg;
+	r->o->base = h->base;
+	r->o->start = h->start;
+	r->o->name = intern(r->s, h->sym ? h->sym : "");
+	r->o->object =
+	    h->object[0] ? intern(r->s, h->object) : exe_path(r->s, "");
+	return r->o->name && r->o->object ? 1 : -ENOMEM;
 }
 
 /* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
 ** stop). Look ip up among the loaded objects. 1 found, 0 in no object,
-** -ENOMEM. Everything is read within one dl_iterate_phdr callback, which
-** holds the loader's list: an object another thread closes meanwhile
-** (ffi.load's library collected, lua_close unloading C modules) is either
-** read whole before it goes, or not found. dladdr cannot do that: its
-** names point into the object and may be freed as soon as it returns. */
+** -ENOMEM. Through dlfind, not dladdr: an object another thread closes
+** meanwhile (ffi.load's library collected, lua_close unloading C modules)
+** is read whole before it goes, or not found. */
 static int resolve(struct unwind_syms *s, uintptr_t ip, struct unwind_sym *o)
 {
-	struct lookup l = {s, ip, o, 0};
-	dl_iterate_phdr(find_cb, &l);
-	return l.rc;
+	struct resolved r = {s, o};
+	return dlfind(ip, resolve_hit, &r);
 }
 
 /* Drainer (the sampler's hostlock held: helper thread, or a VM thread at

@@ -1,6 +1,8 @@
 /*
 ** ljlog e2e: a C Lua module (luaopen_sample_cmod) for the sampling tests.
 ** spin(n)       busy lua_CFunction, called through the Lua C API
+** alloc(n)      n small blocks allocated and freed (calls the sanitizers
+**               intercept, where ThreadSanitizer delivers its signals)
 ** sigprof([usec]) install the module's own SIGPROF handler (a program
 **               that handles SIGPROF itself) and, with usec, arm a
 **               process CPU-time timer (ITIMER_PROF) every usec; true
@@ -9,6 +11,7 @@
 */
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 
@@ -26,6 +29,23 @@ int sample_cmod_spin(lua_State *L)
 	for (int64_t i = 0; i < n; i++)
 		x = x * 6364136223846793005u + 1442695040888963407u;
 	lua_pushnumber(L, (lua_Number)(x >> 33));
+	return 1;
+}
+
+/* Any thread. alloc(n): allocate and free n small blocks; a number. */
+int sample_cmod_alloc(lua_State *L)
+{
+	int64_t n = (int64_t)luaL_checknumber(L, 1);
+	uint64_t s = 0;
+	for (int64_t i = 0; i < n; i++) {
+		volatile char *p = malloc(64 + (size_t)(i & 63));
+		if (!p)
+			break;
+		p[0] = (char)i;
+		s += (unsigned char)p[0];
+		free((void *)p);
+	}
+	lua_pushnumber(L, (lua_Number)s);
 	return 1;
 }
 
@@ -74,6 +94,7 @@ int luaopen_sample_cmod(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
 	    {"spin", sample_cmod_spin},
+	    {"alloc", sample_cmod_alloc},
 	    {"sigprof", l_sigprof},
 	    {"sigprof_count", l_sigprof_count},
 	    {NULL, NULL},

@@ -1,18 +1,29 @@
--- ljlog e2e: samples in a library that is closed while the program runs.
+-- ljlog e2e: samples in libraries that are closed while the program runs.
 -- Each round opens sample_ffi.so with ffi.load, spends its time in
 -- ljlog_test_ffi_alloc (via alloc_in_c), drops the library and collects
--- it (LuaJIT dlcloses it), then works in Lua. The last round stops the
--- profiler while the library is still open.
--- Arguments: FFI-LIBRARY ROUNDS [stop] (stop: call ljlog.stop() last).
+-- it (LuaJIT dlcloses it), then works in Lua. The C module sample_cmod.so,
+-- opened with package.loadlib, is called last (cmod_in_c) and closed by
+-- lua_close at the end. With stop, the last round stops the
+-- profiler while the libraries are still open.
+-- Arguments: FFI-LIBRARY C-MODULE ROUNDS [stop] (stop: ljlog.stop() last).
 local ffi = require("ffi")
-local libpath = arg[1]
-local rounds = assert(tonumber(arg[2]), "usage: FFI-LIBRARY ROUNDS [stop]")
+local libpath, modpath = arg[1], arg[2]
+local rounds = assert(tonumber(arg[3]), "usage: FFI-LIBRARY C-MODULE ROUNDS [stop]")
+local cmod = assert(package.loadlib(modpath, "luaopen_sample_cmod"))()
 ffi.cdef([[uint64_t ljlog_test_ffi_alloc(int64_t n);]])
 
 local function alloc_in_c(lib, n)
 	local s = 0
 	for _ = 1, 20 do
 		s = s + tonumber(lib.ljlog_test_ffi_alloc(n))
+	end
+	return s
+end
+
+local function cmod_in_c(n)
+	local s = 0
+	for _ = 1, 20 do
+		s = s + cmod.alloc(n)
 	end
 	return s
 end
@@ -30,7 +41,10 @@ for r = 1, rounds do
 	local lib = ffi.load(libpath)
 	total = total + alloc_in_c(lib, 20000)
 	if r == rounds then
-		if arg[3] == "stop" then
+		-- The C module last: its function is named while lua_close
+		-- unloads it.
+		total = total + cmod_in_c(20000)
+		if arg[4] == "stop" then
 			require("ljlog").stop()
 		end
 		break

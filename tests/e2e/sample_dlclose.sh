@@ -1,51 +1,68 @@
 #!/usr/bin/env bash
-# ljlog e2e: host stacks in a library closed while the program runs.
-# sample_dlclose.lua opens sample_ffi.so with ffi.load, spends its time in
-# ljlog_test_ffi_alloc, then lets LuaJIT dlclose the library, round after
-# round, sampled at 10 kHz. The helper thread names the C frames while the
-# loader frees the library's name and unmaps its symbols: it must read
+# ljlog e2e: host stacks and C functions in libraries closed while the
+# program runs. sample_dlclose.lua opens sample_ffi.so with ffi.load,
+# spends its time in ljlog_test_ffi_alloc, then lets LuaJIT dlclose the
+# library, round after round; it also calls sample_cmod.alloc, a
+# lua_CFunction of a C module that lua_close unloads at the end. Sampled at
+# 10 kHz, the helper thread names the C frames and the C function while the
+# loader frees their objects' names and unmaps their symbols: it must read
 # them only while they are there (ThreadSanitizer, in the threaded pass,
-# reports a read of the loader's memory it cannot order). The program
-# runs to its end with its own output, the log is complete, and the
-# function is named above its Lua caller in the last round (the profiler
-# stops while the library is still open).
+# reports a read of the loader's memory it cannot order). Two runs: one
+# that stops the profiler while the libraries are still open (stop), one
+# that leaves it running into lua_close. Each runs to its end with its own
+# output and a complete log; in the first, both functions are named above
+# their Lua callers.
 . "$(dirname "$0")/lib.sh"
 
 prog=$E2E/sample_dlclose.lua
-lib=$top_builddir/tests/e2e/.libs/sample_ffi.so
-log=$T/dlclose.ljlog
-[ -e "$lib" ] || fail "test library not built ($lib)"
+libs=$top_builddir/tests/e2e/.libs
+[ -e "$libs/sample_ffi.so" ] && [ -e "$libs/sample_cmod.so" ] ||
+	fail "test libraries not built ($libs/sample_ffi.so, sample_cmod.so)"
 
-luajit "$prog" "$lib" 6 >"$T/plain.out" 2>&1 ||
+luajit "$prog" "$libs/sample_ffi.so" "$libs/sample_cmod.so" 6 >"$T/plain.out" 2>&1 ||
 	{ show "$T/plain.out"; fail "the unprofiled run failed"; }
-profile "file=$log,sample=100us,wall,jit" "$prog" "$lib" 6 stop \
-	>"$T/out" 2>"$T/err" || { show "$T/err"; fail "the profiled run failed"; }
-cmp -s "$T/plain.out" "$T/out" ||
-	fail "output '$(cat "$T/out")', unprofiled '$(cat "$T/plain.out")'"
-check_complete "$log"
-ljlog folded "$log" >"$T/folded" 2>"$T/folded.err" ||
+for how in stop run; do
+	log=$T/$how.ljlog
+	profile "file=$log,sample=100us,wall,jit" "$prog" "$libs/sample_ffi.so" \
+		"$libs/sample_cmod.so" 6 "$how" >"$T/$how.out" 2>"$T/$how.err" ||
+		{ show "$T/$how.err"; fail "[$how] the profiled run failed"; }
+	cmp -s "$T/plain.out" "$T/$how.out" ||
+		fail "[$how] output '$(cat "$T/$how.out")', unprofiled '$(cat "$T/plain.out")'"
+	check_complete "$log"
+done
+ljlog folded "$T/stop.ljlog" >"$T/folded" 2>"$T/folded.err" ||
 	{ show "$T/folded.err"; fail "ljlog folded failed"; }
 
 # ThreadSanitizer delivers signals late, at calls it intercepts: its few
-# samples need not fall in the library.
+# samples need not fall in either function.
 want=1
 case $LJLOG_TEST_PRELOAD in *tsan*) want=0 ;; esac
-caller="alloc_in_c_($prog:$(grep -n '^local function alloc_in_c(' "$prog" | cut -d: -f1))"
-python3 - "$T/folded" "$caller" "$want" <<'PY' || { show "$T/folded"; fail "ljlog_test_ffi_alloc misplaced or missing (see above)"; }
+line() { grep -n "^local function $1(" "$prog" | cut -d: -f1; }
+# sample_cmod.alloc is named by its symbol (sample_cmod_alloc), or by the
+# module table when ljlog finds it (sample_cmod.alloc).
+python3 - "$T/folded" "$want" "ljlog_test_ffi_alloc" "alloc_in_c_($prog:$(line alloc_in_c))" \
+	"sample_cmod_alloc|sample_cmod.alloc" "cmod_in_c_($prog:$(line cmod_in_c))" <<'PY' || { show "$T/folded"; fail "C functions misplaced or missing (see above)"; }
 import sys
-path, caller, want = sys.argv[1], sys.argv[2], int(sys.argv[3])
-named = bad = 0
+path, want, pairs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+stacks = []
 for ln in open(path):
     stack, n = ln.rstrip("\n").rsplit(" ", 1)
-    frames = stack.split(";")
-    if "ljlog_test_ffi_alloc" not in frames:
-        continue
-    named += int(n)
-    if caller not in frames[:frames.index("ljlog_test_ffi_alloc")]:
-        bad += int(n)
-        print("not below %s: %s" % (caller, ln.rstrip()))
-if bad or named < want:
-    sys.exit("%d samples name ljlog_test_ffi_alloc, %d of them without %s below" % (named, bad, caller))
-print("ok: sample_dlclose: %d samples in ljlog_test_ffi_alloc, each above %s" % (named, caller))
+    stacks.append((stack.split(";"), int(n)))
+bad = []
+for cfn, caller in zip(pairs[0::2], pairs[1::2]):
+    named = wrong = 0
+    for frames, n in stacks:
+        idx = [i for i, f in enumerate(frames) if f in cfn.split("|")]
+        if not idx:
+            continue
+        named += n
+        if caller not in frames[:idx[0]]:
+            wrong += n
+            print("not below %s: %s" % (caller, ";".join(frames)))
+    print("ok: sample_dlclose: %d samples in %s, %d of them not below %s" % (named, cfn, wrong, caller))
+    if wrong or named < want:
+        bad.append("%s: %d samples, %d not below %s" % (cfn, named, wrong, caller))
+if bad:
+    sys.exit("; ".join(bad))
 PY
-ok "library closed while sampled: output unchanged, log complete, frames named"
+ok "libraries closed while sampled: output unchanged, logs complete, frames named"

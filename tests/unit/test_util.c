@@ -1,13 +1,21 @@
 /*
 ** Unit tests: src/util/ (the hash map, the string interner, ljlog's own
-** threads).
+** threads, the loaded objects' symbols).
 */
+#define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "util/dlfind.h"
 #include "util/hmap.h"
 #include "util/intern.h"
 #include "util/util.h"
@@ -149,4 +157,60 @@ Test(thread, fork_prepare_waits_for_a_start)
 	cr_assert_eq(__atomic_load_n(&began, __ATOMIC_ACQUIRE), 1,
 		     "prepare returned while a thread was starting");
 	util_thread_fork_done();
+}
+
+/* Test thread (dlfind's callback). Keep the hit's fields (the strings
+** copied). */
+struct hitcopy {
+	char object[4096], sym[256];
+	int has_sym;
+	uintptr_t base, start;
+};
+
+static int keep_hit(void *arg, const struct dlfind_hit *h)
+{
+	struct hitcopy *c = arg;
+	snprintf(c->object, sizeof c->object, "%s", h->object);
+	c->has_sym = h->sym != NULL;
+	snprintf(c->sym, sizeof c->sym, "%s", h->sym ? h->sym : "");
+	c->base = h->base;
+	c->start = h->start;
+	return 7; /* passed through */
+}
+
+Test(dlfind, as_dladdr)
+{
+	/* Exported functions of the C library, and inside them (not
+	** strlen: an IFUNC, its address the unexported implementation's). */
+	uintptr_t at[] = {(uintptr_t)getpid, (uintptr_t)qsort + 5,
+			  (uintptr_t)pthread_create + 1, (uintptr_t)fopen};
+	for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+		struct hitcopy c;
+		Dl_info info;
+		const ElfW(Sym) *sym = NULL;
+		cr_assert(dladdr1((void *)at[k], &info, (void **)&sym,
+				  RTLD_DL_SYMENT));
+		cr_assert_eq(dlfind(at[k], keep_hit, &c), 7);
+		cr_assert_str_eq(c.object, info.dli_fname);
+		cr_assert_eq(c.base, (uintptr_t)info.dli_fbase);
+		cr_assert(c.has_sym, "%s: no symbol", info.dli_sname);
+		cr_assert_str_eq(c.sym, info.dli_sname);
+		cr_assert_eq(c.start, (uintptr_t)info.dli_saddr);
+	}
+}
+
+Test(dlfind, main_program_and_no_object)
+{
+	struct hitcopy c;
+	void *anon;
+	/* The test program itself: the loader names it "". */
+	cr_assert_eq(dlfind((uintptr_t)keep_hit, keep_hit, &c), 7);
+	cr_assert_str_eq(c.object, "");
+	cr_assert_leq(c.base, (uintptr_t)keep_hit);
+	/* Anonymous memory is in no object: the callback is not called. */
+	anon = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(anon, MAP_FAILED);
+	cr_assert_eq(dlfind((uintptr_t)anon + 8, keep_hit, &c), 0);
+	cr_assert_eq(dlfind(0, keep_hit, &c), 0);
+	munmap(anon, 4096);
 }
