@@ -407,9 +407,8 @@ static int space_init(void)
 
 /* -- Unwinding ------------------------------------------------------------- */
 
-/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
-** stop). Walk a capture; see the header. */
-int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
+/* Drainer, the loader's list locked (see unwind_ips). Walk a capture. */
+static int walk_capture(const struct unwind_ctx *c, uintptr_t *ips, int max)
 {
 	struct walk w = {c, c->len, 0};
 	unw_cursor_t cur;
@@ -448,6 +447,40 @@ int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
 out:
 	pthread_mutex_unlock(&U.lock);
 	return n;
+}
+
+/* What unwind_ips asks of walk_cb, and its answer. */
+struct walk_call {
+	const struct unwind_ctx *c;
+	uintptr_t *ips;
+	int max, n;
+};
+
+/* Drainer (dl_iterate_phdr callback, the loader's list locked). Walk the
+** capture once, then stop. */
+static int walk_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct walk_call *a = data;
+	(void)info;
+	(void)size;
+	a->n = walk_capture(a->c, a->ips, a->max);
+	return 1;
+}
+
+/* Drainer (the sampler's hostlock held: helper thread, or a VM thread at
+** stop). Walk a capture; see the header. The walk reads the unwind tables
+** and code of the objects the capture's frames are in, well after the
+** signal: within a dl_iterate_phdr callback, which holds the loader's
+** list, so that no object is unmapped meanwhile (lua_close unloading a C
+** module while the helper still walked a stack in it: the program died of
+** SIGSEGV in 2 of 6 runs of sample_dlclose.lua on arm64 under qemu-user).
+** The loader's lock is recursive: the walk's own dl_iterate_phdr calls
+** (segs_refresh, libunwind's lookups) take it again. */
+int unwind_ips(const struct unwind_ctx *c, uintptr_t *ips, int max)
+{
+	struct walk_call a = {c, ips, max, 0};
+	dl_iterate_phdr(walk_cb, &a);
+	return a.n;
 }
 
 #else
