@@ -188,15 +188,19 @@ GET(line_pct)
 	c->pct = report_pct(LINE->samples, p->smp.samples);
 }
 
-/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)";
-** line 0, a sample at no line known: "app.lua:? (function ...)". */
+/* Main thread. A line as text shows it: "app.lua:12 (function app.lua:10)",
+** "app.lua:30 (main chunk)"; line 0, a sample at no line known:
+** "app.lua:? (function ...)". */
 GET(line_label)
 {
 	const struct profile_fn *f = &p->fns[LINE->fn];
-	const char *ok =
-	    LINE->line ? cell_printf(c, "%s:%" PRIu64 " (function %s)", f->file,
-				     LINE->line, f->name)
-		       : cell_printf(c, "%s:? (function %s)", f->file, f->name);
+	int chunk = f->kind == FNID_LUA && f->line == 0;
+	const char *pre = chunk ? DECODE_MAIN_CHUNK : "function ";
+	const char *nm = chunk ? "" : f->name;
+	const char *ok = LINE->line
+			     ? cell_printf(c, "%s:%" PRIu64 " (%s%s)", f->file,
+					   LINE->line, pre, nm)
+			     : cell_printf(c, "%s:? (%s%s)", f->file, pre, nm);
 	if (!ok)
 		c->s = f->file;
 }

@@ -50,18 +50,26 @@ void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
 		return;
 	}
 	size_t n = nm->len;
+	/* A chunk's own function is defined on line 0, which no editor
+	** shows: it is named as Lua's tracebacks name it. */
+	int chunk = line == 0 && o->u.proto.firstline == 0;
 	if (n + 4 >= len) /* keep room for the chunk */
 		n = len / 2;
-	if (n) {
-		int k = snprintf(out, len, "%.*s (", (int)n, nm->s);
-		decode_chunk_name(c, out + k, len - (size_t)k);
-		size_t l = strlen(out);
-		snprintf(out + l, len - l, ":%llu)", (unsigned long long)line);
+	int k = 0;
+	if (n)
+		k = snprintf(out, len, "%.*s (%s", (int)n, nm->s,
+			     chunk ? DECODE_MAIN_CHUNK " of " : "");
+	else if (chunk)
+		k = snprintf(out, len, "%s (", DECODE_MAIN_CHUNK);
+	if (k < 0 || (size_t)k >= len)
 		return;
-	}
-	decode_chunk_name(c, out, len);
+	decode_chunk_name(c, out + k, len - (size_t)k);
 	size_t l = strlen(out);
-	snprintf(out + l, len - l, ":%llu", (unsigned long long)line);
+	if (chunk)
+		snprintf(out + l, len - l, ")");
+	else
+		snprintf(out + l, len - l, n ? ":%llu)" : ":%llu",
+			 (unsigned long long)line);
 }
 
 /* -- Objects ---------------------------------------------------------------- */

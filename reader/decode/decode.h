@@ -420,7 +420,10 @@ void decode_chunk_name(const struct decode_str *chunk, char *out, size_t len);
 
 /* A PROTO as a Lua programmer reads it, at line (its firstline
 ** for the function itself): "fib (app.lua:4)", "app.lua:4" when it has no
-** name, "table.remove" for a library function written in Lua. */
+** name, "table.remove" for a library function written in Lua, "main chunk
+** (app.lua)" for a chunk's own function (firstline 0), "m (main chunk of
+** app.lua)" when it has a name. */
+#define DECODE_MAIN_CHUNK "main chunk"
 void decode_proto_name(const struct decode_obj *o, uint64_t line, char *out,
 		       size_t len);
 

@@ -63,6 +63,21 @@ static void inline_frames(struct decode_sample *sm,
 	sm->inlined = m;
 }
 
+/* A frame whose line is not known (0: a sample in a trace without an
+** offset into it, in the VM's code it called) is on the function's only
+** line when the function has one (numline 0: a comparator written on
+** one line), and stays unknown otherwise. */
+static void one_line_frames(struct decode_sample *sm,
+			    struct decode_lua_frame *lua)
+{
+	for (uint32_t j = 0; j < sm->nlua; j++) {
+		const struct decode_obj *o = lua[j].func;
+		if (!lua[j].line && o->kind == FORMAT_REC_PROTO &&
+		    o->u.proto.firstline && !o->u.proto.numline)
+			lua[j].line = o->u.proto.firstline;
+	}
+}
+
 /* A version 6 sample's frames: st's own, then its parent's and
 ** so on up, into the decoder's frame arrays (st's totals were checked
 ** against DECODE_MAX_FRAMES when it was defined). */
@@ -316,6 +331,7 @@ static int sm_loop(struct sms *s, const uint8_t *p, uint64_t n, sm_fn *frames)
 		p = q;
 		if (sm->trace && (sm->pcofs || sm->chkofs))
 			inline_frames(sm, s->lua);
+		one_line_frames(sm, s->lua);
 		if (fn && (rc = fn(ud, sm)) != 0)
 			return rc;
 	}

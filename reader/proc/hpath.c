@@ -70,6 +70,23 @@ static const char *text_of(const struct hsnap_keep *k, uint64_t id)
 	return o ? o->text : "";
 }
 
+/* Object id's text as a frame's function: a chunk's own function,
+** "app.lua:0", as "main chunk of app.lua"; into buf (cap bytes). */
+static const char *fn_text(const struct hsnap_keep *k, uint64_t id, char *buf,
+			   size_t cap)
+{
+	const struct hsnap_obj *o = hsnap_find(k, id);
+	const char *t = o ? o->text : "";
+	size_t n = strlen(t);
+	if (o && o->type == FORMAT_HTYPE_FUNCTION && n > 2 &&
+	    !strcmp(t + n - 2, ":0")) {
+		snprintf(buf, cap, "%s of %.*s", DECODE_MAIN_CHUNK,
+			 (int)(n - 2), t);
+		return buf;
+	}
+	return t;
+}
+
 /* The name of a root as the start of a path. */
 static const char *root_name(const char *name)
 {
@@ -140,7 +157,7 @@ static size_t code_start(const struct hsnap_keep *k,
 void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 		  size_t n, int cut, char *buf, size_t cap)
 {
-	char p[1024], step[512], tmp[512];
+	char p[1024], step[512], tmp[512], fn[256];
 	int phrase = 0; /* p ends with a phrase: "upvalue x of f (a:1)" */
 	const char *held = "";
 	p[0] = '\0';
@@ -205,7 +222,7 @@ void hpath_render(const struct hsnap_keep *k, const struct hsnap_edge *const *e,
 				 main ? "" : "coroutine ");
 			if (r->key)
 				snprintf(tmp, sizeof tmp, " (%.200s) ",
-					 text_of(k, r->key));
+					 fn_text(k, r->key, fn, sizeof fn));
 			else
 				snprintf(tmp, sizeof tmp, " ");
 			if (nl)

@@ -21,7 +21,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 for s in d["alloc_sites"]:
     if s["kind"] == "lua" and s["alloc_count"] >= 100:
-        print(s["function"].split(" (")[0], s["line"], s["alloc_count"])
+        print(s["function"].split(" (")[0].replace(" ", "_"), s["line"], s["alloc_count"])
 PY
 }
 

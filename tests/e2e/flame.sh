@@ -114,7 +114,7 @@ spec "$T/s.ljlog" s AUTO
 python3 - "$T/s.spec" "$T/s.folded" "$E2E/stacks.lua" <<'PY' || fail "stacks.lua: no tower to expect"
 import json, re, sys
 spec = json.load(open(sys.argv[1]))
-tower = re.sub(r"[; \n]", "_", sys.argv[3]) + ":0"
+tower = "main_chunk_(%s)" % re.sub(r"[; \n]", "_", sys.argv[3])
 tot = hit = 0
 for ln in open(sys.argv[2], encoding="utf-8", errors="replace"):
     st, w = ln.rstrip("\n").rsplit(" ", 1)

@@ -40,6 +40,9 @@ def lua_key(name):
     ('work (frames.lua:6)', folded 'work_(frames.lua:6)') or not
     ('frames.lua:6'), else None (library functions, other chunks)."""
     m = re.search(r"\(([^()]*):(\d+)\)$", name) or re.match(r"^(.*):(\d+)$", name)
+    c = re.match(r"^main[ _]chunk[ _]\((.*)\)$", name)  # line 0
+    if c and os.path.basename(c.group(1)) == ME:
+        return "%s:0" % ME
     if not m or os.path.basename(m.group(1)) != ME:
         return None
     return "%s:%s" % (ME, m.group(2))

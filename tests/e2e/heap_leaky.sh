@@ -93,7 +93,7 @@ garbage=$(sed -n '/^Garbage in snapshot/,/^Total/p' "$T/leaks.txt")
 if grep -q "string.format" <<<"$live"; then fail "--leaks lists the temporaries' site as live: $live"; fi
 grep -Eq "^ +$M +[0-9.]+ (B|KiB|MiB)  string\.format\$" <<<"$garbage" ||
 	fail "--leaks: no garbage row of $M objects at string.format: $garbage"
-grep -Eq "^ +[0-9]+ +[0-9.]+ (B|KiB|MiB) +$((2 * N)) +[0-9.]+ (B|KiB|MiB)  .*heap_leaky\.lua:0 line $(grep -n 'local s = {id' "$prog" | cut -d: -f1)\$" <<<"$live" ||
+grep -Eq "^ +[0-9]+ +[0-9.]+ (B|KiB|MiB) +$((2 * N)) +[0-9.]+ (B|KiB|MiB)  main chunk \(.*heap_leaky\.lua\) line $(grep -n 'local s = {id' "$prog" | cut -d: -f1)\$" <<<"$live" ||
 	fail "--leaks: the sessions' line is not held with $((2 * N)) objects (table and string each): $live"
 ok "report --leaks: string.format's $M temporaries are garbage, the sessions held"
 
@@ -145,9 +145,9 @@ d, how = json.load(open(sys.argv[1])), sys.argv[2]
 caches = [e["path"] for e in d["top"] if e["type"] == "table" and
           re.fullmatch(r"array \d+ hash 0", e["text"]) and int(e["text"].split()[1]) > 2000]
 want = [r"_G\.GCACHE", r"package\.loaded\.holdmod\.cache",
-        r"(upvalue upcache of _G\.lookup \(.*heap_holders\.lua:16\)|stack of main thread \(.*heap_holders\.lua:0\) local upcache)"]
+        r"(upvalue upcache of _G\.lookup \(.*heap_holders\.lua:16\)|stack of main thread \(main chunk of .*heap_holders\.lua\) local upcache)"]
 if how == "exit":
-    want.append(r"stack of main thread \(.*heap_holders\.lua:0\) local localcache")
+    want.append(r"stack of main thread \(main chunk of .*heap_holders\.lua\) local localcache")
 bad = [w for w in want if not any(re.fullmatch(w, c) for c in caches)]
 if len(caches) != len(want) or bad:
     print("FAIL: [%s] caches held %r; no match for %r" % (how, caches, bad))

@@ -93,7 +93,7 @@ if (n, b) != (snap1["objects"], snap1["bytes"]):
         (n, b, snap1["objects"], snap1["bytes"]))
 if s1["no_site_objects"] == 0 or "before ljlog attached" not in s1["no_site_why"]:
     die("objects without a site: %d (%r)" % (s1["no_site_objects"], s1["no_site_why"]))
-if not re.search(r"\n +%d +%s  .*heap_site\.lua:0 line %d\n" % (M["tn"], re.escape(rb(M["tbytes"])), TL), s1txt):
+if not re.search(r"\n +%d +%s  main chunk \(.*heap_site\.lua\) line %d\n" % (M["tn"], re.escape(rb(M["tbytes"])), TL), s1txt):
     die("--by site text has no row for the tables:\n" + s1txt)
 if "(no site: allocated before ljlog attached)" not in s1txt:
     die("--by site text: no row for objects without a site:\n" + s1txt)
@@ -128,7 +128,7 @@ for l in open(dump, encoding="utf-8", errors="replace"):
     m = OBJ.match(l)
     if m:
         st = live.get(int(m[4], 16))
-        if st and st[0] == "lua" and st[1].endswith("heap_site.lua:0"):
+        if st and st[0] == "lua" and st[1].endswith("heap_site.lua)"):
             c = cur.setdefault(st[2], [0, 0, set()])
             c[0] += 1
             c[1] += int(m[3])

@@ -174,7 +174,7 @@ profile "file=$like" "$E2E/heap_like.lua" "$n" >"$T/like.out" 2>"$T/like.err" ||
 check_complete "$like"
 ljlog heap --diff 1 2 -n 0 "$like" >"$T/like.txt" 2>&1 || { show "$T/like.txt"; fail "heap --diff 1 2 (heap_like)"; }
 sed -n '/^largest new objects/,$p' "$T/like.txt" >"$T/like.rows"
-grep -Eq "^ +$n +[0-9.]+ (B|KiB)  \(stack of main thread \(.*heap_like.lua:0\) local cos\)\[\*\]  $n x thread, the largest #[0-9]+ \"coroutine\"\$" "$T/like.rows" ||
+grep -Eq "^ +$n +[0-9.]+ (B|KiB)  \(stack of main thread \(main chunk of .*heap_like.lua\) local cos\)\[\*\]  $n x thread, the largest #[0-9]+ \"coroutine\"\$" "$T/like.rows" ||
 	{ show "$T/like.rows"; fail "heap --diff: no one row of the $n coroutines"; }
 grep -Eq "local other  #[0-9]+ table " "$T/like.rows" ||
 	{ show "$T/like.rows"; fail "heap --diff: no row of the other table"; }

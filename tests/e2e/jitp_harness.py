@@ -68,7 +68,9 @@ HANG_FACTOR = 30.0
 ANCHOR_TRIES = 3
 # A Lua function's frame in `ljlog folded`: "name_(chunk:line)" or
 # "chunk:line".
-LUA_FRAME = re.compile(r"_\(([^()]+:\d+)\)$|^([^()]+:\d+)$")
+# A Lua frame of `folded`: "name_(chunk:LINE)", "chunk:LINE", or a main
+# chunk, "main_chunk_(chunk)", which jit.profile keys chunk:0.
+LUA_FRAME = re.compile(r"_\(([^()]+:\d+)\)$|^([^()]+:\d+)$|^main_chunk_\(([^()]+)\)$")
 
 
 def parse_program(spec):
@@ -186,7 +188,7 @@ class Runner:
                 for frame in reversed(stack.split(";")):
                     m = LUA_FRAME.search(frame)
                     if m:
-                        k = m.group(1) or m.group(2)
+                        k = m.group(1) or m.group(2) or m.group(3) + ":0"
                         counts[k] = counts.get(k, 0) + int(n)
                         break
         return counts

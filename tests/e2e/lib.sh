@@ -329,13 +329,14 @@ for f in d["functions"]:
     key = (f["file"], f["line"])
     # Functions that share chunk:line differ by name ("NAME (chunk:line)"):
     # the hook counts them as one.
-    named = f["name"].endswith(" (%s:%d)" % key)
+    named = f["name"].endswith(" (%s:%d)" % key) or (
+        key[1] == 0 and f["name"].endswith("main chunk (%s)" % key[0]))
     if f["name"] in got_named.setdefault(key, set()):
         bad.append("two entries for %s" % show(key))
     got_named[key].add(f["name"])
     got_lua[key] = got_lua.get(key, 0) + f["calls"]
     if f["name"] != "%s:%d" % key and not named:
-        bad.append("name %r, expected %r or NAME (%s)" % (show((f["name"], 0)), show(key), show(key)))
+        bad.append("name %r, expected %r, NAME (%s) or main chunk (CHUNK)" % (show((f["name"], 0)), show(key), show(key)))
 for key in sorted(set(want_lua) | set(got_lua)):
     w, g = want_lua.get(key), got_lua.get(key)
     if w != g and not (w is None and g == 0):

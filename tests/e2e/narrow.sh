@@ -166,7 +166,8 @@ want_ce = [(0, "phase_a", 40, fn["phase_a"]["samples_total"]),
            (1, "a_leaf", 2000, fn["a_leaf"]["samples_total"])]
 if ce != want_ce:
     sys.exit("--callees phase_a: %s, expected %s" % (ce, want_ce))
-main = [k for k in fn if k.endswith("narrow.lua:0")]
+main = [k for k in fn if fn[k]["name"].startswith("main chunk (") and
+        fn[k]["name"].endswith("narrow.lua)")]
 tot = fn["a_leaf"]["samples_total"] + fn["b_leaf"]["samples_total"]
 want_cr = sorted([(0, "a_leaf|b_leaf", 5000, tot),
                   (1, "phase_b", 3000, fn["b_leaf"]["samples_total"]),

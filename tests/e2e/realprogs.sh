@@ -286,6 +286,9 @@ else:
 # Edges: caller -> callee, both Lua functions.
 def frame(s):
     """A folded frame's function as (chunk, line), or None."""
+    c = re.match(r"^main_chunk_\((.*)\)$", s)
+    if c:
+        return (c.group(1), 0)
     m = re.search(r"\(([^()]*):(-?\d+)\)$", s) or re.match(r"^(.*):(-?\d+)$", s)
     return (m.group(1), signed(int(m.group(2)))) if m else None
 

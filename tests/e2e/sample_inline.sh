@@ -67,7 +67,7 @@ def shares(run):  # % of samples by innermost Lua function (folded stacks)
     for ln in open("%s/%s.folded" % (T, run)):
         stack, n = ln.rstrip("\n").rsplit(" ", 1)
         for fr in reversed(stack.split(";")):
-            if re.search(r"\.lua:\d+\)?$", fr):
+            if re.search(r"\.lua:\d+\)?$|^main_chunk_\(", fr):
                 f = fname(fr) or fr
                 out[f] = out.get(f, 0) + int(n)
                 tot += int(n)

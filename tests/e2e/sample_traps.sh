@@ -120,7 +120,7 @@ for ln in open(fpath):
     for name in seen:
         if name in frames:
             seen[name] += int(n)
-            lua = [f for f in frames if re.search(r"\.lua:\d+$", f)]
+            lua = [f for f in frames if re.search(r"\.lua:\d+$|^main_chunk_\(", f)]
             if lua:
                 bad.append("%s under Lua frames %r" % (name, lua))
 for name, n in seen.items():

@@ -104,7 +104,7 @@ want = clean(lua) + ":%d" % cline
 # under qemu-user, where the move takes longer).
 wrong = [(s, w) for s, w in calls if s[s.index("table.sort") - 1] != want and
          not (s[-1] == "(jit compiler)" and
-              s[s.index("table.sort") - 1] == clean(lua) + ":0")]
+              s[s.index("table.sort") - 1] == "main_chunk_(%s)" % clean(lua))]
 if wrong:
     bad.append("table.sort's caller is not %s in %d of %d samples: %r"
                % (want, sum(w for _, w in wrong), n, wrong[:3]))

@@ -578,35 +578,39 @@ Test(cli, samples_folded)
 	/* Default on a log with samples: Lua-first stacks (no way in, no
 	** trace frame; the C code io.write and the Lua function reach). */
 	char *out = out_of(LJLOG " folded %s", p);
-	has_line(out, "app.lua:0;app.lua:10 3");
-	has_line(out, "app.lua:0;app.lua:10;io.write;memcpy 1");
+	has_line(out, "main_chunk_(app.lua);app.lua:10 3");
+	has_line(out, "main_chunk_(app.lua);app.lua:10;io.write;memcpy 1");
 	has_line(out, "(idle) 1");
-	has_line(out, "app.lua:0;app.lua:10;[libfoo.so] 1");
-	cr_assert_null(strstr(out, "main"), "%s", out);
+	has_line(out, "main_chunk_(app.lua);app.lua:10;[libfoo.so] 1");
+	cr_assert_null(strstr(out, "main;"), "%s", out);
 	cr_assert_null(strstr(out, "trace"), "%s", out);
 	cr_assert_null(strstr(out, "l_write"), "%s", out);
 	free(out);
 
 	/* --host: merged sampled stacks. */
 	out = out_of(LJLOG " folded --host %s", p);
-	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10 2");
-	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10;io.write;memcpy 1");
-	has_line(out, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(out, "main;lua_pcall;main_chunk_(app.lua);app.lua:10 2");
+	has_line(
+	    out,
+	    "main;lua_pcall;main_chunk_(app.lua);app.lua:10;io.write;memcpy 1");
+	has_line(out, "main_chunk_(app.lua);app.lua:10;trace 1 1");
 	has_line(out, "(idle) 1");
-	has_line(out, "main;lua_pcall;app.lua:0;app.lua:10;[libfoo.so] 1");
+	has_line(
+	    out,
+	    "main;lua_pcall;main_chunk_(app.lua);app.lua:10;[libfoo.so] 1");
 	cr_assert_null(strstr(out, "l_write"), "%s", out);
 	cr_assert_null(strstr(out, "interpreter"), "%s", out);
 	free(out);
 
 	out = out_of(LJLOG " folded --host --no-traces %s", p);
-	has_line(out, "app.lua:0;app.lua:10 1");
+	has_line(out, "main_chunk_(app.lua);app.lua:10 1");
 	cr_assert_null(strstr(out, "trace"), "%s", out);
 	free(out);
 
 	out = out_of(LJLOG " folded --lua %s", p);
-	has_line(out, "app.lua:0;app.lua:10 3");
-	has_line(out, "app.lua:0;app.lua:10;io.write 1");
-	has_line(out, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(out, "main_chunk_(app.lua);app.lua:10 3");
+	has_line(out, "main_chunk_(app.lua);app.lua:10;io.write 1");
+	has_line(out, "main_chunk_(app.lua);app.lua:10;trace 1 1");
 	has_line(out, "(idle) 1");
 	free(out);
 

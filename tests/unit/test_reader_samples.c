@@ -884,7 +884,7 @@ Test(samples, counts_by_function_line_and_state)
 
 	/* Self: the innermost Lua frame (samples 0, 2, 8, 9 in F; 7 too). */
 	expect(p, "app.lua:10", FNID_LUA, 5, 8);
-	expect(p, "app.lua:0", FNID_LUA, 0, 7);
+	expect(p, "main chunk (app.lua)", FNID_LUA, 0, 7);
 	expect(p, "lib.lua:5", FNID_LUA, 1, 1);
 	expect(p, "string.rep", FNID_FAST, 1, 1);
 	/* io.write: innermost in sample 1; its HOSTSYM (l_write, same
@@ -1360,29 +1360,33 @@ Test(samples, merged_stacks)
 	struct profile *p = load(&l, 0);
 	char *s = stacks(p, SAMPLES_VIEW_MERGED, 0);
 	/* Host frames outside the interpreter, then Lua, outermost first. */
-	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10 1");
+	has_line(s, "main;lua_pcall;main chunk (app.lua);app.lua:10 1");
 	/* io.write once (CFUNC and HOSTSYM), then the C code it calls. */
-	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;io.write;memcpy 1");
+	has_line(
+	    s,
+	    "main;lua_pcall;main chunk (app.lua);app.lua:10;io.write;memcpy 1");
 	/* The trace on top of its Lua frames. */
-	has_line(s, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;trace 1 1");
 	has_line(s, "(idle) 1");
 	/* No Lua frames: the interpreter stands for them. */
 	has_line(s, "main;lua_pcall;(luajit interpreter) 1");
-	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;lib.lua:5 1");
-	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10;string.rep;"
+	has_line(s,
+		 "main;lua_pcall;main chunk (app.lua);app.lua:10;lib.lua:5 1");
+	has_line(s, "main;lua_pcall;main chunk (app.lua);app.lua:10;string.rep;"
 		    "[libfoo.so] 1");
 	/* The C function outermost: the host frame outside is the same. */
 	has_line(s, "main;io.write;app.lua:10 1");
 	/* No interpreter frame: C code called from compiled code, on top. */
-	has_line(s, "app.lua:0;app.lua:10;trace 1;[libfoo.so];memcpy 1");
+	has_line(
+	    s, "main chunk (app.lua);app.lua:10;trace 1;[libfoo.so];memcpy 1");
 	/* Host code between two interpreter frames is left out. */
-	has_line(s, "main;lua_pcall;app.lua:0;app.lua:10 1");
+	has_line(s, "main;lua_pcall;main chunk (app.lua);app.lua:10 1");
 	cr_assert_null(strstr(s, "l_write"), "%s", s);
 	free(s);
 
 	s = stacks(p, SAMPLES_VIEW_MERGED, SAMPLES_ST_NOTRACE);
-	has_line(s, "app.lua:0;app.lua:10 1");
-	has_line(s, "app.lua:0;app.lua:10;[libfoo.so];memcpy 1");
+	has_line(s, "main chunk (app.lua);app.lua:10 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;[libfoo.so];memcpy 1");
 	cr_assert_null(strstr(s, "trace"), "%s", s);
 	free(s);
 
@@ -1394,13 +1398,13 @@ Test(samples, merged_stacks)
 	free(s);
 
 	s = stacks(p, SAMPLES_VIEW_LUA, 0);
-	has_line(s, "app.lua:0;app.lua:10 1");
-	has_line(s, "app.lua:0;app.lua:10;io.write 1");
-	has_line(s, "app.lua:0;app.lua:10;trace 1 1");
+	has_line(s, "main chunk (app.lua);app.lua:10 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;io.write 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;trace 1 1");
 	has_line(s, "(gc) 1");
 	has_line(s, "(idle) 1");
 	has_line(s, "io.write;app.lua:10 1");
-	cr_assert_null(strstr(s, "main"), "%s", s);
+	cr_assert_null(strstr(s, "main;"), "%s", s);
 	free(s);
 
 	s = stacks(p, SAMPLES_VIEW_HOST, 0);
@@ -1424,20 +1428,20 @@ Test(samples, lua_first_stacks)
 	struct profile *p = load(&l, 0);
 	char *s = stacks(p, SAMPLES_VIEW_LUA_FIRST, 0);
 	/* From the main chunk: no way in, no trace frame. */
-	has_line(s, "app.lua:0;app.lua:10 1");
+	has_line(s, "main chunk (app.lua);app.lua:10 1");
 	/* After a C function, the C code it reaches outside LuaJIT (io.write's
 	** own frame is the function itself). */
-	has_line(s, "app.lua:0;app.lua:10;io.write;memcpy 1");
-	has_line(s, "app.lua:0;app.lua:10;string.rep;[libfoo.so] 1");
-	has_line(s, "app.lua:0;app.lua:10;lib.lua:5 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;io.write;memcpy 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;string.rep;[libfoo.so] 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;lib.lua:5 1");
 	has_line(s, "(idle) 1");
 	/* The GC without Lua frames: what the VM was doing. */
 	has_line(s, "(gc) 1");
 	/* A C function below the first Lua function is the host's way in. */
 	has_line(s, "app.lua:10 1");
 	/* C code called from compiled code (not LuaJIT's): kept. */
-	has_line(s, "app.lua:0;app.lua:10;[libfoo.so];memcpy 1");
-	cr_assert_null(strstr(s, "main"), "%s", s);
+	has_line(s, "main chunk (app.lua);app.lua:10;[libfoo.so];memcpy 1");
+	cr_assert_null(strstr(s, "main;"), "%s", s);
 	cr_assert_null(strstr(s, "trace"), "%s", s);
 	cr_assert_null(strstr(s, "l_write"), "%s", s);
 	cr_assert_null(strstr(s, "interpreter"), "%s", s);
@@ -1483,23 +1487,24 @@ Test(samples, lua_first_stacks)
 	p = load(&l, 0);
 	s = stacks(p, SAMPLES_VIEW_LUA_FIRST, 0);
 	/* A run of unnamed VM frames is one frame, named by the state. */
-	has_line(s, "app.lua:0;app.lua:10;(interpreter) 1");
-	has_line(s, "app.lua:0;app.lua:10 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;(interpreter) 1");
+	has_line(s, "main chunk (app.lua);app.lua:10 1");
 	/* The collector (called from the trace), the compiler: whatever
 	** runs inside. */
-	has_line(s, "app.lua:0;app.lua:10;(gc) 1");
-	has_line(s, "app.lua:0;app.lua:10;(jit compiler) 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;(gc) 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;(jit compiler) 1");
 	/* ... and none of LuaJIT's code (libluajit's, l_write is io.write). */
-	has_line(s, "app.lua:0;app.lua:10;io.write 1");
-	has_line(s, "app.lua:0;app.lua:10;(luajit);memcpy;(luajit) 1");
+	has_line(s, "main chunk (app.lua);app.lua:10;io.write 1");
+	has_line(s,
+		 "main chunk (app.lua);app.lua:10;(luajit);memcpy;(luajit) 1");
 	cr_assert_null(strstr(s, "luajit+0x"), "%s", s);
 	cr_assert_null(strstr(s, "_start"), "%s", s);
 	free(s);
 	/* --host keeps them all. */
 	s = stacks(p, SAMPLES_VIEW_MERGED, 0);
-	has_line(s, "_start;main;luajit+0x9000;app.lua:0;app.lua:10;"
+	has_line(s, "_start;main;luajit+0x9000;main chunk (app.lua);app.lua:10;"
 		    "[libluajit-5.1.so.2];[luajit] 1");
-	has_line(s, "luajit+0x9000;app.lua:0;app.lua:10;trace 1 1");
+	has_line(s, "luajit+0x9000;main chunk (app.lua);app.lua:10;trace 1 1");
 	free(s);
 	/* The trace is there for labels: three samples ran trace 1. */
 	int traced = 0;
@@ -1648,6 +1653,40 @@ Test(samples, trace_snapshots_give_inlined_frames)
 	cr_assert_eq(s.s[3].nlua, 2); /* no offset: as read */
 	cr_assert_eq(s.s[3].lua[0], F);
 	cr_assert_eq(s.s[3].line[0], 0);
+	lblog_free(&l);
+}
+
+/* A sample in a trace without an offset (in the VM's code the trace
+** called: an exit's handler) reads the function from memory, its line
+** unknown. A function written on one line (numline 0, a comparator) has
+** no other line: the sample is on it. Others stay unknown (0, shown ?). */
+Test(samples, one_line_function_has_its_line_without_an_offset)
+{
+	enum { ONE = 7 }; /* @app.lua:30, one line */
+	static const uint64_t snaps[] = {0, 1, F, 11};
+	static const uint64_t one[] = {ONE, 0, F, 0, MAINCHUNK, 0};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	trace_head(&l, &m);
+	map_proto(&m, ONE, "@app.lua", 30, 0);
+	map_trace_snaps(&m, T1, 1, F, 11, 0, 1, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 0, 3, one, 0, NULL);
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, 1);
+	cr_assert_eq(s.s[0].nlua, 3);
+	cr_assert_eq(s.s[0].lua[0], ONE);
+	cr_assert_eq(s.s[0].line[0], 30);
+	cr_assert_eq(s.s[0].lua[1], F); /* eight lines: not known */
+	cr_assert_eq(s.s[0].line[1], 0);
+	cr_assert_eq(s.s[0].lua[2], MAINCHUNK); /* firstline 0: not known */
+	cr_assert_eq(s.s[0].line[2], 0);
 	lblog_free(&l);
 }
 
