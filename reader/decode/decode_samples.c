@@ -17,6 +17,19 @@
 
 /* -- SAMPLES (hot) -------------------------------------------------------------- */
 
+/* Snapshot sn's outermost function is the sample's innermost frame in
+** memory or one of its callers (a trace that returned below its start). */
+static int fits(const struct decode_texit *sn,
+		const struct decode_lua_frame *lua, uint32_t nlua)
+{
+	if (!sn->nframes)
+		return 0;
+	for (uint32_t k = 0; k < nlua; k++)
+		if (lua[k].func == sn->f[0].func)
+			return 1;
+	return 0;
+}
+
 /* A sample in a trace (state 7): compiled code keeps the Lua
 ** functions it inlined, and the line it runs, only in the trace's
 ** snapshots; take them from the snapshot LuaJIT's profiler would charge:
@@ -26,7 +39,9 @@
 ** replace the innermost frame read from memory, the function the trace
 ** started in, whose line is unknown there (0), and the frames down to the
 ** snapshot's outermost function where the trace returned below its start.
-** Callers below stay; at DECODE_MAX_FRAMES the outermost go. */
+** Callers below stay; at DECODE_MAX_FRAMES the outermost go. Where the
+** snapshot and memory disagree, the rules are doc/format.txt's ("Frames
+** of a sample in a trace"). */
 static void inline_frames(struct decode_sample *sm,
 			  struct decode_lua_frame *lua)
 {
@@ -35,11 +50,38 @@ static void inline_frames(struct decode_sample *sm,
 	    decode_trace_exit(t, (sm->chkofs ? sm->chkofs : sm->pcofs) - 1);
 	if (!sn)
 		return;
+	/* The check's snapshot may lie past a return below the trace's start
+	** whose guard this call does not pass (the trace returns to the
+	** caller it was recorded with; this call's caller, in memory, is
+	** another): its outermost function is then neither the frame in
+	** memory nor a caller of it, and the code runs on only to the guard's
+	** exit, in the snapshot at the sampled offset. */
+	int fit = fits(sn, lua, sm->nlua);
+	if (!fit && sm->chkofs && sm->pcofs) {
+		const struct decode_texit *at =
+		    decode_trace_exit(t, sm->pcofs - 1);
+		if (at && fits(at, lua, sm->nlua)) {
+			sn = at;
+			fit = 1;
+		}
+	}
 	uint32_t m = sn->nframes, from = 0;
 	if (!m)
 		return;
+	/* Neither fits. The collector called from compiled code: the trace
+	** was found from a return address on the C stack, which may be an
+	** older call's; the frames in memory stand. */
+	if (!fit && sm->state != FORMAT_STATE_TRACE)
+		return;
+	/* A check reached round the loop (chkofs before pcofs) is
+	** in the next pass from the trace's start, whose function the
+	** frame in memory calls again (a trace that returned below its start
+	** and links to itself): that frame stays, below the snapshot's. Else
+	** the frame in memory is the function the trace started in, or one a
+	** call at the trace's base replaced (a tail call): it goes. */
+	int again = !fit && sm->chkofs && sm->chkofs < sm->pcofs;
 	if (sm->nlua && lua[0].func->kind == FORMAT_REC_PROTO &&
-	    (lua[0].func == sn->f[0].func || lua[0].line == 0))
+	    (lua[0].func == sn->f[0].func || lua[0].line == 0) && !again)
 		from = 1;
 	/* A trace that returned below the function it started in (a side
 	** trace of energy() going on in the main chunk that called it): its

@@ -33,6 +33,10 @@
 #    = the VM's heap_live = heap_detach (LuaJIT's own count, read at
 #    detach), with megabytes allocated and freed.
 # sample runs:
+#  - every sampled stack is a path of the exact call graph of the calls
+#    run, from the thread's root (stackedges.py; Lua functions by their
+#    chunk:line; known gaps counted and named; shown, not judged, under
+#    qemu-user, where the arm64 trace frames still lose inlined frames);
 #  - samples taken (at least 100), none dropped unaccounted for: samples +
 #    dropped = signals (their share is shown, not judged: drops happen
 #    when the machine is busy);
@@ -424,6 +428,32 @@ if strict == "1" and found:
 PY
 }
 
+# check_stack_edges PROG LABEL: every sampled stack of the run is a path
+# of the exact call graph of the calls run (stackedges.py, as in
+# stackedges.sh), from the thread's root.
+check_stack_edges() {
+	local prog=$1 label=$2
+	if grep -q '^unavailable: ' "$T/$prog.edges"; then
+		echo "info: $test_name: $prog [$label]: stack edges not judged: $(head -n 1 "$T/$prog.edges")"
+		return 0
+	fi
+	ljlog folded --lua --no-traces "$T/$prog.$label.ljlog" >"$T/$prog.$label.folded" 2>"$T/$prog.$label.ferr" ||
+		{ show "$T/$prog.$label.ferr"; fail "$prog [$label]: folded --lua failed"; }
+	if python3 "$E2E/stackedges.py" "$T/$prog.edges" "$T/$prog.$label.folded" \
+		>"$T/$prog.$label.edges.res" 2>"$T/$prog.$label.edges.bad"; then
+		ok "$prog [$label]: $(cat "$T/$prog.$label.edges.res")"
+	elif emulated; then
+		# Debian's arm64 LuaJIT under qemu-user: samples in traces lose
+		# inlined frames there (luacheck: parse_subexpression ->
+		# lex_ident, without skip_token and next_token between), an open
+		# bug of the arm64 trace frames; shown, not judged.
+		echo "info: $test_name: $prog [$label]: under qemu-user, $(wc -l <"$T/$prog.$label.edges.bad") edge lines not in the exact graph (not judged): $(head -n 2 "$T/$prog.$label.edges.bad" | tr '\n' ' ')"
+	else
+		show "$T/$prog.$label.edges.bad"
+		fail "$prog [$label]: sampled stacks that are no path of the exact call graph"
+	fi
+}
+
 # realprog PROG SCRIPT ARGS OWN: all of the above for one program.
 realprog() {
 	local prog=$1 script=$2 args=$3 own=$4 label
@@ -459,6 +489,7 @@ realprog() {
 		report_json "$T/$prog.$label.ljlog" "$T/$prog.$label.json"
 		ok "$prog [sample, $j]: exit status $(cat "$T/$prog.plain.rc"), same output, complete log"
 		[ -n "$tsan" ] || check_samples "$prog" $label "$own" "$script"
+		check_stack_edges "$prog" $label
 	done
 	check_names "$prog" "$T/$prog".*.json
 }

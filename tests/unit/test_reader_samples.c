@@ -1724,6 +1724,109 @@ Test(samples, trace_returned_below_its_start)
 	lblog_free(&l);
 }
 
+/* Bug: a trace recorded with F returning into the main chunk (snapshot
+** 1) also runs when another caller, G, called F: the return's guard exits
+** there. A sample in F before that guard whose next check is past it
+** (chkofs in snapshot 1) was charged to the main chunk, and the stack
+** read G -> main chunk, an edge the program never has (luacheck's
+** parse_id -> test_and_skip_token). The check's snapshot must fit the
+** stack in memory; else the snapshot at the sampled offset. */
+Test(samples, next_check_past_a_return_to_another_caller)
+{
+	static const uint64_t snaps[] = {0, 1, F, 11, 40, 1, MAINCHUNK, 35};
+	static const uint64_t by_g[] = {F, 0, G, 6};
+	static const uint64_t by_main[] = {F, 0, MAINCHUNK, 30};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	trace_head(&l, &m);
+	map_proto(&m, G, "@lib.lua", 5, 4);
+	map_trace_snaps(&m, T1, 1, F, 11, 0, 2, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	sm.chkofs = 1 + 45;
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 10, 2, by_g, 0, NULL);
+	sm.chkofs = 1 + 45;
+	sam_add_pc(&sm, 1, FORMAT_STATE_TRACE, T1, 1 + 10, 2, by_main, 0, NULL);
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, 2);
+	cr_assert_eq(s.s[0].nlua, 2, "%u frames", s.s[0].nlua); /* G's F */
+	cr_assert_eq(s.s[0].lua[0], F);
+	cr_assert_eq(s.s[0].line[0], 11);
+	cr_assert_eq(s.s[0].lua[1], G);
+	cr_assert_eq(s.s[0].line[1], 6);
+	cr_assert_eq(s.s[1].nlua, 1); /* the main chunk's: the check's */
+	cr_assert_eq(s.s[1].lua[0], MAINCHUNK);
+	cr_assert_eq(s.s[1].line[0], 35);
+	lblog_free(&l);
+}
+
+/* When neither the check's snapshot nor the one at the sampled offset
+** fits the stack in memory. The trace started in G (called by F),
+** returned below it into F (snapshot 1) and links to itself; its last
+** snapshot (2) has no frame. (a) Past the last snapshot, the check round
+** the loop is in G again, which F calls: F stays (LDoc's xpcall ->
+** parse.lua:256 -> mt.__call lost its middle frame). (b) The collector
+** called from compiled code, the same offsets: the trace was found from a
+** return address that may be an older call's; memory's frames stand.
+** (c) No check, in G: a call at the trace's base replaced F (a tail
+** call, luacheck's parse_function -> new_inner_node): F goes. */
+Test(samples, trace_frames_when_no_snapshot_fits)
+{
+	static const uint64_t snaps[] = {0, 1, G, 6, 40, 1, F, 12, 60, 0};
+	static const uint64_t mem[] = {F, 0, MAINCHUNK, 30};
+	static const struct {
+		unsigned state;
+		uint64_t pcofs, chkofs;
+		uint32_t nlua;
+		uint64_t fn[3], line[3];
+	} want[] = {
+	    {FORMAT_STATE_TRACE, 70, 1 + 5, 3, {G, F, MAINCHUNK}, {6, 0, 30}},
+	    {FORMAT_STATE_GC | FORMAT_STATE_TRACED,
+	     70,
+	     1 + 5,
+	     2,
+	     {F, MAINCHUNK},
+	     {0, 30}},
+	    {FORMAT_STATE_TRACE, 10, 0, 2, {G, MAINCHUNK}, {6, 30}},
+	};
+	struct lblog l;
+	struct lbmap m;
+	struct lbsam sm;
+	struct sseen s;
+	char err[256];
+	trace_head(&l, &m);
+	map_proto(&m, G, "@lib.lua", 5, 4);
+	map_trace_snaps(&m, T1, 1, G, 6, 0, 3, snaps);
+	lblog_mapping(&l, &m);
+	sam_begin(&sm);
+	size_t nw = sizeof want / sizeof want[0];
+	for (size_t i = 0; i < nw; i++) {
+		sm.chkofs = want[i].chkofs;
+		sam_add_pc(&sm, 1, want[i].state, T1, 1 + want[i].pcofs, 2, mem,
+			   0, NULL);
+	}
+	lblog_samples(&l, VM, 100, 100, 0, &sm);
+	lblog_end(&l);
+	cr_assert_eq(run(&l, &s, err, sizeof err, NULL, NULL), 0, "%s", err);
+	cr_assert_eq(s.ns, (int)nw);
+	for (size_t i = 0; i < nw; i++) {
+		cr_assert_eq(s.s[i].nlua, want[i].nlua, "sample %zu: %u frames",
+			     i, s.s[i].nlua);
+		for (uint32_t k = 0; k < want[i].nlua; k++) {
+			cr_assert_eq(s.s[i].lua[k], want[i].fn[k],
+				     "sample %zu frame %u", i, k);
+			cr_assert_eq(s.s[i].line[k], want[i].line[k],
+				     "sample %zu frame %u", i, k);
+		}
+	}
+	lblog_free(&l);
+}
+
 /* Version 14: a sample in a trace says which profile check its code
 ** stops at next (chkofs), and takes its frames from the snapshot holding
 ** that check, as LuaJIT's profiler charges it; without one (0), from the
