@@ -259,7 +259,7 @@ static unsigned walk(lua_State *L, uintptr_t base, uintptr_t pc,
 ** called from a trace: an FFI call, or the collector, whose frames lie
 ** between). */
 #define TRACE_SCAN_WORDS 1024
-/* MCode areas looked at (J->mcarea's chain): a handful in practice. */
+/* MCode areas looked at (J->mcarea's chain), read once per sample. */
 #define TRACE_SCAN_AREAS 64
 
 #if defined(__x86_64__)
@@ -366,16 +366,48 @@ uintptr_t sample_next_check(const GCtrace *T, int32_t disp, uintptr_t x)
 	return find_check(lo, x, end, disp) ? end : 0;
 }
 
-/* Async-signal-safe. 1 when a lies in one of J's machine code areas. */
-static int in_mcode(jit_State *J, uintptr_t a)
+/* J's machine code areas, read once per sample: a scan of the stack
+** tests every word against them, and reading LuaJIT's list of areas for
+** each word cost more than the timer's period on a VM with many areas
+** (luajit2 on luacheck, at 250 us: the program made no progress). */
+struct mcareas {
+	uintptr_t lo[TRACE_SCAN_AREAS], hi[TRACE_SCAN_AREAS];
+	uintptr_t min, max; /* [min, max) spans them all */
+	int n;
+};
+
+/* Async-signal-safe. Read J's machine code areas (the first
+** TRACE_SCAN_AREAS of its list) into m. */
+static void mcareas_read(jit_State *J, struct mcareas *m)
 {
 	uintptr_t mc = (uintptr_t)J->mcarea;
+	m->n = 0;
+	m->min = UINTPTR_MAX;
+	m->max = 0;
 	for (int k = 0; k < TRACE_SCAN_AREAS && addr_ok(mc, 8); k++) {
 		const MCLink *l = (const MCLink *)mc;
-		if (a > mc && a - mc < l->size)
-			return 1;
+		uintptr_t size = l->size;
+		if (size > ADDR_MAX - mc)
+			break;
+		m->lo[m->n] = mc;
+		m->hi[m->n++] = mc + size;
+		if (mc < m->min)
+			m->min = mc;
+		if (mc + size > m->max)
+			m->max = mc + size;
 		mc = (uintptr_t)l->next;
 	}
+}
+
+/* Async-signal-safe. 1 when a lies in one of the areas of m (past an
+** area's first byte, its link). */
+static int in_mcode(const struct mcareas *m, uintptr_t a)
+{
+	if (a <= m->min || a >= m->max)
+		return 0;
+	for (int k = 0; k < m->n; k++)
+		if (a > m->lo[k] && a < m->hi[k])
+			return 1;
 	return 0;
 }
 
@@ -389,15 +421,20 @@ return_into(jit_State *J, const GCtrace *T, uintptr_t sp, uintptr_t hi)
 {
 	uintptr_t lo = T ? (uintptr_t)T->mcode : 0;
 	uintptr_t len = T ? T->szmcode : 0;
+	struct mcareas m;
 	if (!addr_ok(sp, sizeof(uintptr_t)) || sp >= hi)
 		return 0;
+	m.n = 0;
+	m.min = m.max = 0;
+	if (!T)
+		mcareas_read(J, &m);
 	uintptr_t words = (hi - sp) / sizeof(uintptr_t);
 	if (words > TRACE_SCAN_WORDS)
 		words = TRACE_SCAN_WORDS;
 	const uintptr_t *w = (const uintptr_t *)sp;
 	for (uintptr_t i = 0; i < words; i++) {
 		uintptr_t v = w[i];
-		if (T ? v > lo && v - lo <= len : in_mcode(J, v))
+		if (T ? v > lo && v - lo <= len : in_mcode(&m, v))
 			return v;
 	}
 	return 0;
@@ -438,9 +475,11 @@ trace_call(jit_State *J, uintptr_t cf, uintptr_t sp, uintptr_t hi, GCtrace **Tp)
 	if (!addr_ok(sp, sizeof(uintptr_t)) || cf <= sp + 24 || cf > hi ||
 	    (cf & 7) || cf - sp > TRACE_SCAN_WORDS * sizeof(uintptr_t))
 		return 0;
+	struct mcareas m;
+	mcareas_read(J, &m);
 	for (uintptr_t p = cf - 24; p >= sp; p -= sizeof(uintptr_t)) {
 		uintptr_t v = *(const uintptr_t *)p;
-		GCtrace *T = in_mcode(J, v) ? trace_of(J, v) : NULL;
+		GCtrace *T = in_mcode(&m, v) ? trace_of(J, v) : NULL;
 		if (T && texit_ret_slot(T, cf, p, v)) {
 			*Tp = T;
 			return v;
