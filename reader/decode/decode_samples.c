@@ -57,17 +57,13 @@ static void inline_frames(struct decode_sample *sm,
 	** memory nor a caller of it, and the code runs on only to the guard's
 	** exit, in the snapshot at the sampled offset. */
 	int fit = fits(sn, lua, sm->nlua);
-	if (!fit && sm->chkofs && sm->pcofs) {
-		const struct decode_texit *at =
-		    decode_trace_exit(t, sm->pcofs - 1);
-		if (at && fits(at, lua, sm->nlua)) {
-			sn = at;
-			fit = 1;
-		}
+	const struct decode_texit *at =
+	    sm->chkofs && sm->pcofs ? decode_trace_exit(t, sm->pcofs - 1)
+				    : NULL;
+	if (!fit && at && fits(at, lua, sm->nlua)) {
+		sn = at;
+		fit = 1;
 	}
-	uint32_t m = sn->nframes, from = 0;
-	if (!m)
-		return;
 	/* Neither fits. The collector called from compiled code: the trace
 	** was found from a return address on the C stack, which may be an
 	** older call's; the frames in memory stand. */
@@ -77,9 +73,15 @@ static void inline_frames(struct decode_sample *sm,
 	** in the next pass from the trace's start, whose function the
 	** frame in memory calls again (a trace that returned below its start
 	** and links to itself): that frame stays, below the snapshot's. Else
-	** the frame in memory is the function the trace started in, or one a
-	** call at the trace's base replaced (a tail call): it goes. */
+	** the code runs where pcofs is, and the check may lie past guards this
+	** call fails: the snapshot at pcofs, whose frames replace the frame in
+	** memory (a call at the trace's base replaced it: a tail call). */
 	int again = !fit && sm->chkofs && sm->chkofs < sm->pcofs;
+	if (!fit && !again && at && at->nframes)
+		sn = at;
+	uint32_t m = sn->nframes, from = 0;
+	if (!m)
+		return;
 	if (sm->nlua && lua[0].func->kind == FORMAT_REC_PROTO &&
 	    (lua[0].func == sn->f[0].func || lua[0].line == 0) && !again)
 		from = 1;

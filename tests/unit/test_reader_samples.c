@@ -1767,32 +1767,48 @@ Test(samples, next_check_past_a_return_to_another_caller)
 
 /* When neither the check's snapshot nor the one at the sampled offset
 ** fits the stack in memory. The trace started in G (called by F),
-** returned below it into F (snapshot 1) and links to itself; its last
-** snapshot (2) has no frame. (a) Past the last snapshot, the check round
+** returned below it into F (snapshot 1) and links to itself; snapshot 2
+** has no frame, and 3 is in G again. (a) Past snapshot 2, the check round
 ** the loop is in G again, which F calls: F stays (LDoc's xpcall ->
 ** parse.lua:256 -> mt.__call lost its middle frame). (b) The collector
 ** called from compiled code, the same offsets: the trace was found from a
 ** return address that may be an older call's; memory's frames stand.
 ** (c) No check, in G: a call at the trace's base replaced F (a tail
-** call, luacheck's parse_function -> new_inner_node): F goes. */
+** call, luacheck's parse_function -> new_inner_node): F goes. (d) A
+** function ONE that the trace reached by other calls than this one's:
+** the code runs at pcofs, and the check past it lies behind guards this
+** call fails; the snapshot at pcofs (luajit2 on luacheck: the check's
+** snapshot gave parse_subexpression -> statements.function). */
 Test(samples, trace_frames_when_no_snapshot_fits)
 {
-	static const uint64_t snaps[] = {0, 1, G, 6, 40, 1, F, 12, 60, 0};
+	enum { ONE = 7 }; /* @app.lua:30, one line */
+	static const uint64_t snaps[] = {0,  1,	 G, 6,	40, 1, F,
+					 12, 60, 0, 80, 1,  G, 7};
 	static const uint64_t mem[] = {F, 0, MAINCHUNK, 30};
+	static const uint64_t one[] = {ONE, 0, MAINCHUNK, 30};
 	static const struct {
 		unsigned state;
+		const uint64_t *mem;
 		uint64_t pcofs, chkofs;
 		uint32_t nlua;
 		uint64_t fn[3], line[3];
 	} want[] = {
-	    {FORMAT_STATE_TRACE, 70, 1 + 5, 3, {G, F, MAINCHUNK}, {6, 0, 30}},
+	    {FORMAT_STATE_TRACE,
+	     mem,
+	     70,
+	     1 + 5,
+	     3,
+	     {G, F, MAINCHUNK},
+	     {6, 0, 30}},
 	    {FORMAT_STATE_GC | FORMAT_STATE_TRACED,
+	     mem,
 	     70,
 	     1 + 5,
 	     2,
 	     {F, MAINCHUNK},
 	     {0, 30}},
-	    {FORMAT_STATE_TRACE, 10, 0, 2, {G, MAINCHUNK}, {6, 30}},
+	    {FORMAT_STATE_TRACE, mem, 10, 0, 2, {G, MAINCHUNK}, {6, 30}},
+	    {FORMAT_STATE_TRACE, one, 45, 1 + 85, 2, {F, MAINCHUNK}, {12, 30}},
 	};
 	struct lblog l;
 	struct lbmap m;
@@ -1801,14 +1817,15 @@ Test(samples, trace_frames_when_no_snapshot_fits)
 	char err[256];
 	trace_head(&l, &m);
 	map_proto(&m, G, "@lib.lua", 5, 4);
-	map_trace_snaps(&m, T1, 1, G, 6, 0, 3, snaps);
+	map_proto(&m, ONE, "@app.lua", 30, 0);
+	map_trace_snaps(&m, T1, 1, G, 6, 0, 4, snaps);
 	lblog_mapping(&l, &m);
 	sam_begin(&sm);
 	size_t nw = sizeof want / sizeof want[0];
 	for (size_t i = 0; i < nw; i++) {
 		sm.chkofs = want[i].chkofs;
-		sam_add_pc(&sm, 1, want[i].state, T1, 1 + want[i].pcofs, 2, mem,
-			   0, NULL);
+		sam_add_pc(&sm, 1, want[i].state, T1, 1 + want[i].pcofs, 2,
+			   want[i].mem, 0, NULL);
 	}
 	lblog_samples(&l, VM, 100, 100, 0, &sm);
 	lblog_end(&l);
