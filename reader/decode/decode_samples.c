@@ -57,10 +57,10 @@ static void inline_frames(struct decode_sample *sm,
 	** memory nor a caller of it, and the code runs on only to the guard's
 	** exit, in the snapshot at the sampled offset. */
 	int fit = fits(sn, lua, sm->nlua);
-	const struct decode_texit *at =
-	    sm->chkofs && sm->pcofs ? decode_trace_exit(t, sm->pcofs - 1)
-				    : NULL;
-	if (!fit && at && fits(at, lua, sm->nlua)) {
+	const struct decode_texit *at = NULL;
+	if (!fit && sm->chkofs && sm->pcofs)
+		at = decode_trace_exit(t, sm->pcofs - 1);
+	if (at && fits(at, lua, sm->nlua)) {
 		sn = at;
 		fit = 1;
 	}

@@ -54,8 +54,8 @@ for line in open(sys.argv[1]):
     edges.update(zip(fs, fs[1:]))
 callers_of_c = {a for a, b in edges if not is_lua(b) and "." not in b}
 c_names = {f for e in edges for f in e if not is_lua(f)}
-c_callees = {a for a, b in edges if not is_lua(b)}
-c_callers = {b for a, b in edges if not is_lua(a)}
+calls_c = {a for a, b in edges if not is_lua(b)}
+called_by_c = {b for a, b in edges if not is_lua(a)}
 
 
 def known(e):
@@ -69,8 +69,8 @@ def known(e):
     # apart ("lfs.attributes", or "attrib", an upvalue holding it): an
     # edge to or from a C function the exact run named otherwise, where
     # the Lua function calls (or is called by) C functions there.
-    if (not is_lua(b) and b not in c_names and a in c_callees) or (
-            not is_lua(a) and a not in c_names and b in c_callers):
+    if (not is_lua(b) and b not in c_names and a in calls_c) or (
+            not is_lua(a) and a not in c_names and b in called_by_c):
         return "C function named otherwise"
     # The collector runs a finalizer wherever it steps, and lua_close
     # runs the last ones with no Lua frame below.
