@@ -330,6 +330,7 @@ static void print_fn(const struct profile *p, uint32_t fn,
 	uint64_t first = f->line ? f->line : 1;
 	uint64_t last = pr ? f->line + pr->numline : first;
 	uint64_t noline = 0; /* samples at no line known (line 0) */
+	uint64_t nlallocs = 0, nlbytes = 0; /* allocations likewise */
 	struct asrc s;
 	find_source(pr, dir, &s, note, sizeof note);
 	if (!pr && s.n)
@@ -349,7 +350,11 @@ static void print_fn(const struct profile *p, uint32_t fn,
 	}
 	for (size_t i = 0; i < p->heap.nsite; i++) {
 		const struct heap_site *st = &p->heap.sites[i];
-		if (st->fn == fn && st->line >= first && st->line <= last) {
+		if (st->fn == fn && st->line == 0) {
+			nlallocs += st->alloc_count;
+			nlbytes += st->alloc_bytes;
+		} else if (st->fn == fn && st->line >= first &&
+			   st->line <= last) {
 			ln[st->line - first].allocs += st->alloc_count;
 			ln[st->line - first].bytes += st->alloc_bytes;
 		}
@@ -378,11 +383,20 @@ static void print_fn(const struct profile *p, uint32_t fn,
 			fwrite(s.line[l - 1], 1, s.len[l - 1], stdout);
 		putchar('\n');
 	}
-	if (noline)
-		printf("%9" PRIu64
-		       " %9s %11s %8s %10s %6s  (samples at no line "
-		       "known)\n",
-		       noline, "", "", "", "", "?");
+	if (noline || nlallocs) {
+		char sm[24] = "", al[24] = "", by[24] = "";
+		if (noline)
+			snprintf(sm, sizeof sm, "%" PRIu64, noline);
+		if (nlallocs) {
+			snprintf(al, sizeof al, "%" PRIu64, nlallocs);
+			cli_fmt_bytes(by, sizeof by, (int64_t)nlbytes);
+		}
+		printf("%9s %9s %11s %8s %10s %6s  (%s at no line known)\n", sm,
+		       "", "", al, by, "?",
+		       noline && nlallocs ? "samples and allocations"
+		       : noline		  ? "samples"
+					  : "allocations");
+	}
 	free(ln);
 	free(s.text);
 	free(s.line);

@@ -61,6 +61,25 @@ static void clock_line(const char *indent, const struct decode_clock *c)
 	       indent, c->counter, c->mono_ns, c->real_ns);
 }
 
+/* Main thread. A snapshot's allocation lines (version 19): any, and by
+** what the code called, "?" when not known. */
+static void alloc_lines(const struct decode_texit *sn)
+{
+	static const char *const what[3] = {"", "; tables", "; keys"};
+	printf(" (allocates%s on",
+	       sn->afr < sn->nframes ? " in the caller" : "");
+	for (int c = 0; c < 3; c++) {
+		if (c && !sn->aline[c])
+			continue;
+		printf("%s", what[c]);
+		if (sn->aline[c])
+			printf(" line %" PRIu64, sn->aline[c]);
+		else
+			printf(" line ?");
+	}
+	putchar(')');
+}
+
 /* Main thread. Short description of a function object. */
 static void obj_name(const struct decode_obj *o)
 {
@@ -96,7 +115,7 @@ static void trace_site(const struct decode_event *ev)
 	if (ev->texit) {
 		printf(" ->");
 		obj_name(ev->obj);
-		printf(" %u inlined", ev->texit->nframes - 1);
+		printf(" %u inlined", ev->texit->afr - 1);
 	}
 }
 
@@ -230,6 +249,8 @@ static int on_record(void *ud, struct decode_obj *o)
 				fputs(j ? " > " : " ", stdout);
 				lua_frame(&sn->f[j]);
 			}
+			if (sn->has_aline)
+				alloc_lines(sn);
 		}
 		break;
 	case FORMAT_REC_HOSTSYM:

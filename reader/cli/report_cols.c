@@ -162,8 +162,10 @@ GET(site_file)
 GET(site_label)
 {
 	const struct profile_fn *f = &p->fns[SITE->fn];
-	if (f->kind == FNID_LUA)
+	if (f->kind == FNID_LUA && SITE->line)
 		cell_printf(c, "%.599s line %" PRIu64, f->name, SITE->line);
+	else if (f->kind == FNID_LUA)
+		cell_printf(c, "%.599s line ?", f->name);
 	else
 		cell_printf(c, "%.599s", f->name);
 	if (!c->s)

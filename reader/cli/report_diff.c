@@ -318,8 +318,10 @@ static void text_table(const struct profile_diff *d, int site, size_t limit)
 			    &p->heap
 				 .sites[r[i].a != UINT32_MAX ? r[i].a : r[i].b];
 			printf("%s", p->fns[s->fn].name);
-			if (p->fns[s->fn].kind == FNID_LUA)
+			if (p->fns[s->fn].kind == FNID_LUA && s->line)
 				printf(" line %" PRIu64, s->line);
+			else if (p->fns[s->fn].kind == FNID_LUA)
+				printf(" line ?");
 		} else
 			printf("%s", row_fn_name(&r[i], 0));
 		int base_only =

@@ -175,9 +175,12 @@ struct decode_event {
 	uint64_t line;		  /* ALLOC, REALLOC */
 	/* ALLOC, REALLOC of site kind 3 in version 6 and later: the TRACE
 	** running (or NULL), 1 + the offset into its code (or 0), and the
-	** snapshot there (or NULL). With a snapshot, obj and line are its
-	** innermost frame's PROTO and line, its other frames the inlined
-	** callers; without one, obj is the TRACE (when known) and line 0. */
+	** snapshot there (or NULL). With a snapshot, obj is the PROTO of
+	** its frame afr - 1 (version 19: the innermost or its caller;
+	** before, the innermost) and line the snapshot's allocation line
+	** (version 19: 0 when not known) or that frame's line (before), its
+	** outer frames the inlined callers; without one, obj is the TRACE
+	** (when known) and line 0. */
 	struct decode_obj *trace;
 	uint64_t pcofs;
 	const struct decode_texit *texit;
@@ -211,6 +214,10 @@ struct decode_texit {
 	uint64_t mcofs;
 	uint32_t nframes;
 	struct decode_lua_frame *f;
+	int has_aline;	   /* version 19: */
+	uint64_t aline[3]; /* the line its code allocates on, by what the
+			   ** code called (FORMAT_CALL_*), 0: not known, */
+	uint32_t afr;	   /* in frame f[afr - 1] (nframes, or one less) */
 };
 
 /* The snapshot of TRACE t holding byte offset ofs of its code:

@@ -45,13 +45,15 @@ static int dec_msg_copy(struct decode *d, const uint8_t *s, size_t len)
 }
 
 /* A trace site (version 6): ev->obj is the TRACE or NULL,
-** ev->line 1 + the offset into its code or 0. Resolve it to the snapshot
+** ev->line 1 + the offset into its code or 0 (version 19: 4 times that,
+** plus what the code called, FORMAT_CALL_*). Resolve it to the snapshot
 ** there (see decode.h, struct decode_event). */
-static void trace_site(struct decode_event *ev)
+static void trace_site(struct decode_event *ev, int v19)
 {
 	struct decode_obj *t = ev->obj;
+	unsigned cls = v19 ? (unsigned)(ev->line & 3) : FORMAT_CALL_ANY;
 	ev->trace = t;
-	ev->pcofs = ev->line;
+	ev->pcofs = v19 ? ev->line >> 2 : ev->line;
 	ev->line = 0;
 	if (!t || !ev->pcofs)
 		return;
@@ -59,8 +61,13 @@ static void trace_site(struct decode_event *ev)
 	if (!sn || !sn->nframes)
 		return;
 	ev->texit = sn;
-	ev->obj = sn->f[sn->nframes - 1].func;
-	ev->line = sn->f[sn->nframes - 1].line;
+	ev->obj = sn->f[sn->afr - 1].func;
+	if (!sn->has_aline)
+		ev->line = sn->f[sn->afr - 1].line;
+	else if (cls < 3 && sn->aline[cls])
+		ev->line = sn->aline[cls];
+	else
+		ev->line = sn->aline[FORMAT_CALL_ANY];
 }
 
 /* -- The state of one block's events ----------------------------------------- */
@@ -79,6 +86,7 @@ struct evs {
 	** from anext and fprev (doc/format.txt). */
 	uint64_t anext, fprev;
 	int v12;
+	int v19;  /* trace sites carry what the code called */
 	int nodt; /* this event has no dt (ev_time resets it) */
 	/* Version 6: a trace site names the TRACE; before, its first PROTO. */
 	unsigned trace_kind;
@@ -221,7 +229,7 @@ static const uint8_t *ev_site(struct evs *s, const uint8_t *p, unsigned lo)
 	s->ev.trace = NULL;
 	s->ev.texit = NULL;
 	if (lo == FORMAT_SITE_TRACE && s->trace_kind == FORMAT_REC_TRACE)
-		trace_site(&s->ev);
+		trace_site(&s->ev, s->v19);
 	return p;
 }
 
@@ -617,6 +625,7 @@ int dec_events(struct decode *d, const struct reader_block *b,
 	s.end = c->end;
 	s.t = h.base_ts;
 	s.v12 = d->intro.version >= 12;
+	s.v19 = d->intro.version >= 19;
 	s.trace_kind =
 	    d->intro.version >= 6 ? FORMAT_REC_TRACE : FORMAT_REC_PROTO;
 	s.ev.vm = h.vm;

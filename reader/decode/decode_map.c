@@ -60,6 +60,25 @@ static int trace_exit(struct decode *d, const struct reader_block *b,
 			    po ? "not a PROTO" : "not defined before use");
 		sn[k].f[j].func = po;
 	}
+	sn[k].afr = sn[k].nframes;
+	if (d->intro.version >= 19) {
+		uint64_t a;
+		if ((rc = dec_get_u(c, "TRACE snapshot aline", &a)) < 0 ||
+		    (rc = dec_get_u(c, "TRACE snapshot tline",
+				    &sn[k].aline[FORMAT_CALL_TABLE])) < 0 ||
+		    (rc = dec_get_u(c, "TRACE snapshot kline",
+				    &sn[k].aline[FORMAT_CALL_NEWKEY])) < 0)
+			return dec_bad_field(d, b, c, rc);
+		if ((a & 1) && nf < 2)
+			return dec_corrupt(d, b, -EBADMSG,
+					   "TRACE record %u snapshot %llu: "
+					   "aline in the caller of its only "
+					   "frame",
+					   o->id, (unsigned long long)k);
+		sn[k].has_aline = 1;
+		sn[k].aline[FORMAT_CALL_ANY] = a >> 1;
+		sn[k].afr -= (uint32_t)(a & 1);
+	}
 	return 0;
 }
 

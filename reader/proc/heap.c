@@ -55,9 +55,11 @@ void heap_site_text(const struct heap *h, uint32_t s, char *buf, size_t len)
 {
 	const struct heap_site *st = &h->sites[s];
 	const struct fnid_fn *f = &h->fnid->fns[st->fn];
-	if (f->kind == FNID_LUA)
+	if (f->kind == FNID_LUA && st->line)
 		snprintf(buf, len, "%s line %llu", f->name,
 			 (unsigned long long)st->line);
+	else if (f->kind == FNID_LUA)
+		snprintf(buf, len, "%s line ?", f->name);
 	else
 		snprintf(buf, len, "%s", f->name);
 }

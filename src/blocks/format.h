@@ -39,8 +39,10 @@
 **     events by family (FORMAT_FAM_*): buffers lost whole to an
 **     out-of-memory error.
 ** 18: site kind FORMAT_SITE_LJLOG: an allocation made by one of ljlog's own
-**     C functions (its objects, not the program's). */
-#define FORMAT_VERSION 18
+**     C functions (its objects, not the program's).
+** 19: a TRACE snapshot ends with aline, the line its code allocates on
+**     (0: not known); an allocation in compiled code is charged to it. */
+#define FORMAT_VERSION 19
 
 /* -- File and block header ------------------------------------------------- */
 #define FORMAT_MAGIC	   "LJLOG\r\n\x1a"
@@ -165,6 +167,14 @@ enum format_site {
 	FORMAT_SITE_INTERNAL = 6,
 	FORMAT_SITE_LJLOG = 7,
 	FORMAT_SITE__MAX
+};
+
+/* What compiled code called when it allocated (version 19: the low two
+** bits of a trace site's line; src/maps/texit.h, TEXIT_*). */
+enum {
+	FORMAT_CALL_ANY = 0,	/* anything, or not known */
+	FORMAT_CALL_TABLE = 1,	/* LuaJIT's table constructor */
+	FORMAT_CALL_NEWKEY = 2, /* its key insertion */
 };
 
 /* GC phases (lo of FORMAT_OP_GC), LuaJIT's GCS* order. */

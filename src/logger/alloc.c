@@ -249,11 +249,13 @@ static UTIL_NOINLINE uint64_t site_rec(struct logger_vm *vm, void *ptr,
 ** sank and makes now where it escapes: in T's code where the constructor
 ** was (texit_sunk), so that its line is the constructor's, as with the
 ** JIT off (or -O-sink), not the line where it escapes. */
-static uint64_t trace_site(GCtrace *T, uint32_t mcofs, uint64_t *key)
+static uint64_t trace_site(GCtrace *T, uint32_t mcofs, unsigned cls,
+			   uint64_t *key)
 {
 	*key = (uint64_t)(uintptr_t)T;
 	return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
-	       BUF_SITE_TRACE((uint64_t)mcofs + 1, (uint64_t)T->traceno);
+	       BUF_SITE_TRACE((uint64_t)mcofs + 1, (uint64_t)T->traceno) |
+	       BUF_SITE_CLASS(cls);
 }
 
 /* VM thread only (allocator), vmstate EXIT, a new block. A trace exit
@@ -267,26 +269,28 @@ static UTIL_NOINLINE uint64_t site_unsink(struct logger_vm *vm, uint64_t *key)
 			 ? traceref(J, J->parent)
 			 : NULL;
 	uint32_t mcofs;
-	if (!T || !texit_sunk(T, (SnapNo)J->exitno, &mcofs))
+	unsigned cls;
+	if (!T || !texit_sunk(T, (SnapNo)J->exitno, &mcofs, &cls))
 		return 0;
-	return trace_site(T, mcofs, key);
+	return trace_site(T, mcofs, cls, key);
 }
 
-/* VM thread only (allocator), in side trace T (number st), at 1 + ofs of
-** its code. Before its first snapshot, a side trace remakes what its
-** parent sank (jitev_replayed): the constructor's site in the parent;
-** else T's own. */
-static UTIL_NOINLINE uint64_t site_replay(struct logger_vm *vm, jit_State *J,
-					  GCtrace *T, uint64_t ofs,
-					  uint64_t *key, uint64_t st)
+/* VM thread only (allocator), in side trace T, at 1 + ofs of its code.
+** Before its first snapshot, a side trace remakes what its parent sank at
+** the exit it starts from (lj_snap_replay): the constructor's site in the
+** parent; else 0 (T's own site). */
+static UTIL_NOINLINE uint64_t site_replay(jit_State *J, GCtrace *T,
+					  uint64_t ofs, uint64_t *key)
 {
 	uint32_t mcofs;
+	unsigned cls;
+	SnapNo e;
 	GCtrace *P;
 	if ((T->nsnap < 2 || ofs - 1 < texit_ofs(T, 1)) &&
-	    (P = jitev_replayed(&vm->jit.rec, J, T, &mcofs)) != NULL)
-		return trace_site(P, mcofs, key);
-	*key = (uint64_t)(uintptr_t)T;
-	return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 | BUF_SITE_TRACE(ofs, st);
+	    (P = texit_parent(J, T, &e)) != NULL &&
+	    texit_sunk(P, e, &mcofs, &cls))
+		return trace_site(P, mcofs, cls, key);
+	return 0;
 }
 
 /* VM thread only (allocator). Site word (buf.h) of an allocation happening
@@ -319,11 +323,19 @@ site_of(struct logger_vm *vm, void *ptr, uint64_t *key, lua_State **co)
 				return FORMAT_SITE_TRACE;
 			ofs = trace_retofs(vm, (uintptr_t)T->mcode, T->szmcode);
 		}
-		if (UTIL_UNLIKELY(T->root) && ofs)
-			return site_replay(vm, J, T, ofs, key, (uint64_t)st);
+		uint64_t rx;
+		if (UTIL_UNLIKELY(T->root) && ofs &&
+		    (rx = site_replay(J, T, ofs, key)) != 0)
+			return rx;
 		*key = (uint64_t)(uintptr_t)T;
+		/* Sampled: what the code called, which the snapshot's
+		** lines (texit_alloc_lines) tell apart. */
+		uint64_t cls =
+		    vm->alloc_rate && ofs
+			? texit_call_class(T, (uint32_t)ofs, &vm->jit.callees)
+			: TEXIT_ANY;
 		return FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
-		       BUF_SITE_TRACE(ofs, (uint64_t)st);
+		       BUF_SITE_TRACE(ofs, (uint64_t)st) | BUF_SITE_CLASS(cls);
 	}
 	switch (~st) {
 	case LJ_VMST_GC: return FORMAT_SITE_GC;

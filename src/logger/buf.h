@@ -99,13 +99,20 @@ _Static_assert(BUF_ENTER_C_WORDS == BUF_ENTER_LUA_WORDS &&
 	       "kinds written alike differ in size");
 
 /* Site word (x of ALLOC/REALLOC): site kind | key kind (mapper_key) << 4
-** | line << 8. A trace site (key kind MAPPER_TRACE) has, in place of the
-** line, 1 + the offset into the trace's code (32 bits; 0 unknown), then
-** the trace's number (16 bits: LuaJIT numbers at most 65535 traces). */
+** | line << 8 (56 bits: BUF_W0 keeps them). A trace site (key kind
+** MAPPER_TRACE) has, in place of the line, 1 + the offset into the
+** trace's code (30 bits; 0 unknown: LuaJIT's machine code areas are far
+** smaller), what the code called (2 bits, TEXIT_*: BUF_SITE_CLASS), then
+** the trace's number (16 bits: LuaJIT numbers at most 65535 traces). Its
+** line in the log is 4 x (1 + offset) + that class (doc/format.txt, "Site
+** kinds"). */
 #define BUF_SITE_TRACE(ofs, traceno)                                           \
-	(((uint64_t)(ofs)&0xffffffffu) << 8 | (uint64_t)(traceno) << 40)
+	(((uint64_t)(ofs)&0x3fffffffu) << 8 | (uint64_t)(traceno) << 40)
+#define BUF_SITE_CLASS(cls) ((uint64_t)(cls) << 38)
 #define BUF_SITE_LINE(x)                                                       \
-	(((x) >> 4 & 15) == MAPPER_TRACE ? (x) >> 8 & 0xffffffffu : (x) >> 8)
+	(((x) >> 4 & 15) == MAPPER_TRACE                                       \
+	     ? ((x) >> 8 & 0x3fffffffu) << 2 | ((x) >> 38 & 3)                 \
+	     : (x) >> 8)
 #define BUF_SITE_TRACENO(x) ((unsigned)((x) >> 40 & 0xffff))
 
 #define BUF_W0(kind, x)	    ((uint64_t)(kind) | ((uint64_t)(x) << 8))

@@ -4,13 +4,13 @@
 ** only records into the VM's event buffer.
 */
 #include "logger/jitev.h"
-#include "maps/texit.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "logger/logger.h"
+#include "lj_ircall.h"
 
 /* LuaJIT's trace error messages, by TraceError number. */
 static const char *const trerr[] = {
@@ -418,27 +418,6 @@ static int ir_allocates(const GCtrace *T, IRRef from, IRRef to)
 	return 0;
 }
 
-/* VM thread only, inside the record vmevent, at a new recording's first
-** instruction. A side trace has remade (lj_snap_replay) the allocations
-** its parent's exit sank: remember where their constructor was in the
-** parent, for the allocations the side trace makes before its first exit
-** (jitev_replayed). */
-static void rec_replays(jit_State *J, struct jitev_rec *r)
-{
-	struct jitev_replay *e = &r->replay[J->cur.traceno % JITEV_REPLAYS];
-	GCtrace *P = J->parent && J->parent < J->sizetrace
-			 ? traceref(J, J->parent)
-			 : NULL;
-	uint32_t ofs;
-	e->traceno = 0;
-	if (P && texit_sunk(P, (SnapNo)J->exitno, &ofs)) {
-		e->traceno = J->cur.traceno;
-		e->parent = J->parent;
-		e->mcofs = ofs;
-		e->startpc = mref(J->cur.startpc, const BCIns);
-	}
-}
-
 /* VM thread only, inside the record vmevent, before LuaJIT records the
 ** instruction at J->pc. A new recording starts in r->base; one goes to
 ** an exit per line (from this instruction on, as LuaJIT's mode l) before
@@ -453,7 +432,6 @@ static void rec_decide(lua_State *L, jit_State *J, struct jitev_rec *r)
 		r->switched = 0;
 		r->traceno = T->traceno;
 		r->scan = REF_FIRST;
-		rec_replays(J, r);
 	}
 	r->nexits = T->nsnap;
 	if (r->scan < REF_FIRST || r->scan > T->nins)
@@ -477,19 +455,6 @@ static int on_record(lua_State *L)
 	return 0;
 }
 #endif
-
-/* VM thread only (allocator). See jitev.h. */
-GCtrace *jitev_replayed(const struct jitev_rec *r, jit_State *J,
-			const GCtrace *T, uint32_t *mcofs)
-{
-	const struct jitev_replay *e = &r->replay[T->traceno % JITEV_REPLAYS];
-	if (!T->root || e->traceno != T->traceno ||
-	    e->startpc != mref(T->startpc, const BCIns) ||
-	    e->parent >= J->sizetrace)
-		return NULL;
-	*mcofs = e->mcofs;
-	return traceref(J, e->parent);
-}
 
 /* VM thread only, Lua API context. See jitev.h. */
 int jitev_alloc_lines_on(lua_State *L, struct jitev_rec *r, int base, char *err,
@@ -531,4 +496,58 @@ void jitev_alloc_lines_off(lua_State *L, struct jitev_rec *r)
 	(void)L;
 #endif
 	r->on = 0;
+}
+
+#if LJ_HASJIT
+/* VM thread only, Lua API context. jit.util.ircalladdr(id) of the table
+** at index t, or 0. */
+static uintptr_t ircalladdr(lua_State *L, int t, unsigned id)
+{
+	uintptr_t a = 0;
+	lua_getfield(L, t, "ircalladdr");
+	lua_pushinteger(L, (lua_Integer)id);
+	if (lua_isfunction(L, -2) && lua_pcall(L, 1, 1, 0) == 0 &&
+	    lua_type(L, -1) == LUA_TNUMBER)
+		a = (uintptr_t)lua_tonumber(L, -1);
+	lua_pop(L, 1);
+	return a;
+}
+#endif
+
+/* VM thread only, Lua API context. See jitev.h. jit.util is LuaJIT's own
+** module (lib_jit.c), preloaded: taken from package.loaded or its
+** loader, never through the program's require. */
+void jitev_callees(lua_State *L, struct texit_callees *c)
+{
+	memset(c, 0, sizeof *c);
+#if LJ_HASJIT
+	int top = lua_gettop(L);
+	if (!lua_checkstack(L, 6))
+		return;
+	lua_getfield(L, LUA_REGISTRYINDEX, "_LOADED");
+	lua_getfield(L, -1, "jit.util");
+	if (!lua_istable(L, -1)) {
+		lua_pop(L, 1);
+		lua_getfield(L, LUA_REGISTRYINDEX, "_PRELOAD");
+		if (!lua_istable(L, -1)) {
+			lua_settop(L, top);
+			return;
+		}
+		lua_getfield(L, -1, "jit.util");
+		lua_pushstring(L, "jit.util");
+		if (!lua_isfunction(L, -2) || lua_pcall(L, 1, 1, 0) != 0 ||
+		    !lua_istable(L, -1)) {
+			lua_settop(L, top);
+			return;
+		}
+	}
+	int t = lua_gettop(L);
+	c->table[0] = ircalladdr(L, t, IRCALL_lj_tab_new1);
+	c->table[1] = ircalladdr(L, t, IRCALL_lj_tab_new_ah);
+	c->table[2] = ircalladdr(L, t, IRCALL_lj_tab_dup);
+	c->newkey = ircalladdr(L, t, IRCALL_lj_tab_newkey);
+	lua_settop(L, top);
+#else
+	(void)L;
+#endif
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "maps/ljwin.h"
+#include "maps/texit.h"
 
 /* VM thread only, Lua API context. Attach the trace event callback to L's
 ** VM; 0 or -errno with a message in err. */
@@ -32,14 +33,6 @@ void jitev_lines_off(lua_State *L, int mode);
 /* A side trace that remakes allocations its parent sank (LuaJIT's
 ** allocation sinking: lj_snap_replay makes them at the side trace's start,
 ** before its first exit): where the constructor was in the parent. */
-struct jitev_replay {
-	uint32_t traceno;     /* the side trace's number, 0: none */
-	uint32_t parent;      /* its parent's number */
-	uint32_t mcofs;	      /* the constructor's code in the parent */
-	const BCIns *startpc; /* the side trace's start (numbers are reused) */
-};
-#define JITEV_REPLAYS 64 /* side traces remembered, by number */
-
 /* A VM's exits per line where it allocates (jitev_alloc_lines_on), read
 ** and kept by its record events. */
 struct jitev_rec {
@@ -49,7 +42,6 @@ struct jitev_rec {
 	uint32_t traceno; /* the recording last seen: its number, */
 	uint32_t nexits;  /* its exits (T->nsnap) */
 	uint32_t scan;	  /* and the IR instructions looked at */
-	struct jitev_replay replay[JITEV_REPLAYS]; /* by number, & 63 */
 };
 
 /* A VM's JIT policy and trace modes, as its attach set them (inside the
@@ -59,13 +51,12 @@ struct jitev_vm {
 	int events;	      /* trace events attached (jitev_start) */
 	int exits;	      /* exit mode set (JITEV_FUNCS, _LINES), or 0 */
 	struct jitev_rec rec; /* alloc: an exit per line where it allocates */
+	struct texit_callees callees; /* alloc=RATE: what compiled code calls */
 };
 
-/* VM thread only (allocator). Side trace T of r's VM remakes at its start
-** the allocations its parent sank: the parent, with *mcofs where their
-** constructor was in the parent's code; else NULL. */
-GCtrace *jitev_replayed(const struct jitev_rec *r, jit_State *J,
-			const GCtrace *T, uint32_t *mcofs);
+/* VM thread only, Lua API context. Where LuaJIT's table constructors and
+** key insertion are (jit.util.ircalladdr), into c; zeros when not told. */
+void jitev_callees(lua_State *L, struct texit_callees *c);
 
 /* VM thread only, Lua API context. With alloc: an exit per line only in
 ** the traces that may allocate. Traces are recorded in mode base (0, or

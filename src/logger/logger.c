@@ -672,6 +672,8 @@ static void attach_exits(struct logger_vm *vm, lua_State *L,
 			 const struct opts *o)
 {
 	int mode = alloc_exits(vm, L, o, attach_sampler(vm, L, o));
+	if ((o->events & OPTS_ALLOC) && o->alloc_rate)
+		jitev_callees(L, &vm->jit.callees);
 	if (mode && !o->nolines)
 		vm->jit.exits = jitev_lines_on(L, mode);
 }

@@ -154,11 +154,12 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 	unsigned nsnap = T->nsnap;
 	size_t cap = (size_t)nsnap * 4 + 16, nf = 0;
 	uint32_t *mcofs = malloc(nsnap * sizeof *mcofs + 1);
+	uint32_t *alines = malloc(3 * nsnap * sizeof *alines + 1);
 	uint8_t *nfr = malloc(nsnap + 1);
 	uint64_t *ids = malloc(cap * sizeof *ids);
 	uint32_t *lines = malloc(cap * sizeof *lines);
 	int rc = -ENOMEM;
-	if (!mcofs || !nfr || !ids || !lines)
+	if (!mcofs || !alines || !nfr || !ids || !lines)
 		goto out;
 	for (SnapNo k = 0; k < nsnap; k++) {
 		struct texit_frame fr[TEXIT_MAX_FRAMES];
@@ -176,6 +177,11 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			cap = nc;
 		}
 		mcofs[k] = texit_ofs(T, k);
+		uint32_t al[TEXIT_CLASSES];
+		int up = texit_alloc_lines(T, k, al);
+		alines[3 * k] = 2 * al[TEXIT_ANY] + (uint32_t)up;
+		alines[3 * k + 1] = al[TEXIT_TABLE];
+		alines[3 * k + 2] = al[TEXIT_NEWKEY];
 		nfr[k] = (uint8_t)n;
 		for (int j = 0; j < n; j++, nf++) {
 			ids[nf] =
@@ -185,11 +191,12 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			lines[nf] = fr[j].line;
 		}
 	}
-	struct names_exits sn = {nsnap, mcofs, nfr, ids, lines};
+	struct names_exits sn = {nsnap, mcofs, nfr, ids, lines, alines};
 	rc = names_put_trace(m->out, id, traceno ? traceno : T->traceno, pid,
 			     line, T->root, &sn);
 out:
 	free(mcofs);
+	free(alines);
 	free(nfr);
 	free(ids);
 	free(lines);

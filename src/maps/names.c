@@ -449,7 +449,7 @@ int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 	for (unsigned k = 0; k < sn->nsnap; k++)
 		nf += sn->nfr[k];
 	uint8_t *p = wbuf_room(b, 1 + 6 * BLOCKS_ULEB_MAX +
-				      (size_t)sn->nsnap * 2 * BLOCKS_ULEB_MAX +
+				      (size_t)sn->nsnap * 5 * BLOCKS_ULEB_MAX +
 				      nf * 2 * BLOCKS_ULEB_MAX);
 	if (!p)
 		return -ENOMEM;
@@ -467,6 +467,8 @@ int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 			p = blocks_uleb_put(p, sn->ids[f]);
 			p = blocks_uleb_put(p, sn->lines[f]);
 		}
+		for (unsigned c = 0; c < 3; c++)
+			p = blocks_uleb_put(p, sn->alines[3 * k + c]);
 	}
 	b->len = (size_t)(p - b->p);
 	return 0;

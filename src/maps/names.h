@@ -80,6 +80,7 @@ struct names_exits {
 	const uint8_t *nfr;
 	const uint64_t *ids;
 	const uint32_t *lines;
+	const uint32_t *alines; /* 3 per snapshot: aline, tline, kline */
 };
 int names_put_trace(struct wbuf *b, uint64_t id, unsigned traceno,
 		    uint64_t proto, uint32_t line, unsigned root,

@@ -80,28 +80,26 @@ static GCproto *proto_of_pc(GCtrace *T, const BCIns *pc)
 	return proto_by_header(pc);
 }
 
-/* Caller keeps T alive. Frames of snapshot i (see texit.h). In GC64 mode a
+/* Caller keeps T alive. The PCs of snapshot i into pcs (room for
+** TEXIT_MAX_FRAMES + 1), outermost first; their count. In GC64 mode a
 ** snapshot's entries run in slot order; an inlined frame's link slot is a
 ** SNAP_FRAME entry whose 64-bit constant is the frame link LuaJIT would
 ** restore: for a Lua frame, the return PC into its caller (lj_snap.c,
 ** snapshot_slots). The PC to resume at follows the entries. So the PCs in
 ** slot order, then the resume PC, are one PC per frame, outermost first: a
 ** return PC stands one past the call being executed. */
-int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
+static int snap_pcs(const GCtrace *T, SnapNo i, const BCIns **pcs)
 {
-	const BCIns *pcs[TEXIT_MAX_FRAMES + 1];
-	int npc = 0, n = 0;
-	if (i >= T->nsnap || max <= 0)
-		return 0;
-	SnapShot *snap = &T->snap[i];
-	SnapEntry *map = &T->snapmap[snap->mapofs];
+	int npc = 0;
+	const SnapShot *snap = &T->snap[i];
+	const SnapEntry *map = &T->snapmap[snap->mapofs];
 	for (MSize k = 0; k < snap->nent; k++) {
 		SnapEntry sn = map[k];
 		IRRef ref = snap_ref(sn);
 		if (!(sn & SNAP_FRAME) || snap_slot(sn) < 2 || ref < T->nk ||
 		    ref >= REF_TRUE)
 			continue;
-		IRIns *ir = &T->ir[ref];
+		const IRIns *ir = &T->ir[ref];
 		if (ir->o != IR_KNUM)
 			continue;
 		uint64_t link = ir_knum(ir)->u64;
@@ -111,7 +109,18 @@ int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
 			memmove(pcs, pcs + 1, --npc * sizeof pcs[0]);
 		pcs[npc++] = (const BCIns *)(uintptr_t)link;
 	}
-	pcs[npc++] = snap_pc(&map[snap->nent]);
+	pcs[npc++] = snap_pc((SnapEntry *)&map[snap->nent]);
+	return npc;
+}
+
+/* Caller keeps T alive. Frames of snapshot i (see texit.h). */
+int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
+{
+	const BCIns *pcs[TEXIT_MAX_FRAMES + 1];
+	int n = 0;
+	if (i >= T->nsnap || max <= 0)
+		return 0;
+	int npc = snap_pcs(T, i, pcs);
 	for (int k = npc > max ? npc - max : 0; k < npc; k++) {
 		GCproto *pt = proto_of_pc(T, pcs[k]);
 		if (!pt)
@@ -126,6 +135,225 @@ int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max)
 		n++;
 	}
 	return n;
+}
+
+/* Bytecodes read for one snapshot's code, at most (a longer stretch: the
+** line is not told). */
+#define SPAN_MAX 4096
+
+/* Any context. The classes of what bytecode op may allocate as compiled
+** code runs it, as bits (1 << TEXIT_*), 0 for none: a new table
+** (TEXIT_TABLE), a store that may add a key (TEXIT_NEWKEY), a call of a
+** builtin, which may do either (table.new, table.insert), and anything
+** that may allocate (TEXIT_ANY: those, a string, a closure). Arithmetic on
+** a cdata boxes its result too, which only the operands' types tell: not
+** here. */
+static unsigned op_allocates(BCOp op)
+{
+	switch (op) {
+	case BC_TNEW:
+	case BC_TDUP: return 1u << TEXIT_ANY | 1u << TEXIT_TABLE;
+	case BC_TSETV:
+	case BC_TSETS:
+	case BC_TSETB:
+	case BC_TSETM:
+	case BC_TSETR:
+	case BC_GSET: return 1u << TEXIT_ANY | 1u << TEXIT_NEWKEY;
+	case BC_CALL:
+	case BC_CALLM:
+	case BC_CALLT:
+	case BC_CALLMT:
+	case BC_ITERC:
+		return 1u << TEXIT_ANY | 1u << TEXIT_TABLE | 1u << TEXIT_NEWKEY;
+	case BC_CAT:
+	case BC_FNEW: return 1u << TEXIT_ANY;
+	default: return 0;
+	}
+}
+
+/* Any context. Whether bytecode ins ends a straight stretch in its
+** function: a loop's back edge, a jump back. */
+static int ins_ends(BCIns ins)
+{
+	switch (bc_op(ins)) {
+	case BC_FORL:
+	case BC_IFORL:
+	case BC_JFORL:
+	case BC_ITERL:
+	case BC_IITERL:
+	case BC_JITERL:
+	case BC_LOOP:
+	case BC_ILOOP:
+	case BC_JLOOP: return 1;
+	case BC_JMP: return bc_j(ins) < 0;
+	default: return 0;
+	}
+}
+
+/* Caller keeps T alive. Where snapshot i's code ends in function pt, the
+** one of its frames number d (from 1, outermost first), from pc on: the
+** PC of the next snapshot when it is further on in that frame (or, with
+** empty, there: the code returned to pc and went on to the next
+** snapshot), or of the call into the next snapshot's function (a Lua
+** call: it allocates nothing itself); NULL when that can't be told. */
+static const BCIns *span_end(const GCtrace *T, SnapNo i, GCproto *pt,
+			     const BCIns *pc, int d, int empty)
+{
+	const BCIns *next[TEXIT_MAX_FRAMES + 1];
+	if (i + 1u >= T->nsnap || d > TEXIT_MAX_FRAMES - 1)
+		return NULL;
+	int nn = snap_pcs(T, (SnapNo)(i + 1), next);
+	if (nn == d && in_proto(pt, next[d - 1]) &&
+	    (next[d - 1] > pc || (empty && next[d - 1] == pc)))
+		return next[d - 1];
+	if (nn == d + 1 && in_proto(pt, next[d - 1]) && next[d - 1] - 1 >= pc)
+		return next[d - 1] - 1;
+	return NULL;
+}
+
+/* Any context. Whether op returns from its function. */
+static int op_returns(BCOp op)
+{
+	return op == BC_RET || op == BC_RET0 || op == BC_RET1 || op == BC_RETM;
+}
+
+/* Lines seen in a stretch of bytecode: of those that may allocate, by
+** class (TEXIT_*), and of all. */
+struct lines_seen {
+	uint32_t aline[TEXIT_CLASSES], anyline;
+	int amany[TEXIT_CLASSES], anymany;
+};
+
+/* Caller keeps pt alive. Note in ls the lines of pt's bytecode from pc on,
+** up to end (excluded) or, when end is NULL, to the first jump back
+** (included). 0 at end; 1 at a return or a tail call (when end is NULL:
+** it is in *at, not noted); -1 when the stretch is too long. */
+static int scan_span(GCproto *pt, const BCIns *pc, const BCIns *end,
+		     struct lines_seen *ls, const BCIns **at)
+{
+	const BCIns *last = proto_bc(pt) + pt->sizebc;
+	BCPos pos = (BCPos)(pc - proto_bc(pt));
+	if (pos == 0)
+		pos = 1, pc++; /* the header compiles to nothing */
+	for (unsigned n = 0; pc < (end ? end : last); pc++, pos++, n++) {
+		if (n == SPAN_MAX)
+			return -1;
+		BCOp op = bc_op(*pc);
+		uint32_t line = ljwin_proto_line(pt, pos);
+		if (!end &&
+		    (op_returns(op) || op == BC_CALLT || op == BC_CALLMT)) {
+			*at = pc;
+			return 1;
+		}
+		unsigned cl = op_allocates(op);
+		for (int c = 0; c < TEXIT_CLASSES; c++) {
+			if (!(cl >> c & 1))
+				continue;
+			ls->amany[c] |= ls->aline[c] && ls->aline[c] != line;
+			ls->aline[c] = line;
+		}
+		ls->anymany |= ls->anyline && ls->anyline != line;
+		ls->anyline = line;
+		if (!end && ins_ends(*pc))
+			break;
+	}
+	return 0;
+}
+
+/* Caller keeps T alive. See texit.h. The stretch of bytecode a
+** snapshot's code compiles is the PCs from its own on, in its innermost
+** function: LuaJIT adds a snapshot before an instruction that follows a
+** store or a call with side effects (lj_record.c, lj_record_ins), and
+** merges a snapshot no guard used with the next one (lj_snap.c,
+** lj_snap_add), so the IR up to the next snapshot is of the instructions
+** up to the next one's PC. A forward jump in the stretch may skip some of
+** it: the stretch is the PCs between, a superset of the path. With the
+** checks where the function changes (mode f, as with sample), LuaJIT adds
+** the snapshot of a return at the return itself (rec_profile_ret) and
+** none after it: the stretch is then the caller's, from its return PC on.
+** Without them, a stretch that returns runs on in the caller up to the
+** next snapshot: the callee's lines stand when the caller allocates
+** nothing there. */
+int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines)
+{
+	const BCIns *pcs[TEXIT_MAX_FRAMES + 1], *at;
+	struct lines_seen ls;
+	int up = 0;
+	memset(&ls, 0, sizeof ls);
+	memset(lines, 0, TEXIT_CLASSES * sizeof *lines);
+	if (i >= T->nsnap)
+		return 0;
+	int npc = snap_pcs(T, i, pcs);
+	if (op_returns(bc_op(*pcs[npc - 1]))) {
+		if (npc < 2)
+			return 0; /* the trace returns below its frames */
+		npc--;
+		up = 1;
+	}
+	GCproto *pt = proto_of_pc(T, pcs[npc - 1]);
+	if (!pt)
+		return up;
+	const BCIns *end = span_end(T, i, pt, pcs[npc - 1], npc, 0);
+	int r = scan_span(pt, pcs[npc - 1], end, &ls, &at);
+	if (r == 1) {
+		/* Returned (or tail called) without a snapshot: the caller's
+		** stretch up to the next snapshot must allocate nothing. */
+		struct lines_seen cs;
+		memset(&cs, 0, sizeof cs);
+		GCproto *cpt = npc >= 2 && op_returns(bc_op(*at))
+				   ? proto_of_pc(T, pcs[npc - 2])
+				   : NULL;
+		const BCIns *cend =
+		    cpt ? span_end(T, i, cpt, pcs[npc - 2], npc - 1, 1) : NULL;
+		if (!cend || scan_span(cpt, pcs[npc - 2], cend, &cs, &at) ||
+		    cs.aline[TEXIT_ANY])
+			return up;
+	} else if (r < 0) {
+		return up;
+	}
+	for (int c = 0; c < TEXIT_CLASSES; c++)
+		lines[c] = ls.amany[c] ? 0 : ls.aline[c];
+	if (!ls.aline[TEXIT_ANY] && !ls.anymany)
+		lines[TEXIT_ANY] = ls.anyline;
+	return up;
+}
+
+/* Any context (async-signal-safe: reads T's code only). See texit.h. */
+unsigned texit_call_class(const GCtrace *T, uint32_t ofs,
+			  const struct texit_callees *c)
+{
+	const uint8_t *m = (const uint8_t *)T->mcode;
+	uintptr_t t = 0;
+	if (!c->newkey || ofs > T->szmcode)
+		return TEXIT_ANY;
+#if LJ_TARGET_X64
+	int32_t rel;
+	uint64_t imm;
+	if (ofs >= 5 && m[ofs - 5] == 0xe8) { /* call rel32 */
+		memcpy(&rel, m + ofs - 4, 4);
+		t = (uintptr_t)(m + ofs) + (uintptr_t)(intptr_t)rel;
+	} else if (ofs >= 12 && m[ofs - 2] == 0xff && m[ofs - 1] == 0xd0 &&
+		   m[ofs - 12] == 0x48 && m[ofs - 11] == 0xb8) {
+		memcpy(&imm, m + ofs - 10, 8); /* mov rax, imm64; call rax */
+		t = (uintptr_t)imm;
+	}
+#elif LJ_TARGET_ARM64
+	uint32_t w;
+	if (ofs >= 4) {
+		memcpy(&w, m + ofs - 4, 4);
+		if ((w & 0xfc000000u) == 0x94000000u) { /* bl imm26 */
+			int32_t imm = (int32_t)(w << 6) >> 6;
+			t = (uintptr_t)(m + ofs - 4) +
+			    (uintptr_t)((intptr_t)imm * 4);
+		}
+	}
+#endif
+	if (t && t == c->newkey)
+		return TEXIT_NEWKEY;
+	for (int k = 0; k < 3; k++)
+		if (t && t == c->table[k])
+			return TEXIT_TABLE;
+	return TEXIT_ANY;
 }
 
 /* Caller keeps T alive. Snapshot at byte offset ofs (see texit.h); the
@@ -145,10 +373,22 @@ SnapNo texit_at(const GCtrace *T, uint32_t ofs)
 	return lo ? (SnapNo)(lo - 1) : 0;
 }
 
+/* Caller keeps T alive. See texit.h. */
+GCtrace *texit_parent(jit_State *J, const GCtrace *T, SnapNo *exitno)
+{
+	if (!T->root || T->nins <= REF_BASE || T->ir[REF_BASE].o != IR_BASE)
+		return NULL;
+	TraceNo p = (TraceNo)T->ir[REF_BASE].op1;
+	if (!p || p >= J->sizetrace)
+		return NULL;
+	*exitno = (SnapNo)T->ir[REF_BASE].op2;
+	return traceref(J, p);
+}
+
 /* Caller keeps T alive. See texit.h. The sunk instruction keeps its place
 ** in T's IR (RID_SUNK: LuaJIT's lj_snap.c replays it from there); the
 ** snapshot before it is the last with a ref at or below it. */
-int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
+int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs, unsigned *cls)
 {
 	if (e >= T->nsnap)
 		return 0;
@@ -167,6 +407,8 @@ int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs)
 		for (SnapNo i = 0; i < T->nsnap && T->snap[i].ref <= ref; i++)
 			s = i;
 		*mcofs = texit_ofs(T, s);
+		*cls = ir->o == IR_TNEW || ir->o == IR_TDUP ? TEXIT_TABLE
+							    : TEXIT_ANY;
 		return 1;
 	}
 	return 0;

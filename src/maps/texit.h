@@ -16,6 +16,7 @@
 
 #include <stdint.h>
 
+#include "blocks/format.h"
 #include "maps/ljwin.h"
 
 #define TEXIT_MAX_FRAMES 32 /* frames per snapshot kept; deeper: outermost */
@@ -43,17 +44,59 @@ static inline uint32_t texit_ofs(const GCtrace *T, SnapNo i)
 ** code does nothing), where it is the line of the first bytecode after. */
 int texit_frames(GCtrace *T, SnapNo i, struct texit_frame *out, int max);
 
+/* What compiled code called when it allocated, told from the call (the
+** log's FORMAT_CALL_*): */
+enum {
+	TEXIT_ANY = FORMAT_CALL_ANY,	   /* anything */
+	TEXIT_TABLE = FORMAT_CALL_TABLE,   /* LuaJIT's table constructors */
+	TEXIT_NEWKEY = FORMAT_CALL_NEWKEY, /* its key insertion (NEWREF) */
+	TEXIT_CLASSES
+};
+
+/* Where those functions are (jit.util.ircalladdr); newkey 0: not known. */
+struct texit_callees {
+	uintptr_t table[3]; /* lj_tab_new1, lj_tab_new_ah, lj_tab_dup */
+	uintptr_t newkey;   /* lj_tab_newkey */
+};
+
+/* Caller keeps T alive. The lines of what snapshot i's code allocates, by
+** class (TEXIT_*) into lines[TEXIT_CLASSES]: the line of every bytecode
+** of that class in the stretch the snapshot's code compiles (its PCs up
+** to the next snapshot's, in its innermost function), and for TEXIT_ANY,
+** where no bytecode may allocate, the line of every bytecode there; 0
+** when they are on several lines or the stretch can't be told (LuaJIT
+** keeps no PC per IR instruction, and several lines may share a
+** snapshot). Returns 1 when the lines are in the caller of the
+** snapshot's innermost frame (the snapshot is at a return, its code the
+** caller's after it), else 0. */
+int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines);
+
+/* Any context (async-signal-safe). The class (TEXIT_*) of the function
+** that T's code called from the call that returns to byte offset ofs of
+** its code, read from that call (x64: call rel32, or mov rax, imm64 and
+** call rax; arm64: bl): TEXIT_ANY when it is none of c's or can't be
+** read. */
+unsigned texit_call_class(const GCtrace *T, uint32_t ofs,
+			  const struct texit_callees *c);
+
 /* Caller keeps T alive. The snapshot whose machine code holds byte offset
 ** ofs of T's code: the last one starting at or before it. */
 SnapNo texit_at(const GCtrace *T, uint32_t ofs);
+
+/* Caller keeps T alive (and so its parent). Side trace T's parent and the
+** exit of the parent's it starts from, as LuaJIT's recorder keeps them in
+** T's first IR instruction (IR_BASE: lj_record.c, lj_record_setup): the
+** parent, *exitno set; NULL for a root trace. */
+GCtrace *texit_parent(jit_State *J, const GCtrace *T, SnapNo *exitno);
 
 /* Caller keeps T alive. Where the first allocation that T sank (LuaJIT's
 ** allocation sinking: the table or cdata is made only where it escapes,
 ** at an exit or in a side trace) among those snapshot e restores was in
 ** T's code: the start of the snapshot's code holding the sunk instruction
-** (a byte offset), whose frames name the constructor's line, into *mcofs.
-** 1 when snapshot e has one, else 0. */
-int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs);
+** (a byte offset), whose frames name the constructor's line, into *mcofs,
+** and its class into *cls (TEXIT_TABLE for a table, else TEXIT_ANY). 1
+** when snapshot e has one, else 0. */
+int texit_sunk(const GCtrace *T, SnapNo e, uint32_t *mcofs, unsigned *cls);
 
 #if LJ_TARGET_ARM64
 /* Bytes below a trace's stack frame that may hold the return address into

@@ -299,10 +299,23 @@ void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
 }
 
 /* Test thread. TRACE record with snapshots: snaps holds, per snapshot,
-** mcofs, nframes, then nframes (proto, line) pairs, outermost first. */
+** mcofs, nframes, then nframes (proto, line) pairs, outermost first; each
+** snapshot's aline (version 19) is its innermost frame's line. */
 void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
 		     uint64_t proto, uint64_t line, uint64_t root,
 		     uint64_t nsnap, const uint64_t *snaps)
+{
+	map_trace_snaps_al(m, id, traceno, proto, line, root, nsnap, snaps,
+			   NULL);
+}
+
+/* Test thread. The same, with each snapshot's aline, tline and kline
+** fields (version 19) from alines, three per snapshot (NULL: 2 x its
+** innermost frame's line, 0 without frames; then 0, 0). */
+void map_trace_snaps_al(struct lbmap *m, uint64_t id, uint64_t traceno,
+			uint64_t proto, uint64_t line, uint64_t root,
+			uint64_t nsnap, const uint64_t *snaps,
+			const uint64_t *alines)
 {
 	lb_u8(&m->p, FORMAT_REC_TRACE);
 	lb_uleb(&m->p, id);
@@ -317,6 +330,13 @@ void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
 		lb_uleb(&m->p, nf);
 		for (uint64_t j = 0; j < 2 * nf; j++)
 			lb_uleb(&m->p, snaps[2 + j]);
+		if (!m->version || m->version >= 19) {
+			lb_uleb(&m->p, alines ? alines[3 * k]
+				       : nf   ? 2 * snaps[2 * nf + 1]
+					      : 0);
+			lb_uleb(&m->p, alines ? alines[3 * k + 1] : 0);
+			lb_uleb(&m->p, alines ? alines[3 * k + 2] : 0);
+		}
 		snaps += 2 + 2 * nf;
 	}
 }
@@ -395,6 +415,15 @@ static int ev_v12(const struct lbev *e)
 	return !e->version || e->version >= 12;
 }
 
+/* Test thread. The line field of a site: a trace site's (version 19) is 4
+** x (1 + offset) + what the code called (e->call). */
+static uint64_t ev_line(const struct lbev *e, unsigned site_kind, uint64_t line)
+{
+	if (site_kind == FORMAT_SITE_TRACE && (!e->version || e->version >= 19))
+		return line << 2 | e->call;
+	return line;
+}
+
 /* Test thread. ALLOC (version 12: no dt when it is 0). */
 void ev_alloc(struct lbev *e, unsigned site_kind, uint64_t site, uint64_t line,
 	      uint64_t size, uint64_t addr, uint64_t dt)
@@ -403,7 +432,7 @@ void ev_alloc(struct lbev *e, unsigned site_kind, uint64_t site, uint64_t line,
 	lb_u8(&e->p, FORMAT_OP_ALLOC << FORMAT_OP_SHIFT | site_kind |
 			 (v12 && !dt ? FORMAT_ALLOC_NODT : 0));
 	lb_uleb(&e->p, site);
-	lb_uleb(&e->p, line);
+	lb_uleb(&e->p, ev_line(e, site_kind, line));
 	lb_uleb(&e->p, size);
 	lb_sleb(&e->p, (int64_t)(addr - (v12 ? e->anext : e->addr)));
 	e->addr = addr;
@@ -445,7 +474,7 @@ void ev_realloc(struct lbev *e, unsigned site_kind, uint64_t site,
 {
 	lb_u8(&e->p, FORMAT_OP_REALLOC << FORMAT_OP_SHIFT | site_kind);
 	lb_uleb(&e->p, site);
-	lb_uleb(&e->p, line);
+	lb_uleb(&e->p, ev_line(e, site_kind, line));
 	lb_sleb(&e->p, (int64_t)(old_addr - e->addr));
 	lb_uleb(&e->p, old_size);
 	lb_sleb(&e->p, (int64_t)(new_addr - old_addr));

@@ -58,6 +58,8 @@ struct lblog {
 struct lbmap {
 	struct lb p;
 	uint64_t vms;
+	uint64_t version; /* TRACE records as this version writes them; 0:
+			  ** FORMAT_VERSION */
 };
 
 /* EVENTS payload under construction (events only; header added later). */
@@ -71,6 +73,8 @@ struct lbev {
 			  ** FORMAT_VERSION (set after ev_begin) */
 	int allocs;	       /* ALLOC or FREE written (lblog_events checks
 			  ** the log says the same version) */
+	unsigned call;	       /* version 19: what compiled code called
+		       ** (FORMAT_CALL_*) at the next trace sites */
 };
 
 /* Start a log: magic only (INTRO fields set to counter in ns, shift 0). */
@@ -136,6 +140,13 @@ void map_trace(struct lbmap *m, uint64_t id, uint64_t traceno, uint64_t proto,
 void map_trace_snaps(struct lbmap *m, uint64_t id, uint64_t traceno,
 		     uint64_t proto, uint64_t line, uint64_t root,
 		     uint64_t nsnap, const uint64_t *snaps);
+/* The same with each snapshot's aline, tline and kline (version 19: 2 x
+** line + up, line, line) from alines, three per snapshot; NULL: 2 x its
+** innermost frame's line, 0, 0. */
+void map_trace_snaps_al(struct lbmap *m, uint64_t id, uint64_t traceno,
+			uint64_t proto, uint64_t line, uint64_t root,
+			uint64_t nsnap, const uint64_t *snaps,
+			const uint64_t *alines);
 void map_hostsym(struct lbmap *m, uint64_t id, uint64_t addr, const char *name,
 		 const char *object, uint64_t flags);
 /* NAME (version 14): a PROTO or CFUNC defined before gets its name. */

@@ -511,6 +511,9 @@ Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
 	while (k + 1 < T->nsnap && T->snap[k + 1].mcofs == T->snap[k].mcofs)
 		k++;
 	nbest = texit_frames(T, k, best, TEXIT_MAX_FRAMES);
+	uint32_t als[TEXIT_CLASSES];
+	int up = texit_alloc_lines(T, k, als);
+	uint32_t aline = als[TEXIT_ANY];
 	uint64_t x = FORMAT_SITE_TRACE | MAPPER_TRACE << 4 |
 		     BUF_SITE_TRACE(ofs, T->traceno);
 	rec(&r, BUF_ALLOC, x, (uintptr_t)T, 0x1000, 24, 0, 0);
@@ -530,11 +533,15 @@ Test(flush, alloc_in_a_trace_resolves_through_its_snapshot)
 		cr_assert_eq(s.inl[i], (uint32_t)nbest);
 		cr_assert_eq(s.kind[i], FORMAT_REC_PROTO);
 		cr_assert_str_eq(s.chunk[i], "@alloc.lua");
-		cr_assert_eq(s.firstline[i], best[nbest - 1].pt->firstline,
-			     "the innermost frame's function");
-		cr_assert_eq(s.ev[i].line, best[nbest - 1].line);
+		cr_assert_eq(
+		    s.firstline[i], best[nbest - 1 - up].pt->firstline,
+		    "the innermost frame's function (or its caller's)");
+		cr_assert_eq(s.ev[i].line, aline, "the snapshot's aline");
 	}
-	cr_assert_eq(s.firstline[0], 1, "f, inlined");
+	if (up)
+		cr_assert_eq(s.firstline[0], 0, "the chunk, after f's return");
+	else
+		cr_assert_eq(s.firstline[0], 1, "f, inlined");
 	cr_assert_eq(s.ev[1].addr, 0x2000);
 	cr_assert_eq(s.ev[1].old_size, 24);
 	cr_assert_eq(s.ev[2].pcofs, 0);

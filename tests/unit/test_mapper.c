@@ -474,3 +474,105 @@ Test(mapper, exit_resuming_in_a_fast_function_is_not_walked_back)
 	munmap(m, 2 * pg);
 	rig_free(&r);
 }
+
+/* Test thread. Whether a snapshot of T has its innermost frame on line
+** fline (in function firstline ffirst) and its code allocating on line
+** aline, of that frame (up 0) or of its caller (up 1); 0 when none.
+** Every snapshot's allocation line is also checked against never (unless
+** 0), a line where nothing allocates. */
+static int has_alloc_line(GCtrace *T, uint32_t ffirst, uint32_t fline,
+			  uint32_t aline, int up, uint32_t never)
+{
+	int found = 0;
+	for (SnapNo k = 0; k < T->nsnap; k++) {
+		struct texit_frame fr[TEXIT_MAX_FRAMES];
+		int n = texit_frames(T, k, fr, TEXIT_MAX_FRAMES);
+		uint32_t als[TEXIT_CLASSES];
+		int u = texit_alloc_lines(T, k, als);
+		uint32_t al = als[TEXIT_ANY];
+		cr_assert(!never || al != never,
+			  "snapshot %u: line %u allocates nothing", k, never);
+		if (n > 0 && fr[n - 1].pt->firstline == ffirst &&
+		    fr[n - 1].line == fline && al == aline && u == up)
+			found = 1;
+	}
+	return found;
+}
+
+/* LuaJIT snapshots after a store, not per line: the code of the trace's
+** first snapshot (line 4) makes line 5's table. Its frame's line (the
+** allocation line before version 19) named line 4, where nothing is
+** allocated. */
+Test(mapper, allocation_in_a_trace_is_on_its_line_not_the_snapshots)
+{
+	struct rig r;
+	rig_init(&r);
+	GCtrace *T = run_compiled(r.L, "local keep = {}\n"
+				       "local n = 0\n"
+				       "for i = 1, 2000 do\n"
+				       "  local x = i * 3\n"
+				       "  local s = {x, x}\n"
+				       "  n = n + #s\n"
+				       "  keep[i % 8 + 1] = s\n"
+				       "end\n"
+				       "return n\n");
+	cr_assert(has_alloc_line(T, 0, 4, 5, 0, 4),
+		  "a snapshot on line 4 whose code allocates on line 5");
+	rig_free(&r);
+}
+
+/* With a check where the function changes (mode f, as with sample),
+** LuaJIT puts a return's snapshot at the return and none after it in the
+** caller: the table the caller makes next (line 6) was charged to the
+** returning function's line 2. */
+Test(mapper, allocation_after_a_return_is_the_callers)
+{
+	struct rig r;
+	rig_init(&r);
+	L2J(r.L)->prof_mode = 'f';
+	GCtrace *T = run_compiled(r.L, "local keep = {}\n"
+				       "local function get(t) return t.v end\n"
+				       "local n = 0\n"
+				       "for i = 1, 2000 do\n"
+				       "  local v = get(keep)\n"
+				       "  keep[i % 8 + 1] = {v}\n"
+				       "  n = n + i\n"
+				       "end\n"
+				       "return n\n");
+	L2J(r.L)->prof_mode = 0;
+	cr_assert(has_alloc_line(T, 2, 2, 6, 1, 0),
+		  "get's return (line 2), its caller allocating on line 6");
+	rig_free(&r);
+}
+
+/* A table constructor and a store of a new key into it share a snapshot
+** (LuaJIT takes one after the store, not per line): its code allocates on
+** two lines. What the code called tells them apart: the constructor's
+** line for LuaJIT's table constructors, the store's for its key
+** insertion, neither for anything else. */
+Test(mapper, a_constructor_and_a_store_have_their_own_lines)
+{
+	struct rig r;
+	rig_init(&r);
+	GCtrace *T = run_compiled(r.L, "local keep = {}\n"
+				       "for i = 1, 2000 do\n"
+				       "  local t = {}\n"
+				       "  t.line = i\n"
+				       "  keep[i % 8 + 1] = t\n"
+				       "end\n"
+				       "return #keep\n");
+	int found = 0;
+	for (SnapNo k = 0; k < T->nsnap; k++) {
+		uint32_t al[TEXIT_CLASSES];
+		int up = texit_alloc_lines(T, k, al);
+		cr_assert_eq(up, 0);
+		if (al[TEXIT_TABLE] == 3 && al[TEXIT_NEWKEY] == 4 &&
+		    al[TEXIT_ANY] == 0)
+			found = 1;
+		cr_assert(al[TEXIT_TABLE] == 0 || al[TEXIT_TABLE] == 3,
+			  "snapshot %u: tables on line %u", k, al[TEXIT_TABLE]);
+	}
+	cr_assert(found, "a snapshot whose code makes the table (line 3) and "
+			 "stores its first key (line 4)");
+	rig_free(&r);
+}

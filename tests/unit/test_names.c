@@ -90,10 +90,10 @@ Test(names, every_record_decodes_field_by_field)
 	names_scan(&n, L);
 	unsigned abs = ffid_of(L, "math", "abs");
 	struct wbuf b = {0};
-	uint32_t mcofs[1] = {12}, lines[1] = {3};
+	uint32_t mcofs[1] = {12}, lines[1] = {3}, alines[3] = {2 * 4, 5, 0};
 	uint8_t nfr[1] = {1};
 	uint64_t ids[1] = {10};
-	struct names_exits sn = {1, mcofs, nfr, ids, lines};
+	struct names_exits sn = {1, mcofs, nfr, ids, lines, alines};
 	cr_assert_eq(names_put_proto(&b, 10, pt, "main"), 0);
 	cr_assert_eq(names_put_cfunc(&b, 11, &n, (uintptr_t)hidden_cfn), 0);
 	cr_assert_eq(names_put_ffunc(&b, 12, &n, abs, 0), 0);
@@ -123,6 +123,14 @@ Test(names, every_record_decodes_field_by_field)
 	cr_assert_eq(o->u.trace.exits[0].mcofs, 12);
 	cr_assert_eq(o->u.trace.exits[0].nframes, 1);
 	cr_assert_eq(o->u.trace.exits[0].f[0].line, 3);
+	cr_assert(o->u.trace.exits[0].has_aline);
+	cr_assert_eq(o->u.trace.exits[0].aline[FORMAT_CALL_ANY], 4,
+		     "its code allocates on 4");
+	cr_assert_eq(o->u.trace.exits[0].aline[FORMAT_CALL_TABLE], 5,
+		     "its tables on 5");
+	cr_assert_eq(o->u.trace.exits[0].aline[FORMAT_CALL_NEWKEY], 0,
+		     "its new keys on no line known");
+	cr_assert_eq(o->u.trace.exits[0].afr, 1, "in its own frame");
 	o = obj(15, FORMAT_REC_HOSTSYM);
 	cr_assert_eq(o->u.host.address, 0x4000);
 	cr_assert_str_eq(o->u.host.name.s, "f");

@@ -1438,7 +1438,7 @@ Test(reader, trace_snapshot_count_claim_refused)
 	map_vm(&m, 1, 1, 0, 0);
 	map_proto(&m, 2, "@t.lua", 1, 10);
 	map_trace_snaps(&m, 3, 1, 2, 1, 0, 1, (const uint64_t[]){0, 1, 2, 1});
-	m.p.len -= 3; /* nframes 1 -> 4000, one frame left */
+	m.p.len -= 6; /* nframes 1 -> 4000, one frame left, no alines */
 	lb_uleb(&m.p, 4000);
 	lb_uleb(&m.p, 2); /* proto */
 	lb_uleb(&m.p, 1); /* line */

@@ -596,6 +596,72 @@ Test(profile, trace_site_resolved_through_snapshots)
 	profile_free(p);
 }
 
+/* Version 19: a trace site's line is its snapshot's line for what the
+** code called (a table constructor, a key insertion), else its aline, in
+** the snapshot's innermost frame or (up) in that frame's caller, 0 when
+** not known; before, the innermost frame's line. */
+Test(profile, trace_site_line_is_the_snapshots_allocation_line)
+{
+	enum { T = 30 };
+	/* snapshot 0 at +0: C at 21, its tables on 24 and its new keys on
+	** 26 (anything: not known); snapshot 1 at +40: A (line 3) inlined
+	** into C (line 22), at A's return: C allocates on 25 after it;
+	** snapshot 2 at +60: C at 23, line not known. */
+	const uint64_t snaps[] = {0,  1, C, 21, 40, 2, C,
+				  22, A, 3, 60, 1,  C, 23};
+	const uint64_t alines[] = {0, 24, 26, 2 * 25 + 1, 0, 0, 0, 0, 0};
+	for (uint64_t v = 18; v <= 19; v++) {
+		struct lblog l;
+		struct lbmap m;
+		struct lbev e;
+		begin_version(&l, v);
+		map_begin(&m, VM);
+		m.version = v;
+		map_trace_snaps_al(&m, T, 3, C, 21, 0, 3, snaps, alines);
+		lblog_mapping(&l, &m);
+		ev_begin(&e);
+		e.version = v;
+		e.call = FORMAT_CALL_TABLE;
+		ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 10, 100, 0x1000, 1);
+		e.call = FORMAT_CALL_NEWKEY;
+		ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 10, 1000, 0x5000, 1);
+		e.call = FORMAT_CALL_ANY;
+		ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 10, 5, 0x9000, 1);
+		ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 45, 10, 0x2000, 1);
+		e.call = FORMAT_CALL_TABLE; /* no tline there: its aline */
+		ev_alloc(&e, FORMAT_SITE_TRACE, T, 1 + 70, 1, 0x3000, 1);
+		lblog_events(&l, VM, 0, &e);
+		struct profile *p = load(&l, 1, 0);
+		if (v == 19) {
+			cr_assert_eq(site(p, "stdin:20", 24)->alloc_bytes, 100,
+				     "the table constructor's line");
+			cr_assert_eq(site(p, "stdin:20", 26)->alloc_bytes, 1000,
+				     "the new key's line");
+			cr_assert_eq(site(p, "stdin:20", 25)->alloc_bytes, 10,
+				     "the caller's line, after A returned");
+			cr_assert_eq(site(p, "stdin:20", 0)->alloc_bytes, 5 + 1,
+				     "not known: no line");
+			cr_assert_null(site(p, "t.lua:1", 3));
+			cr_assert_null(site(p, "stdin:20", 21));
+		} else {
+			cr_assert_eq(site(p, "stdin:20", 21)->alloc_bytes,
+				     100 + 1000 + 5);
+			cr_assert_eq(site(p, "t.lua:1", 3)->alloc_bytes, 10);
+			cr_assert_eq(site(p, "stdin:20", 23)->alloc_bytes, 1);
+		}
+		profile_free(p);
+	}
+	/* up in a snapshot of one frame: corrupt. */
+	struct lblog l;
+	struct lbmap m;
+	begin(&l);
+	map_begin(&m, VM);
+	map_trace_snaps_al(&m, T, 3, C, 21, 0, 1, snaps,
+			   (const uint64_t[]){2 * 24 + 1, 0, 0});
+	lblog_mapping(&l, &m);
+	profile_free(load(&l, 1, -EBADMSG));
+}
+
 /* Version 6: a trace site names a TRACE, not a PROTO. */
 Test(profile, trace_site_must_be_a_trace)
 {

@@ -89,6 +89,7 @@ static void begin(struct lblog *l, uint64_t version)
 	l->version = version;
 	lblog_intro(l, 7);
 	map_begin(&m, VM);
+	m.version = version;
 	map_vm(&m, VM, 100, 1000, 0);
 	for (unsigned i = 0; i < NPROTO; i++) {
 		snprintf(name, sizeof name, "f%u", i);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# ljlog e2e: allocation lines in compiled code, with sampled allocation
+# (the default set: no snapshot per line). LuaJIT keeps no bytecode
+# position per IR instruction and takes a snapshot after a store or a
+# call, not per line, so a snapshot's code may stand for several lines:
+# the writer names the one line its code allocates on, or none. The
+# oracle (alloc_lines.py): each program runs twice with the JIT on, with
+# exact `alloc` and with `sample,gc,alloc=16` (the default families, every
+# block of 16 bytes or more drawn with probability 1 - exp(-s/16)); every
+# allocation compiled code made in the second is on a line where the first
+# allocated in the same function, or on no line. On alloc_lines.lua (own:
+# an entry cached two lines into a handler, its key made on another line,
+# a table made right after an inlined function returns), every line marked
+# ALLOC is also a site in compiled code. Then the
+# jit.profile corpus (tests/e2e/jitp) and luacheck and LDoc over Penlight
+# (as realprogs.sh runs them), where a line that calls a builtin also
+# counts: the interpreter charges a builtin's allocations to the builtin,
+# compiled code to its caller's line. The smaller set in a repeated pass.
+. "$(dirname "$0")/lib.sh"
+
+# oracle NAME ARGS...: both runs of ARGS, then the oracle; the sampled
+# dump is kept in $T/NAME.dump. The runs must end alike (luacheck exits 1:
+# it finds warnings) and print the same.
+oracle() {
+	local name=$1 rx=0 rs=0
+	shift
+	profile "file=$T/$name.x.ljlog,nodefaults,alloc" -jon "$@" >"$T/$name.x.out" 2>"$T/$name.x.err" || rx=$?
+	profile "file=$T/$name.s.ljlog,sample,gc,alloc=16" -jon "$@" >"$T/$name.s.out" 2>"$T/$name.s.err" || rs=$?
+	[ "$rx" = "$rs" ] && [ "$rx" -le 1 ] ||
+		{ show "$T/$name.x.err" exact; show "$T/$name.s.err" sampled; fail "$name: exit status $rx (exact), $rs (sampled)"; }
+	cmp -s "$T/$name.x.out" "$T/$name.s.out" || fail "$name: the two runs printed different results"
+	check_complete "$T/$name.x.ljlog"
+	check_complete "$T/$name.s.ljlog"
+	report_json "$T/$name.x.ljlog" "$T/$name.x.json"
+	ljlog dump -v "$T/$name.s.ljlog" >"$T/$name.dump" || fail "$name: dump -v failed"
+	python3 "$E2E/alloc_lines.py" "$T/$name.x.json" "$T/$name.dump" "$name" \
+		"$E2E/alloc_lines_calls.lua" "$LUAJIT" || fail "$name: allocation lines (above)"
+}
+
+own=$E2E/alloc_lines.lua
+export ALLOC_LINES_NEED=1
+oracle own "$own" 20000
+unset ALLOC_LINES_NEED
+python3 - "$T/own.dump" "$own" <<'PY' || fail "own: the lines that allocate (above)"
+import re, sys
+dump, prog = sys.argv[1], sys.argv[2]
+want = {i: l.split("-- ALLOC ")[1].strip() for i, l in enumerate(open(prog), 1) if "-- ALLOC " in l}
+rx = re.compile(r" ALLOC site trace .* -> \(.*\) \d+ inlined line (\d+) ")
+lines = {}
+for l in open(dump):
+    m = rx.search(l)
+    if m:
+        lines[int(m.group(1))] = lines.get(int(m.group(1)), 0) + 1
+bad = 0
+for i, what in sorted(want.items()):
+    # The cache grows 17 times in all, mostly before its code is compiled.
+    if what != "grow" and not lines.get(i):
+        print(f"FAIL: alloc_lines: own: line {i} ({what}) is no site in compiled code; sites: {sorted(lines)}",
+              file=sys.stderr)
+        bad = 1
+if not bad:
+    print("ok: alloc_lines: own: " + ", ".join(f"{w} (line {i}) {lines.get(i, 0)}"
+                                              for i, w in sorted(want.items()))
+          + f"; on no line known {lines.get(0, 0)} (the cache's growth shares a snapshot with the entry)")
+sys.exit(bad)
+PY
+
+corpus=$top_srcdir/tests/e2e/jitp
+set=
+if reduced; then
+	set="inline_then_own side_traces mid_exit table_heavy"
+	echo "info: $test_name: the smaller set (a repeated pass): $set"
+else
+	for f in "$corpus"/*.lua; do
+		set="$set $(basename "$f" .lua)"
+	done
+fi
+for p in $set; do
+	oracle "$p" "$corpus/$p.lua" 0.3
+done
+
+reduced && exit 0
+if [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
+	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
+	command -v ldoc >/dev/null; then
+	realprogs_find
+	lc_in=
+	for f in List class compat lexer path utils; do
+		lc_in="$lc_in $pl_dir/$f.lua"
+	done
+	mkdir -p "$T/src/pl" "$T/doc"
+	for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
+		comprehension config data dir file func lapp lexer path pretty; do
+		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua in lua-penlight"
+	done
+	# shellcheck disable=SC2086
+	oracle luacheck "$lc_bin" --no-config --no-color -j1 $lc_in
+	oracle ldoc "$ldoc_bin" --testing -d "$T/doc" "$T/src/pl"
+else
+	echo "info: $test_name: luacheck and LDoc not installed: the corpus and own programs only"
+fi
