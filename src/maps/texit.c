@@ -273,7 +273,9 @@ static int scan_span(GCproto *pt, const BCIns *pc, const BCIns *end,
 ** none after it: the stretch is then the caller's, from its return PC on.
 ** Without them, a stretch that returns runs on in the caller up to the
 ** next snapshot: the callee's lines stand when the caller allocates
-** nothing there. */
+** nothing there. A side trace's first snapshot has none: its code
+** remakes what the parent sank first (alloc.c charges those to the
+** parent's constructor where it can tell). */
 int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines)
 {
 	const BCIns *pcs[TEXIT_MAX_FRAMES + 1], *at;
@@ -281,7 +283,9 @@ int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines)
 	int up = 0;
 	memset(&ls, 0, sizeof ls);
 	memset(lines, 0, TEXIT_CLASSES * sizeof *lines);
-	if (i >= T->nsnap)
+	/* A side trace's code opens with its parent's sunk allocations,
+	** remade (lj_snap_replay): not its own lines. */
+	if (i >= T->nsnap || (T->root && i == 0))
 		return 0;
 	int npc = snap_pcs(T, i, pcs);
 	if (op_returns(bc_op(*pcs[npc - 1]))) {

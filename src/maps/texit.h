@@ -66,7 +66,8 @@ struct texit_callees {
 ** where no bytecode may allocate, the line of every bytecode there; 0
 ** when they are on several lines or the stretch can't be told (LuaJIT
 ** keeps no PC per IR instruction, and several lines may share a
-** snapshot). Returns 1 when the lines are in the caller of the
+** snapshot; and for a side trace's first snapshot, whose code remakes
+** what its parent sank first). Returns 1 when the lines are in the caller of the
 ** snapshot's innermost frame (the snapshot is at a return, its code the
 ** caller's after it), else 0. */
 int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines);
