@@ -86,17 +86,9 @@ if [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
 	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
 	command -v ldoc >/dev/null; then
 	realprogs_find
-	lc_in=
-	for f in List class compat lexer path utils; do
-		lc_in="$lc_in $pl_dir/$f.lua"
-	done
-	mkdir -p "$T/src/pl" "$T/doc"
-	for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
-		comprehension config data dir file func lapp lexer path pretty; do
-		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua in lua-penlight"
-	done
+	realprogs_inputs
 	# shellcheck disable=SC2086
-	oracle luacheck "$lc_bin" --no-config --no-color -j1 $lc_in
+	oracle luacheck "$lc_bin" --no-config --no-color -j1 $lc_files
 	oracle ldoc "$ldoc_bin" --testing -d "$T/doc" "$T/src/pl"
 else
 	echo "info: $test_name: luacheck and LDoc not installed: the corpus and own programs only"

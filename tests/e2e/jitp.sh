@@ -72,14 +72,10 @@ if [ -z "$emu" ] && [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.do
 	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
 	command -v ldoc >/dev/null; then
 	realprogs_find
+	realprogs_inputs
 	lc_args=--no-config:--no-color:-j1
-	for f in List class compat lexer path utils; do
-		lc_args="$lc_args:$pl_dir/$f.lua"
-	done
-	mkdir -p "$T/src/pl" "$T/doc"
-	for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
-		comprehension config data dir file func lapp lexer path pretty; do
-		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua"
+	for f in $lc_files; do
+		lc_args="$lc_args:$f"
 	done
 	progs+=("luacheck=$lc_bin:$lc_args" "ldoc=$ldoc_bin:--testing:-d:$T/doc:$T/src/pl")
 elif [ -z "$emu" ]; then

@@ -445,6 +445,24 @@ realprogs_find() {
 	trap 'rm -rf "$ldoc_tmp"; e2e_cleanup' EXIT
 }
 
+# realprogs_inputs: after realprogs_find, what luacheck and LDoc read in
+# realprogs.sh, jitp.sh and alloc_lines.sh: lc_files, six of Penlight's
+# files (one path per word), and LDoc's input $T/src/pl, a copy of twenty
+# of them (its output goes to $T/doc; both made).
+realprogs_inputs() {
+	local f
+	lc_files=
+	for f in List class compat lexer path utils; do
+		[ -f "$pl_dir/$f.lua" ] || fail "no $pl_dir/$f.lua in lua-penlight"
+		lc_files="$lc_files $pl_dir/$f.lua"
+	done
+	mkdir -p "$T/src/pl" "$T/doc"
+	for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
+		comprehension config data dir file func lapp lexer path pretty; do
+		cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua in lua-penlight"
+	done
+}
+
 # -- Export tools: Go's pprof, node with playwright-core, Chromium ----------------
 # Tools that read our exports. They run without LJLOG_TEST_PRELOAD (that is
 # for luajit runs only: an uninstrumented luajit loading an instrumented

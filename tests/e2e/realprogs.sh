@@ -87,16 +87,8 @@ realprogs_find
 # Inputs sized for the time budget (the JIT-on runs are the slow ones:
 # every trace's machine code is mprotect()ed). luacheck: 6 of Penlight's
 # modules; LDoc: a copy of 20 of them (it takes one directory).
-lc_in=
-for f in List class compat lexer path utils; do
-	[ -f "$pl_dir/$f.lua" ] || fail "no $pl_dir/$f.lua in lua-penlight"
-	lc_in="$lc_in $pl_dir/$f.lua"
-done
-mkdir -p "$T/src/pl"
-for f in Date List Map MultiMap OrderedMap Set app array2d class compat \
-	comprehension config data dir file func lapp lexer path pretty; do
-	cp "$pl_dir/$f.lua" "$T/src/pl/" || fail "no $pl_dir/$f.lua in lua-penlight"
-done
+realprogs_inputs
+lc_in=$lc_files
 
 # The programs: NAME, the script, its arguments (LDoc writes its HTML into
 # $T/doc, emptied before each run and kept as $T/doc.LABEL), the Lua files
