@@ -654,6 +654,9 @@ static int alloc_exits(struct logger_vm *vm, lua_State *L, const struct opts *o,
 {
 	char jerr[256];
 	int per_line = (o->events & OPTS_ALLOC) && (!o->alloc_rate || o->lines);
+	/* With an exit per line, a snapshot's frame line is the allocating
+	** one: TRACE records say so (no bytecode read per snapshot). */
+	vm->map.line_exits = per_line && !o->nolines;
 	if (!per_line)
 		return base;
 	if (o->lines || o->nolines)

@@ -177,8 +177,8 @@ static int put_trace(struct mapper *m, uint64_t id, GCtrace *T,
 			cap = nc;
 		}
 		mcofs[k] = texit_ofs(T, k);
-		uint32_t al[TEXIT_CLASSES];
-		int up = texit_alloc_lines(T, k, al);
+		uint32_t al[TEXIT_CLASSES] = {n ? fr[n - 1].line : 0, 0, 0};
+		int up = m->line_exits ? 0 : texit_alloc_lines(T, k, al);
 		alines[3 * k] = 2 * al[TEXIT_ANY] + (uint32_t)up;
 		alines[3 * k + 1] = al[TEXIT_TABLE];
 		alines[3 * k + 2] = al[TEXIT_NEWKEY];

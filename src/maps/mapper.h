@@ -40,6 +40,9 @@ struct mapper {
 	struct hmap map;      /* key -> ID of live objects */
 	struct hmap strs;     /* XXH3 of a STRING's text -> its ID */
 	struct names names;   /* C and fast function names */
+	int line_exits;	      /* traces have an exit per line where they
+			      ** allocate (exact alloc): a snapshot's
+			      ** allocation line is its frame's */
 	/* -- The current pass ------------------------------------------------- */
 	struct wbuf *out;  /* MAPPING block being built, NULL outside a pass */
 	size_t moff;	   /* its offset in out */

@@ -172,7 +172,8 @@ static unsigned op_allocates(BCOp op)
 }
 
 /* Any context. Whether bytecode ins ends a straight stretch in its
-** function: a loop's back edge, a jump back. */
+** function: a loop's back edge, a jump back. A while or repeat loop's
+** LOOP (and ILOOP, JLOOP) is at its head: the body follows it. */
 static int ins_ends(BCIns ins)
 {
 	switch (bc_op(ins)) {
@@ -181,10 +182,7 @@ static int ins_ends(BCIns ins)
 	case BC_JFORL:
 	case BC_ITERL:
 	case BC_IITERL:
-	case BC_JITERL:
-	case BC_LOOP:
-	case BC_ILOOP:
-	case BC_JLOOP: return 1;
+	case BC_JITERL: return 1;
 	case BC_JMP: return bc_j(ins) < 0;
 	default: return 0;
 	}
@@ -270,7 +268,8 @@ static int scan_span(GCproto *pt, const BCIns *pc, const BCIns *end,
 ** it: the stretch is the PCs between, a superset of the path. With the
 ** checks where the function changes (mode f, as with sample), LuaJIT adds
 ** the snapshot of a return at the return itself (rec_profile_ret) and
-** none after it: the stretch is then the caller's, from its return PC on.
+** none after it: the stretch is then the caller's, from its return PC on
+** (unless the next snapshot is right there: then the return's line).
 ** Without them, a stretch that returns runs on in the caller up to the
 ** next snapshot: the callee's lines stand when the caller allocates
 ** nothing there. A side trace's first snapshot has none: its code
@@ -297,7 +296,16 @@ int texit_alloc_lines(GCtrace *T, SnapNo i, uint32_t *lines)
 	GCproto *pt = proto_of_pc(T, pcs[npc - 1]);
 	if (!pt)
 		return up;
-	const BCIns *end = span_end(T, i, pt, pcs[npc - 1], npc, 0);
+	const BCIns *end = span_end(T, i, pt, pcs[npc - 1], npc, up);
+	if (up && end == pcs[npc - 1]) {
+		/* The next snapshot is where the return goes: what this code
+		** makes is the returning function's, on the return's line. */
+		GCproto *rpt = proto_of_pc(T, pcs[npc]);
+		if (rpt)
+			lines[TEXIT_ANY] = ljwin_proto_line(
+			    rpt, (BCPos)(pcs[npc] - proto_bc(rpt)));
+		return 0;
+	}
 	int r = scan_span(pt, pcs[npc - 1], end, &ls, &at);
 	if (r == 1) {
 		/* Returned (or tail called) without a snapshot: the caller's

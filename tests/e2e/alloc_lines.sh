@@ -15,7 +15,8 @@
 # jit.profile corpus (tests/e2e/jitp) and luacheck and LDoc over Penlight
 # (as realprogs.sh runs them), where a line that calls a builtin also
 # counts: the interpreter charges a builtin's allocations to the builtin,
-# compiled code to its caller's line. The smaller set under qemu-user.
+# compiled code to its caller's line. The smaller set under qemu-user and
+# the sanitizers.
 . "$(dirname "$0")/lib.sh"
 
 # oracle NAME ARGS...: both runs of ARGS, then the oracle; the sampled
@@ -99,11 +100,12 @@ PY
 
 corpus=$top_srcdir/tests/e2e/jitp
 # The whole corpus on every LuaJIT the suite runs (the issue: luajit and
-# luajit2), the smaller set under qemu-user only.
+# luajit2); the smaller set under qemu-user and under the sanitizers (a
+# preloaded runtime), where the plain pass has run it whole.
 set=
-if emulated; then
+if emulated || [ -n "$LJLOG_TEST_PRELOAD" ]; then
 	set="inline_then_own side_traces mid_exit table_heavy"
-	echo "info: $test_name: the smaller set (qemu-user): $set"
+	echo "info: $test_name: the smaller set (qemu-user or a sanitizer): $set"
 else
 	for f in "$corpus"/*.lua; do
 		set="$set $(basename "$f" .lua)"
@@ -113,7 +115,9 @@ for p in $set; do
 	oracle "$p" "$corpus/$p.lua" 0.3
 done
 
-emulated && exit 0
+if emulated || [ -n "$LJLOG_TEST_PRELOAD" ]; then
+	exit 0
+fi
 if [ -n "$(modpath luacheck.main)" ] && [ -n "$(modpath ldoc.doc)" ] &&
 	[ -n "$(modpath pl.utils)" ] && command -v luacheck >/dev/null &&
 	command -v ldoc >/dev/null; then
